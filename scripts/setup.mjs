@@ -1,0 +1,35 @@
+// The set-up step of `npm start` and `npm test` (prestart / pretest), so that both work on a fresh
+// clone with nothing typed first. Plain JavaScript with no dependencies: it runs on the machine's
+// Node (20 here) before node_modules exists.
+//
+//  1. `npm ci` when node_modules is missing or older than package-lock.json;
+//  2. builds the local control plane (kube-apiserver, kubectl, etcd) from Go modules when its
+//     binaries are not cached yet (~/.cache/kube-cache-proxy/), through the project's own CLI.
+//
+// Nothing needs compiling: Node 24 runs the TypeScript sources directly (see README.md).
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.error) {
+    console.error(`setup: could not run ${command}: ${result.error.message}`);
+    process.exit(1);
+  }
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const lock = join(root, 'package-lock.json');
+const installed = join(root, 'node_modules', '.package-lock.json');
+if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
+  console.log('setup: installing node_modules (npm ci)...');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+if (process.env.KCP_SKIP_CONTROL_PLANE_BUILD !== '1') {
+  run(process.execPath, [join(root, 'bin', 'kube-cache-proxy.mjs'), 'dev-cluster', 'build']);
+}

@@ -1,0 +1,73 @@
+/**
+ * The proxy's connection to the apiserver: one undici Pool per apiserver, with its TLS settings
+ * and the kubeconfig's credentials on every request.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { UpstreamConfig } from './config.ts';
+
+export interface UpstreamRequest {
+  readonly method: Dispatcher.HttpMethod;
+  /** Path and query, e.g. /api/v1/namespaces/default/pods?limit=500 */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Buffer;
+  readonly signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  /** The body as received: the proxy keeps and serves these bytes, never a re-serialization. */
+  readonly body: Buffer;
+}
+
+export interface UpstreamClient {
+  readonly config: UpstreamConfig;
+  /** Sends a request and buffers the whole response (not for watches). */
+  request(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /** Sends a request and returns the response with its body as a stream (watches, large lists). */
+  stream(request: UpstreamRequest): Promise<Dispatcher.ResponseData>;
+  close(): Promise<void>;
+}
+
+export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options = {}): UpstreamClient {
+  const pool = new Pool(config.server.origin, {
+    ...options,
+    connect: {
+      ca: config.tls.ca,
+      cert: config.tls.cert,
+      key: config.tls.key,
+      rejectUnauthorized: config.tls.rejectUnauthorized,
+      ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
+    },
+  });
+  const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
+
+  const send = async (req: UpstreamRequest): Promise<Dispatcher.ResponseData> => {
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    const authorization = await config.authorization();
+    if (authorization !== undefined) headers.authorization = authorization;
+    if (req.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+    return pool.request({
+      origin: config.server.origin,
+      method: req.method,
+      path: `${basePath}${req.path}`,
+      headers,
+      body: req.body,
+      signal: req.signal,
+    });
+  };
+
+  return {
+    config,
+    async request(req) {
+      const res = await send(req);
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { statusCode: res.statusCode, headers: res.headers, body };
+    },
+    stream: send,
+    close: () => pool.close(),
+  };
+}

@@ -25,6 +25,9 @@ export interface UpstreamConfig {
   readonly source: string;
 }
 
+/** How long an Authorization header is reused before asking the kubeconfig's auth again. */
+const AUTHORIZATION_TTL_MS = 5_000;
+
 export interface LoadUpstreamConfigOptions {
   /** A kubeconfig file; default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
   readonly kubeconfig?: string | undefined;
@@ -55,13 +58,20 @@ export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}
     rejectUnauthorized: first.rejectUnauthorized ?? true,
     servername: first.servername,
   };
+  // Re-read at most every few seconds: client-node re-reads files and runs exec plugins (which
+  // cache until expiry) on every call, too much per request; rotated tokens still take effect.
+  let cached: { value: string | undefined; until: number } | undefined;
   return {
     server: new URL(cluster.server.replace(/\/+$/, '')),
     tls,
     async authorization() {
-      const headers = (await applied()).headers;
-      const header = headers !== undefined && !Array.isArray(headers) ? (headers as Record<string, unknown>).Authorization : undefined;
-      return typeof header === 'string' ? header : undefined;
+      const now = Date.now();
+      if (cached === undefined || now >= cached.until) {
+        const headers = (await applied()).headers;
+        const header = headers !== undefined && !Array.isArray(headers) ? (headers as Record<string, unknown>).Authorization : undefined;
+        cached = { value: typeof header === 'string' ? header : undefined, until: now + AUTHORIZATION_TTL_MS };
+      }
+      return cached.value;
     },
     source: `${options.kubeconfig ?? 'default kubeconfig'}, context ${kc.getCurrentContext()}`,
   };

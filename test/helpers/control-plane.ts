@@ -2,17 +2,17 @@
  * The real control plane for integration tests, and per-test namespaces in it.
  *
  * Under `npm test` one control plane serves the whole run (global-setup.ts). A file run on its
- * own (`node --test test/e2e/x.test.ts`) starts one for itself and stops it when the file ends.
+ * own (`node --test test/e2e/x.test.ts`) starts one for itself, stopped by a reaper when the
+ * test process exits.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
 import type { TestContext } from 'node:test';
 import { ensureControlPlaneBinaries } from '../../src/cli/dev-cluster/build.ts';
 import type { ControlPlaneState } from '../../src/cli/dev-cluster/control-plane.ts';
-import { down, readState, up } from '../../src/cli/dev-cluster/control-plane.ts';
+import { readState, up } from '../../src/cli/dev-cluster/control-plane.ts';
 import { attachReaper } from '../../src/cli/dev-cluster/reaper.ts';
 import { newProgress } from '../../src/cli/progress.ts';
 import { loadUpstreamConfig } from '../../src/upstream/config.ts';
@@ -35,10 +35,8 @@ export async function testControlPlane(): Promise<ControlPlaneState> {
     const progress = newProgress((line) => process.stderr.write(`[control plane] ${line}\n`));
     const dir = mkdtempSync(join(tmpdir(), 'kcp-test-'));
     const state = await up({ dir, binaries: await ensureControlPlaneBinaries(progress), progress });
+    // Stopped by the reaper when this test process exits, whichever way it exits.
     attachReaper(dir, process.pid);
-    after(async () => {
-      await down(dir);
-    });
     return state;
   })();
   return own;

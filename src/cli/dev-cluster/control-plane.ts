@@ -188,22 +188,7 @@ export async function up(options: UpOptions): Promise<ControlPlaneState> {
         ),
       );
       writeState(dir, state());
-      const ca = readFileSync(pki.caCert);
-      const agent = new Agent({ connect: { ca } });
-      try {
-        const authorization = `Bearer ${users.admin.token}`;
-        await waitUntil('kube-apiserver', started[1], apiLog, APISERVER_READY_TIMEOUT_MS, async () => {
-          // As cmd/kube-apiserver/app/testing/testserver.go: ready, then the `default` namespace exists.
-          const ready = await request(`${server}/readyz`, { dispatcher: agent, headers: { authorization } });
-          await ready.body.dump();
-          if (ready.statusCode !== 200) return false;
-          const ns = await request(`${server}/api/v1/namespaces/default`, { dispatcher: agent, headers: { authorization } });
-          await ns.body.dump();
-          return ns.statusCode === 200;
-        });
-      } finally {
-        await agent.close();
-      }
+      await waitForApiserver(server, pki.caCert, users.admin.token, started[1], apiLog);
       writeKubeconfig(kubeconfig, server, pki.caCert, users.admin.token);
       const final = state();
       writeState(dir, final);
@@ -284,6 +269,48 @@ function writeKubeconfig(file: string, server: string, caFile: string, token: st
     preferences: {},
   };
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Polls until kube-apiserver is ready and has created the `default` namespace. */
+async function waitForApiserver(
+  server: string,
+  caFile: string,
+  adminToken: string,
+  process: RecordedProcess | undefined,
+  logFile: string,
+): Promise<void> {
+  const agent = new Agent({ connect: { ca: readFileSync(caFile) } });
+  try {
+    const authorization = `Bearer ${adminToken}`;
+    await waitUntil('kube-apiserver', process, logFile, APISERVER_READY_TIMEOUT_MS, async () => {
+      // As cmd/kube-apiserver/app/testing/testserver.go: ready, then the `default` namespace exists.
+      const ready = await request(`${server}/readyz`, { dispatcher: agent, headers: { authorization } });
+      await ready.body.dump();
+      if (ready.statusCode !== 200) return false;
+      const ns = await request(`${server}/api/v1/namespaces/default`, { dispatcher: agent, headers: { authorization } });
+      await ns.body.dump();
+      return ns.statusCode === 200;
+    });
+  } finally {
+    await agent.close();
+  }
+}
+
+/**
+ * Stops kube-apiserver and starts it again with the same flags (etcd keeps running): what an
+ * apiserver rollout looks like to clients. Its watch cache starts empty at the newest RV.
+ */
+export async function restartApiserver(dirOption: string): Promise<ControlPlaneState> {
+  const dir = resolve(dirOption);
+  const state = readState(dir);
+  const old = state?.processes.find((p) => p.name === 'kube-apiserver');
+  if (state === undefined || old === undefined) throw new CliError(`no control plane is recorded in ${dir}`);
+  await stopProcesses([old]);
+  const fresh = startDetached(old.name, old.executable, old.args, old.logFile);
+  const next = { ...state, processes: state.processes.map((p) => (p === old ? fresh : p)) };
+  writeState(dir, next);
+  await waitForApiserver(state.server, state.caFile, state.users.admin.token, fresh, old.logFile);
+  return next;
 }
 
 /** The binaries must be the versions this code was written for (a stale cache would mislead the tests). */

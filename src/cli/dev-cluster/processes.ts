@@ -12,6 +12,8 @@ export interface RecordedProcess {
   readonly pid: number;
   /** argv[0] as started: compared with /proc/<pid>/cmdline before any signal. */
   readonly executable: string;
+  readonly args: readonly string[];
+  readonly logFile: string;
 }
 
 /** Starts `executable` detached (its own process group, so a terminal's Ctrl-C does not reach it), output to `logFile`. */
@@ -27,7 +29,7 @@ export function startDetached(
     const child = spawn(executable, args, { detached: true, stdio: ['ignore', log, log], env: env ?? process.env });
     if (child.pid === undefined) throw new Error(`could not start ${executable}`);
     child.unref();
-    return { name, pid: child.pid, executable };
+    return { name, pid: child.pid, executable, args, logFile };
   } finally {
     closeSync(log);
   }

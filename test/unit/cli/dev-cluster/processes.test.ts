@@ -9,7 +9,7 @@ function startSleep(t: { after(fn: () => void): void }): RecordedProcess {
   const child = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
   assert.ok(child.pid);
-  return { name: 'sleep', pid: child.pid, executable: '/bin/sleep' };
+  return { name: 'sleep', pid: child.pid, executable: '/bin/sleep', args: ['60'], logFile: '/dev/null' };
 }
 
 test('processes: a recorded process runs until stopped, and is gone after stopProcesses', async (t) => {

@@ -1,0 +1,120 @@
+/**
+ * The cached form of a Kubernetes object: its JSON bytes exactly as the apiserver sent them,
+ * next to the few parsed fields that keys, indices and selectors need. The parsed object itself
+ * is dropped after decoding: holding it would cost several times the bytes.
+ */
+
+/** Selectable fields (fieldSelector names such as `metadata.name`, `spec.nodeName`) -> value. */
+export type SelectableFields = Readonly<Record<string, string>>;
+
+/** Computes the selectable fields of a parsed object (apiserver: the strategy's GetAttrs). */
+export type FieldExtractor = (object: ParsedObject) => SelectableFields;
+
+export interface ObjectMeta {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** An object as JSON.parse returns it, before the guard below accepted it. */
+export interface ParsedObject {
+  readonly kind?: string;
+  readonly apiVersion?: string;
+  readonly metadata: ObjectMeta;
+  readonly [field: string]: unknown;
+}
+
+export interface KubeObject {
+  /** `namespace/name`, or `name` for cluster-scoped objects (client-go MetaNamespaceKeyFunc). */
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly fields: SelectableFields;
+  /** The object's JSON, with kind and apiVersion, as a GET of it returns it. Never mutated. */
+  readonly raw: Buffer;
+}
+
+/**
+ * What a DeltaFIFO reports for an object it knows was deleted but whose final state it missed
+ * (the watch was down while it happened; client-go DeletedFinalStateUnknown).
+ */
+export interface DeletedFinalStateUnknown {
+  readonly kind: 'DeletedFinalStateUnknown';
+  readonly key: string;
+  /** The last state known, if any. */
+  readonly obj: KubeObject | undefined;
+}
+
+export function isDeletedFinalStateUnknown(value: KubeObject | DeletedFinalStateUnknown): value is DeletedFinalStateUnknown {
+  return (value as Partial<DeletedFinalStateUnknown>).kind === 'DeletedFinalStateUnknown';
+}
+
+/** client-go DeletionHandlingMetaNamespaceKeyFunc. */
+export function keyOf(value: KubeObject | DeletedFinalStateUnknown): string {
+  return value.key;
+}
+
+export function objectKey(namespace: string, name: string): string {
+  return namespace === '' ? name : `${namespace}/${name}`;
+}
+
+/** The fields every object can be selected by (apiserver: DefaultClusterScopedAttr / DefaultNamespaceScopedAttr). */
+export const metadataFields: FieldExtractor = (object) => {
+  const fields: Record<string, string> = { 'metadata.name': object.metadata.name ?? '' };
+  if (object.metadata.namespace !== undefined) fields['metadata.namespace'] = object.metadata.namespace;
+  return fields;
+};
+
+export function isParsedObject(value: unknown): value is ParsedObject {
+  if (typeof value !== 'object' || value === null) return false;
+  const metadata = (value as { metadata?: unknown }).metadata;
+  return typeof metadata === 'object' && metadata !== null;
+}
+
+/**
+ * Decodes one object. `raw` is kept as the object's bytes (copied out of larger buffers by the
+ * caller so that a cached object never pins a whole response chunk).
+ */
+export function decodeObject(raw: Buffer, extract: FieldExtractor = metadataFields): KubeObject {
+  const parsed: unknown = JSON.parse(raw.toString('utf8'));
+  if (!isParsedObject(parsed)) throw new SyntaxError('not a Kubernetes object: no metadata');
+  return fromParsed(parsed, raw, extract);
+}
+
+export function fromParsed(parsed: ParsedObject, raw: Buffer, extract: FieldExtractor): KubeObject {
+  const meta = parsed.metadata;
+  const namespace = meta.namespace ?? '';
+  const name = meta.name ?? '';
+  return {
+    key: objectKey(namespace, name),
+    namespace,
+    name,
+    uid: meta.uid ?? '',
+    resourceVersion: meta.resourceVersion ?? '',
+    labels: meta.labels ?? {},
+    fields: extract(parsed),
+    raw,
+  };
+}
+
+/** A copy of `buf[start, end)` in memory of its own (never a view that pins `buf`). */
+export function copyBytes(buf: Buffer, start = 0, end = buf.length): Buffer {
+  const out = Buffer.allocUnsafeSlow(end - start);
+  buf.copy(out, 0, start, end);
+  return out;
+}
+
+/**
+ * Compares two resourceVersions. They are etcd revisions: decimal integers of any length, so a
+ * shorter one is smaller. Callers must not rely on this for RVs of other storages.
+ */
+export function compareResourceVersions(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,428 @@
+/**
+ * Reflector (client-go tools/cache/reflector.go): keeps a store in step with the apiserver by
+ * one LIST (or one WatchList stream) and then one long WATCH from the list's resourceVersion.
+ *
+ * Rules, as client-go's:
+ * - the initial LIST is paginated (limit/continue) and consistent (RV unset); a relist after an
+ *   ordinary failure lists at the last synced RV (served from the apiserver's cache, unpaged);
+ *   a relist after 410 Expired or "RV too large" lists consistently again;
+ * - the WATCH asks for bookmarks and a jittered timeout; every event and bookmark moves the RV;
+ * - a watch that closes (timeout, server restart, broken connection) is reopened from the last
+ *   RV without relisting; a watch that fails to open with a connection error or 429 is retried
+ *   after a backoff, also without relisting;
+ * - 410 Expired (an ERROR event, an HTTP 410, an expired continue token) relists;
+ * - a watch that closes within a second having delivered nothing is an error ("very short watch");
+ * - every return from list-and-watch is followed by a backoff (exponential, jittered, reset after
+ *   a healthy period; Retry-After honoured);
+ * - WatchList mode (sendInitialEvents=true&resourceVersionMatch=NotOlderThan) streams the initial
+ *   state as ADDED events up to a bookmark annotated k8s.io/initial-events-end, then keeps the
+ *   same watch; if the apiserver refuses it, that attempt falls back to LIST + WATCH.
+ */
+import type { Clock } from '../workqueue/clock.ts';
+import { realClock } from '../workqueue/clock.ts';
+import { ApiStatusError, isConnectionError, isExpired, isTooLargeResourceVersion, isTooManyRequests } from '../upstream/api-error.ts';
+import type { Backoff } from './backoff.ts';
+import { newExponentialBackoff, sleep } from './backoff.ts';
+import type { ListerWatcher, Watch } from './lister-watcher.ts';
+import type { KubeObject } from './object.ts';
+import type { ReflectorStore } from './store.ts';
+
+/** client-go minWatchTimeout: watches time out between 5 and 10 minutes, spread so they do not all reconnect at once. */
+export const MIN_WATCH_TIMEOUT_SECONDS = 300;
+/** client-go's pager default page size. */
+export const DEFAULT_PAGE_SIZE = 500;
+/** A watch shorter than this that delivered nothing is suspicious (reflector.go watchHandler). */
+const VERY_SHORT_WATCH_MS = 1000;
+
+export interface ReflectorMetrics {
+  list(pages: number, items: number): void;
+  watch(): void;
+  relist(reason: string): void;
+  event(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'): void;
+  resourceVersion(rv: string): void;
+}
+
+export const noopReflectorMetrics: ReflectorMetrics = {
+  list: () => undefined,
+  watch: () => undefined,
+  relist: () => undefined,
+  event: () => undefined,
+  resourceVersion: () => undefined,
+};
+
+export type ReflectorLog = (level: 'debug' | 'info' | 'warn', message: string) => void;
+
+export interface ReflectorOptions {
+  readonly name: string;
+  readonly listerWatcher: ListerWatcher;
+  readonly store: ReflectorStore;
+  /** LIST page size (limit); 0 lists in one request. Default 500. */
+  readonly pageSize?: number;
+  /** Try WatchList before LIST + WATCH. Default true. */
+  readonly useWatchList?: boolean;
+  readonly minWatchTimeoutSeconds?: number;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly backoff?: Backoff;
+  readonly metrics?: ReflectorMetrics;
+  readonly log?: ReflectorLog;
+}
+
+export interface Reflector {
+  readonly name: string;
+  /** Lists and watches until `signal` aborts; resolves once stopped. */
+  run(signal: AbortSignal): Promise<void>;
+  /** The RV of the last list, event or bookmark applied to the store ('' before the first list). */
+  lastSyncResourceVersion(): string;
+}
+
+export function newReflector(options: ReflectorOptions): Reflector {
+  return new ReflectorImpl(options);
+}
+
+/** Why a watch ended, for the loop to decide between reopening and relisting. */
+type WatchEnd = { readonly kind: 'closed'; readonly events: number } | { readonly kind: 'initial-events-end' };
+
+class ReflectorImpl implements Reflector {
+  readonly name: string;
+  readonly #lw: ListerWatcher;
+  readonly #store: ReflectorStore;
+  readonly #pageSize: number;
+  readonly #useWatchList: boolean;
+  readonly #minWatchTimeout: number;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #backoff: Backoff;
+  readonly #metrics: ReflectorMetrics;
+  readonly #log: ReflectorLog;
+  #lastSyncResourceVersion = '';
+  /** The last list or watch with #lastSyncResourceVersion answered 410 or "too large": list consistently next. */
+  #lastSyncResourceVersionUnavailable = false;
+  /** Retry-After of the last 429, honoured by the next backoff. */
+  #retryAfterMs = 0;
+
+  constructor(options: ReflectorOptions) {
+    this.name = options.name;
+    this.#lw = options.listerWatcher;
+    this.#store = options.store;
+    this.#pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    this.#useWatchList = options.useWatchList ?? true;
+    this.#minWatchTimeout = options.minWatchTimeoutSeconds ?? MIN_WATCH_TIMEOUT_SECONDS;
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#backoff = options.backoff ?? newExponentialBackoff({ clock: this.#clock, random: this.#random });
+    this.#metrics = options.metrics ?? noopReflectorMetrics;
+    this.#log = options.log ?? (() => undefined);
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.#lastSyncResourceVersion;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!isAborted(signal)) {
+      try {
+        await this.#listAndWatch(signal);
+      } catch (error) {
+        if (isAborted(signal)) break;
+        this.#log('warn', `${this.name}: ${describe(error)}`);
+      }
+      if (isAborted(signal)) break;
+      await this.#backOff(signal);
+    }
+  }
+
+  async #backOff(signal: AbortSignal): Promise<void> {
+    const delay = Math.max(this.#backoff.next(), this.#retryAfterMs);
+    this.#retryAfterMs = 0;
+    await sleep(this.#clock, delay, signal);
+  }
+
+  async #listAndWatch(signal: AbortSignal): Promise<void> {
+    let watch: Watch | undefined;
+    if (this.#useWatchList) {
+      try {
+        watch = await this.#watchList(signal);
+        if (watch === undefined) return; // stopped
+      } catch (error) {
+        if (isAborted(signal)) return;
+        // "Making progress is better than deadlocking" (reflector.go): fall back for this attempt.
+        this.#log('warn', `${this.name}: the watch-list request ended with an error, falling back to LIST + WATCH: ${describe(error)}`);
+      }
+    }
+    if (watch === undefined) await this.#list(signal);
+    if (isAborted(signal)) return;
+    await this.#watchLoop(watch, signal);
+  }
+
+  /** client-go relistResourceVersion, except that the initial list is consistent (RV unset), to be paginated. */
+  #relistResourceVersion(): string {
+    if (this.#lastSyncResourceVersionUnavailable) return '';
+    return this.#lastSyncResourceVersion;
+  }
+
+  #setLastSync(rv: string): void {
+    if (rv === '') return;
+    this.#lastSyncResourceVersion = rv;
+    this.#store.updateResourceVersion?.(rv);
+    this.#metrics.resourceVersion(rv);
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    let result: { items: KubeObject[]; resourceVersion: string; pages: number };
+    try {
+      result = await this.#listPages(this.#relistResourceVersion(), signal);
+    } catch (error) {
+      if (!isExpired(error) && !isTooLargeResourceVersion(error)) throw error;
+      // The RV (or the continue token) is gone: list again at the newest RV, at once.
+      this.#lastSyncResourceVersionUnavailable = true;
+      this.#metrics.relist('list-expired');
+      result = await this.#listPages('', signal);
+    }
+    if (isAborted(signal)) return;
+    this.#lastSyncResourceVersionUnavailable = false;
+    this.#metrics.list(result.pages, result.items.length);
+    this.#store.replace(result.items, result.resourceVersion);
+    this.#setLastSync(result.resourceVersion);
+  }
+
+  async #listPages(resourceVersion: string, signal: AbortSignal): Promise<{ items: KubeObject[]; resourceVersion: string; pages: number }> {
+    // As client-go: with RV=N (not '' or '0') list unpaged, so the apiserver serves it from its
+    // cache (a limit would make it an exact read, possibly from etcd).
+    const limit = resourceVersion === '' || resourceVersion === '0' ? this.#pageSize : 0;
+    const items: KubeObject[] = [];
+    let continueToken = '';
+    let listResourceVersion: string;
+    let pages = 0;
+    do {
+      const page = await this.#lw.list(continueToken === '' ? { resourceVersion, limit } : { limit, continue: continueToken });
+      pages++;
+      for (const item of page.items) items.push(item);
+      continueToken = page.continue;
+      listResourceVersion = page.resourceVersion;
+    } while (continueToken !== '' && !isAborted(signal));
+    return { items, resourceVersion: listResourceVersion, pages };
+  }
+
+  #watchTimeoutSeconds(): number {
+    return Math.floor(this.#minWatchTimeout * (this.#random() + 1));
+  }
+
+  /**
+   * WatchList: the initial state streamed as events up to the initial-events-end bookmark, then
+   * the same watch goes on. Returns undefined when stopped; throws to fall back to LIST.
+   */
+  async #watchList(signal: AbortSignal): Promise<Watch | undefined> {
+    for (;;) {
+      if (isAborted(signal)) return undefined;
+      const resourceVersion = this.#lastSyncResourceVersionUnavailable ? '' : this.#lastSyncResourceVersion;
+      const temporary = new Map<string, KubeObject>();
+      let bookmarkResourceVersion = '';
+      let watch: Watch;
+      try {
+        watch = await this.#lw.watch({
+          resourceVersion,
+          resourceVersionMatch: 'NotOlderThan',
+          sendInitialEvents: true,
+          allowWatchBookmarks: true,
+          timeoutSeconds: this.#watchTimeoutSeconds(),
+        });
+      } catch (error) {
+        if (await this.#retriableWatchListError(error, signal)) continue;
+        throw error;
+      }
+      this.#metrics.watch();
+      const temporaryStore: ReflectorStore = {
+        add: (obj) => temporary.set(obj.key, obj),
+        update: (obj) => temporary.set(obj.key, obj),
+        delete: (obj) => temporary.delete(obj.key),
+        replace: () => undefined,
+      };
+      let end: WatchEnd;
+      try {
+        end = await this.#handleWatch(
+          watch,
+          temporaryStore,
+          (rv) => {
+            bookmarkResourceVersion = rv;
+          },
+          true,
+          signal,
+        );
+      } catch (error) {
+        watch.stop();
+        if (isAborted(signal)) return undefined;
+        if (await this.#retriableWatchListError(error, signal)) continue;
+        throw error;
+      }
+      if (end.kind === 'closed') {
+        watch.stop();
+        if (isAborted(signal)) return undefined;
+        // Closed before the initial state was complete: start over with a clean state.
+        continue;
+      }
+      this.#lastSyncResourceVersionUnavailable = false;
+      this.#metrics.list(0, temporary.size);
+      this.#store.replace([...temporary.values()], bookmarkResourceVersion);
+      this.#setLastSync(bookmarkResourceVersion);
+      return watch;
+    }
+  }
+
+  /** reflector.go isErrorRetriableWithSideEffectsFn */
+  async #retriableWatchListError(error: unknown, signal: AbortSignal): Promise<boolean> {
+    if (isConnectionError(error) || isTooManyRequests(error)) {
+      this.#noteRetryAfter(error);
+      await this.#backOff(signal);
+      return true;
+    }
+    if (isExpired(error) || isTooLargeResourceVersion(error)) {
+      this.#lastSyncResourceVersionUnavailable = true;
+      return true;
+    }
+    return false;
+  }
+
+  #noteRetryAfter(error: unknown): void {
+    if (error instanceof ApiStatusError && error.retryAfterSeconds !== undefined) this.#retryAfterMs = error.retryAfterSeconds * 1000;
+  }
+
+  async #watchLoop(initial: Watch | undefined, signal: AbortSignal): Promise<void> {
+    let watch = initial;
+    for (;;) {
+      if (isAborted(signal)) {
+        watch?.stop();
+        return;
+      }
+      const start = this.#clock.now();
+      if (watch === undefined) {
+        try {
+          watch = await this.#lw.watch({
+            resourceVersion: this.#lastSyncResourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.#watchTimeoutSeconds(),
+          });
+          this.#metrics.watch();
+        } catch (error) {
+          if (isAborted(signal)) return;
+          if (isConnectionError(error) || isTooManyRequests(error)) {
+            // The apiserver is likely unresponsive: reopening the watch where it ended beats a relist.
+            this.#log('debug', `${this.name}: watch failed to open (${describe(error)}), backing off`);
+            this.#noteRetryAfter(error);
+            await this.#backOff(signal);
+            continue;
+          }
+          if (isExpired(error)) {
+            this.#metrics.relist('watch-expired');
+            return;
+          }
+          throw error;
+        }
+      }
+      let end: WatchEnd;
+      try {
+        end = await this.#handleWatch(
+          watch,
+          this.#store,
+          (rv) => {
+            this.#setLastSync(rv);
+          },
+          false,
+          signal,
+        );
+      } catch (error) {
+        watch.stop();
+        watch = undefined;
+        if (isAborted(signal)) return;
+        if (isExpired(error)) {
+          // Relist at the last RV seen: a LIST at RV N returns data at least that fresh.
+          this.#log('info', `${this.name}: watch closed with: ${describe(error)}`);
+          this.#metrics.relist('watch-expired');
+          return;
+        }
+        if (isTooManyRequests(error)) {
+          this.#noteRetryAfter(error);
+          await this.#backOff(signal);
+          continue;
+        }
+        this.#log('warn', `${this.name}: watch ended with: ${describe(error)}`);
+        this.#metrics.relist('watch-error');
+        return;
+      }
+      watch.stop();
+      watch = undefined;
+      if (isAborted(signal)) return;
+      if (end.kind === 'closed' && end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
+        this.#metrics.relist('very-short-watch');
+        throw new Error(`very short watch: ${this.name}: unexpected watch close - watch lasted less than a second and no items received`);
+      }
+    }
+  }
+
+  /**
+   * Applies a watch's events to `store` until the stream ends. A broken connection counts as the
+   * end of the stream (client-go's StreamWatcher closes its channel the same way); an ERROR event
+   * throws its Status.
+   */
+  async #handleWatch(
+    watch: Watch,
+    store: ReflectorStore,
+    setResourceVersion: (rv: string) => void,
+    exitOnInitialEventsEnd: boolean,
+    signal: AbortSignal,
+  ): Promise<WatchEnd> {
+    const onAbort = (): void => {
+      watch.stop();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    let events = 0;
+    try {
+      for (;;) {
+        let event;
+        try {
+          event = await watch.next();
+        } catch (error) {
+          if (isConnectionError(error)) {
+            this.#log('info', `${this.name}: watch connection broke: ${describe(error)}`);
+            return { kind: 'closed', events };
+          }
+          throw error;
+        }
+        if (event === undefined) return { kind: 'closed', events };
+        this.#metrics.event(event.type);
+        switch (event.type) {
+          case 'ERROR':
+            throw new ApiStatusError(event.status.code ?? 500, event.status);
+          case 'ADDED':
+            store.add(event.object);
+            setResourceVersion(event.object.resourceVersion);
+            break;
+          case 'MODIFIED':
+            store.update(event.object);
+            setResourceVersion(event.object.resourceVersion);
+            break;
+          case 'DELETED':
+            store.delete(event.object);
+            setResourceVersion(event.object.resourceVersion);
+            break;
+          case 'BOOKMARK':
+            setResourceVersion(event.resourceVersion);
+            if (exitOnInitialEventsEnd && event.initialEventsEnd) return { kind: 'initial-events-end' };
+            break;
+        }
+        events++;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** A call, not a property read: TypeScript would otherwise keep a narrowing of `signal.aborted` across awaits. */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,22 @@
+/**
+ * What the reflector writes into (client-go tools/cache/store.go: the reflector's Store). The
+ * DeltaFIFO implements it; so does a plain Indexer. Synchronous on purpose: no await between
+ * reading and writing the store's state.
+ */
+import type { KubeObject } from './object.ts';
+
+export interface ReflectorStore {
+  add(obj: KubeObject): void;
+  update(obj: KubeObject): void;
+  delete(obj: KubeObject): void;
+  /** Replaces the whole contents with `list`, as of `resourceVersion`. */
+  replace(list: readonly KubeObject[], resourceVersion: string): void;
+  /** Called when a bookmark or event moves the resourceVersion (client-go ResourceVersionUpdater). */
+  updateResourceVersion?(resourceVersion: string): void;
+}
+
+/** What the DeltaFIFO asks of the informer's indexer to detect deletions and resync (client-go KeyListerGetter). */
+export interface KeyListerGetter {
+  listKeys(): string[];
+  getByKey(key: string): KubeObject | undefined;
+}

@@ -218,6 +218,7 @@ class ReflectorImpl implements Reflector {
       const resourceVersion = this.#lastSyncResourceVersionUnavailable ? '' : this.#lastSyncResourceVersion;
       const temporary = new Map<string, KubeObject>();
       let bookmarkResourceVersion = '';
+      const start = this.#clock.now();
       let watch: Watch;
       try {
         watch = await this.#lw.watch({
@@ -258,6 +259,13 @@ class ReflectorImpl implements Reflector {
       if (end.kind === 'closed') {
         watch.stop();
         if (isAborted(signal)) return undefined;
+        // As client-go's watchHandler: an empty stream closed at once is an error, not retried
+        // here, so this attempt falls back to LIST (retrying at once would loop without backoff).
+        if (end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
+          throw new Error(
+            `very short watch: ${this.name}: unexpected watch-list close - watch lasted less than a second and no items received`,
+          );
+        }
         // Closed before the initial state was complete: start over with a clean state.
         continue;
       }

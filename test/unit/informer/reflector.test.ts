@@ -1,0 +1,510 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Reflector, ReflectorOptions } from '../../../src/informer/reflector.ts';
+import { newReflector } from '../../../src/informer/reflector.ts';
+import type { Timer } from '../../../src/workqueue/clock.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
+import {
+  RecordingStore,
+  ScriptedListerWatcher,
+  added,
+  apiError,
+  bookmark,
+  connectionError,
+  deleted,
+  errorEvent,
+  flush,
+  modified,
+  obj,
+  page,
+  settles,
+} from '../../helpers/scripted-lister-watcher.ts';
+
+/** A FakeClock that remembers the delay of every timer set (the reflector sets timers only to back off). */
+class RecordingClock extends FakeClock {
+  readonly delays: number[] = [];
+  override setTimeout(fn: () => void, ms: number): Timer {
+    this.delays.push(ms);
+    return super.setTimeout(fn, ms);
+  }
+}
+
+interface Harness {
+  readonly clock: RecordingClock;
+  readonly lw: ScriptedListerWatcher;
+  readonly store: RecordingStore;
+  readonly reflector: Reflector;
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
+  /** Aborts and waits for run() to end (failing if it does not end promptly). */
+  stop(): Promise<void>;
+}
+
+/** A running reflector over a scripted ListerWatcher: LIST + WATCH, page size 2, random() = 0, unless overridden. */
+function start(overrides: Partial<ReflectorOptions> = {}, lw = new ScriptedListerWatcher()): Harness {
+  const clock = new RecordingClock();
+  const store = new RecordingStore();
+  const abort = new AbortController();
+  const reflector = newReflector({
+    name: 'pods',
+    listerWatcher: lw,
+    store,
+    clock,
+    random: () => 0,
+    useWatchList: false,
+    pageSize: 2,
+    ...overrides,
+  });
+  const done = reflector.run(abort.signal);
+  return {
+    clock,
+    lw,
+    store,
+    reflector,
+    abort,
+    done,
+    async stop() {
+      abort.abort();
+      await settles(done, 'run() to end after abort');
+    },
+  };
+}
+
+const a1 = obj('ns', 'a', '1');
+const b2 = obj('ns', 'b', '2');
+const c3 = obj('ns', 'c', '3');
+
+const LIST_WATCH_OPTIONS = { allowWatchBookmarks: true, timeoutSeconds: 300 } as const;
+
+test('Reflector: the initial LIST is paginated and consistent; the store is replaced at the list RV, then a WATCH from it', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1, b2], 'c1'), page('10', [c3]));
+  const h = start({}, lw);
+
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  assert.deepEqual((await lw.nextList()).options, { limit: 2, continue: 'c1' });
+  const watch = await lw.nextWatch();
+  assert.deepEqual(watch.options, { resourceVersion: '10', ...LIST_WATCH_OPTIONS });
+  assert.deepEqual(h.store.calls, [
+    { op: 'replace', keys: ['ns/a', 'ns/b', 'ns/c'], rv: '10' },
+    { op: 'rv', rv: '10' },
+  ]);
+  assert.equal(h.reflector.lastSyncResourceVersion(), '10');
+  assert.equal(h.clock.delays.length, 0, 'no backoff');
+  await h.stop();
+});
+
+test('Reflector: pages hold 500 items by default', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+  const h = start({ pageSize: undefined }, lw);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 500 });
+  await lw.nextWatch();
+  await h.stop();
+});
+
+test('Reflector: the watch timeout is floor(300 * (1 + random())) seconds', async () => {
+  for (const [random, expected] of [
+    [0, 300],
+    [0.5, 450],
+    [0.9999, 599],
+  ] as const) {
+    const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+    const h = start({ random: () => random }, lw);
+    assert.equal((await lw.nextWatch()).options.timeoutSeconds, expected);
+    await h.stop();
+  }
+});
+
+test('Reflector: watch events go to the store; events and bookmarks advance lastSyncResourceVersion', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({}, lw);
+  const { watch } = await lw.nextWatch();
+  watch.emit(added(obj('ns', 'b', '11')), modified(obj('ns', 'a', '12')), deleted(obj('ns', 'b', '13')));
+  await flush();
+  assert.equal(h.reflector.lastSyncResourceVersion(), '13');
+  watch.emit(bookmark('20'));
+  await flush();
+  assert.equal(h.reflector.lastSyncResourceVersion(), '20');
+  assert.deepEqual(h.store.calls, [
+    { op: 'replace', keys: ['ns/a'], rv: '10' },
+    { op: 'rv', rv: '10' },
+    { op: 'add', key: 'ns/b', rv: '11' },
+    { op: 'rv', rv: '11' },
+    { op: 'update', key: 'ns/a', rv: '12' },
+    { op: 'rv', rv: '12' },
+    { op: 'delete', key: 'ns/b', rv: '13' },
+    { op: 'rv', rv: '13' },
+    { op: 'rv', rv: '20' },
+  ]);
+  await h.stop();
+});
+
+test('Reflector: a watch that closes normally is reopened at once from the last RV, without a LIST', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({}, lw);
+  const first = await lw.nextWatch();
+  first.watch.emit(modified(obj('ns', 'a', '11')));
+  first.watch.close();
+  const second = await lw.nextWatch();
+  assert.deepEqual(second.options, { resourceVersion: '11', ...LIST_WATCH_OPTIONS });
+  assert.equal(first.watch.isStopped(), true);
+
+  // A watch that delivered nothing but lasted a second is a normal close too.
+  h.clock.step(1000);
+  second.watch.close();
+  const third = await lw.nextWatch();
+  assert.equal(third.options.resourceVersion, '11');
+  assert.equal(lw.listCalls.length, 1, 'no relist');
+  assert.equal(h.clock.delays.length, 0, 'no backoff');
+  await h.stop();
+});
+
+test('Reflector: an ERROR 410 event relists at the last RV, unpaged, after a backoff', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1, b2]), page('15', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  watch.emit(modified(obj('ns', 'a', '11')), errorEvent(410, 'Expired'));
+  await flush();
+  assert.equal(watch.isStopped(), true);
+  assert.equal(lw.listCalls.length, 1);
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(799);
+  await flush();
+  assert.equal(lw.listCalls.length, 1, 'still backing off');
+  h.clock.step(1);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '11', limit: 0 });
+  assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '15', ...LIST_WATCH_OPTIONS });
+  assert.deepEqual(h.store.changes().at(-1), { op: 'replace', keys: ['ns/a'], rv: '15' });
+  await h.stop();
+});
+
+test('Reflector: HTTP 410 on opening the watch relists at the last RV after a backoff', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('12', [a1])).scriptWatchErrors(apiError(410, 'Expired'));
+  const h = start({}, lw);
+  await lw.nextList();
+  assert.equal((await lw.nextWatch()).error?.message.startsWith('410'), true);
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(800);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '12');
+  await h.stop();
+});
+
+test('Reflector: an expired continue token relists at once with RV "" (consistent), keeping none of the old pages', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(
+    page('10', [a1, b2], 'c1'),
+    apiError(410, 'Expired'),
+    page('20', [obj('ns', 'x', '18'), obj('ns', 'y', '19')], 'c2'),
+    page('20', [obj('ns', 'z', '20')]),
+  );
+  const h = start({}, lw);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  assert.deepEqual((await lw.nextList()).options, { limit: 2, continue: 'c1' });
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  assert.deepEqual((await lw.nextList()).options, { limit: 2, continue: 'c2' });
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '20');
+  assert.deepEqual(h.store.changes(), [{ op: 'replace', keys: ['ns/x', 'ns/y', 'ns/z'], rv: '20' }]);
+  assert.deepEqual(h.clock.delays, [], 'no backoff');
+  await h.stop();
+});
+
+test('Reflector: a relist whose RV has expired lists again at once, consistently (RV "", paged)', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), apiError(410, 'Expired'), page('30', [b2]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  h.clock.step(800);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '30');
+  assert.deepEqual(h.clock.delays, [800]);
+  await h.stop();
+});
+
+test('Reflector: a watch that fails to open with a connection error backs off and re-watches, without relisting', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(connectionError(), connectionError('ECONNRESET'));
+  const h = start({}, lw);
+  await lw.nextWatch();
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(799);
+  await flush();
+  assert.equal(lw.watchCalls.length, 1);
+  h.clock.step(1);
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '10');
+  await flush();
+  assert.deepEqual(h.clock.delays, [800, 1600]);
+  h.clock.step(1600);
+  const third = await lw.nextWatch();
+  assert.deepEqual(third.options, { resourceVersion: '10', ...LIST_WATCH_OPTIONS });
+  assert.equal(third.error, undefined);
+  assert.equal(lw.listCalls.length, 1, 'no relist');
+  await h.stop();
+});
+
+test('Reflector: a 429 on opening the watch backs off and re-watches, without relisting', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(apiError(429, 'TooManyRequests'));
+  const h = start({}, lw);
+  await lw.nextWatch();
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(800);
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '10');
+  assert.equal(lw.listCalls.length, 1);
+  await h.stop();
+});
+
+test('Reflector: a 429 with Retry-After: 5 waits at least 5 s', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(apiError(429, 'TooManyRequests', 5));
+  const h = start({}, lw);
+  await lw.nextWatch();
+  await flush();
+  h.clock.step(4999);
+  await flush();
+  assert.equal(lw.watchCalls.length, 1, 'Retry-After is honoured over the 800 ms backoff');
+  h.clock.step(1);
+  await lw.nextWatch();
+
+  // An ERROR event with 429 (and its retryAfterSeconds) backs off the same way and reopens the watch.
+  const { watch } = lw.watchCalls[1] ?? assert.fail('second watch');
+  watch.emit({ type: 'ERROR', status: { kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 3 } } });
+  await flush();
+  h.clock.step(2999);
+  await flush();
+  assert.equal(lw.watchCalls.length, 2);
+  h.clock.step(1);
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '10');
+  assert.equal(lw.listCalls.length, 1, 'no relist');
+  await h.stop();
+});
+
+/** Fails the watch open `n` times with a connection error, stepping the clock through each backoff. */
+async function failWatches(h: Harness, n: number): Promise<void> {
+  h.lw.scriptWatchErrors(...Array.from({ length: n }, () => connectionError()));
+  for (let i = 0; i < n; i++) {
+    await h.lw.nextWatch();
+    await flush();
+    h.clock.step(h.clock.delays.at(-1) ?? assert.fail('no backoff timer'));
+  }
+}
+
+test('Reflector: backoff delays are 800, 1600, 3200 … ms, capped at 30 s', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+  const h = start({}, lw);
+  await failWatches(h, 9);
+  assert.deepEqual(h.clock.delays, [800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000, 30_000]);
+  assert.equal(lw.listCalls.length, 1);
+  await h.stop();
+});
+
+test('Reflector: jitter stretches each backoff by random() (up to 2x)', async () => {
+  for (const random of [0.5, 0.999]) {
+    const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+    const h = start({ random: () => random }, lw);
+    await failWatches(h, 7);
+    assert.deepEqual(
+      h.clock.delays,
+      [800, 1600, 3200, 6400, 12_800, 25_600, 30_000].map((d) => d * (1 + random)),
+    );
+    await h.stop();
+  }
+});
+
+test('Reflector: the backoff starts again from 800 ms after 2 minutes without backoff', async () => {
+  for (const [healthyMs, expected] of [
+    [120_000, 6400], // exactly 2 minutes after the last backoff started: no reset yet
+    [120_001, 800],
+  ] as const) {
+    const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+    const h = start({}, lw);
+    await failWatches(h, 3); // 800, 1600, 3200: the last started 3200 ms before the watch opened
+    const { watch } = await lw.nextWatch();
+    h.clock.step(healthyMs - 3200);
+    lw.scriptWatchErrors(connectionError());
+    watch.emit(modified(obj('ns', 'a', '11')));
+    watch.close();
+    await lw.nextWatch();
+    await flush();
+    assert.deepEqual(h.clock.delays, [800, 1600, 3200, expected], `after ${String(healthyMs)} ms`);
+    await h.stop();
+  }
+});
+
+test('Reflector: a watch closed in under a second with no events is a very short watch: backoff, then relist', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('10', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  h.clock.step(999);
+  watch.close();
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  assert.equal(lw.listCalls.length, 1);
+  h.clock.step(800);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
+  await lw.nextWatch();
+  await h.stop();
+});
+
+test('Reflector: a connection error thrown mid-stream is a close: the watch reopens from the last RV without relisting', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({}, lw);
+  const { watch } = await lw.nextWatch();
+  watch.emit(modified(obj('ns', 'a', '11')));
+  watch.fail(connectionError('ECONNRESET'));
+  const second = await lw.nextWatch();
+  assert.equal(second.options.resourceVersion, '11');
+  assert.equal(lw.listCalls.length, 1);
+  assert.deepEqual(h.clock.delays, []);
+  await h.stop();
+});
+
+test('Reflector: any other error mid-stream (an undecodable line) relists after a backoff', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('12', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  watch.emit(modified(obj('ns', 'a', '11')));
+  watch.fail(new SyntaxError('Unexpected token'));
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(800);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '11', limit: 0 });
+  await h.stop();
+});
+
+const WATCH_LIST_OPTIONS = {
+  resourceVersionMatch: 'NotOlderThan',
+  sendInitialEvents: true,
+  allowWatchBookmarks: true,
+  timeoutSeconds: 300,
+} as const;
+
+test('Reflector (WatchList): the initial events are applied by one replace at the initial-events-end RV; the same watch goes on', async () => {
+  const lw = new ScriptedListerWatcher();
+  const h = start({ useWatchList: undefined }, lw);
+  const { options, watch } = await lw.nextWatch();
+  assert.deepEqual(options, { resourceVersion: '', ...WATCH_LIST_OPTIONS });
+
+  watch.emit(added(obj('ns', 'a', '5')), added(obj('ns', 'b', '7')), added(obj('ns', 'c', '8')), deleted(obj('ns', 'c', '8')));
+  watch.emit(bookmark('9'));
+  await flush();
+  assert.deepEqual(h.store.calls, [], 'nothing reaches the store before the initial-events-end bookmark');
+  assert.equal(h.reflector.lastSyncResourceVersion(), '');
+
+  watch.emit(bookmark('10', true));
+  await flush();
+  assert.deepEqual(h.store.calls, [
+    { op: 'replace', keys: ['ns/a', 'ns/b'], rv: '10' },
+    { op: 'rv', rv: '10' },
+  ]);
+  assert.equal(h.reflector.lastSyncResourceVersion(), '10');
+
+  watch.emit(modified(obj('ns', 'a', '11')), deleted(obj('ns', 'b', '12')));
+  await flush();
+  assert.deepEqual(h.store.changes().slice(1), [
+    { op: 'update', key: 'ns/a', rv: '11' },
+    { op: 'delete', key: 'ns/b', rv: '12' },
+  ]);
+  assert.equal(lw.listCalls.length, 0, 'no LIST');
+  assert.equal(lw.watchCalls.length, 1, 'one watch');
+  assert.equal(watch.isStopped(), false);
+  await h.stop();
+  assert.equal(watch.isStopped(), true);
+});
+
+test('Reflector (WatchList): a refused watch-list request falls back to LIST + WATCH for that attempt', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('20', [a1])).scriptWatchErrors(apiError(403, 'Forbidden'));
+  const h = start({ useWatchList: true }, lw);
+  assert.equal((await lw.nextWatch()).options.sendInitialEvents, true);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  const { options, watch } = await lw.nextWatch();
+  assert.deepEqual(options, { resourceVersion: '10', ...LIST_WATCH_OPTIONS });
+  assert.deepEqual(h.clock.delays, [], 'the fallback is at once');
+
+  // The next attempt (after a 410) tries WatchList again, from the last RV.
+  watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  h.clock.step(800);
+  assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '10', ...WATCH_LIST_OPTIONS });
+  await h.stop();
+});
+
+test('Reflector (WatchList): a stream that closes before initial-events-end starts over with a clean state', async () => {
+  const lw = new ScriptedListerWatcher();
+  const h = start({ useWatchList: true }, lw);
+  const first = await lw.nextWatch();
+  first.watch.emit(added(obj('ns', 'a', '5')));
+  first.watch.close();
+  const second = await lw.nextWatch();
+  assert.deepEqual(second.options, { resourceVersion: '', ...WATCH_LIST_OPTIONS });
+  assert.equal(first.watch.isStopped(), true);
+  second.watch.emit(added(obj('ns', 'b', '6')), bookmark('6', true));
+  await flush();
+  assert.deepEqual(h.store.changes(), [{ op: 'replace', keys: ['ns/b'], rv: '6' }]);
+  await h.stop();
+});
+
+test('Reflector (WatchList): a stream that closes at once with nothing (very short watch) falls back to LIST + WATCH', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({ useWatchList: true }, lw);
+  const first = await lw.nextWatch();
+  first.watch.close();
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
+  assert.equal((await lw.nextWatch()).options.sendInitialEvents, undefined);
+  assert.equal(lw.watchCalls.length, 2, 'no loop of watch-list requests');
+  await h.stop();
+});
+
+test('Reflector (WatchList): a connection error backs off and retries the watch-list; 410 retries at once with RV ""', async () => {
+  const lw = new ScriptedListerWatcher().scriptWatchErrors(connectionError());
+  const h = start({ useWatchList: true }, lw);
+  await lw.nextWatch();
+  await flush();
+  assert.deepEqual(h.clock.delays, [800]);
+  h.clock.step(800);
+  const { watch } = await lw.nextWatch();
+  watch.emit(added(obj('ns', 'a', '5')), bookmark('10', true), modified(obj('ns', 'a', '11')), errorEvent(410, 'Expired'));
+  await flush();
+  h.clock.step(1600);
+  lw.scriptWatchErrors(apiError(410, 'Expired'));
+  assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '11', ...WATCH_LIST_OPTIONS });
+  assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '', ...WATCH_LIST_OPTIONS });
+  assert.equal(lw.listCalls.length, 0);
+  await h.stop();
+});
+
+test('Reflector: stopping ends run() promptly while backing off', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [])).scriptWatchErrors(connectionError());
+  const h = start({}, lw);
+  await lw.nextWatch();
+  await flush();
+  assert.equal(h.clock.waiters(), 1);
+  await h.stop();
+  assert.equal(h.clock.waiters(), 0, 'the backoff timer is cancelled');
+  assert.equal(lw.watchCalls.length, 1);
+});
+
+test('Reflector: stopping ends run() promptly while a watch is open, and stops the watch', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+  const h = start({}, lw);
+  const { watch } = await lw.nextWatch();
+  await h.stop();
+  assert.equal(watch.isStopped(), true);
+  assert.equal(lw.watchCalls.length, 1);
+  assert.equal(h.clock.waiters(), 0);
+
+  // Also during the initial events of a watch-list: nothing reaches the store.
+  const lw2 = new ScriptedListerWatcher();
+  const h2 = start({ useWatchList: true }, lw2);
+  const initial = await lw2.nextWatch();
+  initial.watch.emit(added(obj('ns', 'a', '5')));
+  await flush();
+  await h2.stop();
+  assert.equal(initial.watch.isStopped(), true);
+  assert.deepEqual(h2.store.calls, []);
+  assert.equal(lw2.listCalls.length, 0);
+});

@@ -47,8 +47,10 @@ export interface Watch {
 }
 
 export interface ListerWatcher {
-  list(options: ListOptions): Promise<ListPage>;
-  watch(options: ListOptions): Promise<Watch>;
+  /** `signal` aborts the request (the informer is stopping). */
+  list(options: ListOptions, signal?: AbortSignal): Promise<ListPage>;
+  /** `signal` aborts the request while it opens; once open, stop() the watch. */
+  watch(options: ListOptions, signal?: AbortSignal): Promise<Watch>;
 }
 
 export interface ResourceScope {
@@ -92,14 +94,25 @@ function query(scope: ResourceScope, options: ListOptions, watch: boolean): stri
 export function newListerWatcher(client: UpstreamClient, scope: ResourceScope, extract: FieldExtractor = metadataFields): ListerWatcher {
   const path = collectionPath(scope);
   return {
-    async list(options) {
-      const res = await client.request({ method: 'GET', path: `${path}${query(scope, options, false)}` });
+    async list(options, signal) {
+      const res = await client.request({
+        method: 'GET',
+        path: `${path}${query(scope, options, false)}`,
+        ...(signal === undefined ? {} : { signal }),
+      });
       if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
       return decodeList(res.body, extract);
     },
-    async watch(options) {
+    async watch(options, signal) {
       const abort = new AbortController();
+      const onAbort = (): void => {
+        abort.abort();
+      };
+      if (signal?.aborted === true) abort.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
       const res = await client.stream({ method: 'GET', path: `${path}${query(scope, options, true)}`, signal: abort.signal });
+      // Once open, the watch is stopped through stop(); the caller's signal has done its part.
+      signal?.removeEventListener('abort', onAbort);
       if (res.statusCode !== 200) {
         const body = Buffer.from(await res.body.arrayBuffer());
         throw ApiStatusError.fromResponse(res.statusCode, body, res.headers['retry-after']);

@@ -195,7 +195,7 @@ class ReflectorImpl implements Reflector {
     let listResourceVersion: string;
     let pages = 0;
     do {
-      const page = await this.#lw.list(continueToken === '' ? { resourceVersion, limit } : { limit, continue: continueToken });
+      const page = await this.#lw.list(continueToken === '' ? { resourceVersion, limit } : { limit, continue: continueToken }, signal);
       pages++;
       for (const item of page.items) items.push(item);
       continueToken = page.continue;
@@ -221,13 +221,16 @@ class ReflectorImpl implements Reflector {
       const start = this.#clock.now();
       let watch: Watch;
       try {
-        watch = await this.#lw.watch({
-          resourceVersion,
-          resourceVersionMatch: 'NotOlderThan',
-          sendInitialEvents: true,
-          allowWatchBookmarks: true,
-          timeoutSeconds: this.#watchTimeoutSeconds(),
-        });
+        watch = await this.#lw.watch(
+          {
+            resourceVersion,
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.#watchTimeoutSeconds(),
+          },
+          signal,
+        );
       } catch (error) {
         if (await this.#retriableWatchListError(error, signal)) continue;
         throw error;
@@ -305,11 +308,14 @@ class ReflectorImpl implements Reflector {
       const start = this.#clock.now();
       if (watch === undefined) {
         try {
-          watch = await this.#lw.watch({
-            resourceVersion: this.#lastSyncResourceVersion,
-            allowWatchBookmarks: true,
-            timeoutSeconds: this.#watchTimeoutSeconds(),
-          });
+          watch = await this.#lw.watch(
+            {
+              resourceVersion: this.#lastSyncResourceVersion,
+              allowWatchBookmarks: true,
+              timeoutSeconds: this.#watchTimeoutSeconds(),
+            },
+            signal,
+          );
           this.#metrics.watch();
         } catch (error) {
           if (isAborted(signal)) return;
@@ -382,6 +388,8 @@ class ReflectorImpl implements Reflector {
     const onAbort = (): void => {
       watch.stop();
     };
+    // The signal may have fired while the watch was opening: an abort listener added now never runs.
+    if (isAborted(signal)) return { kind: 'closed', events: 0 };
     signal.addEventListener('abort', onAbort, { once: true });
     let events = 0;
     try {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import type { Reflector, ReflectorOptions } from '../../../src/informer/reflector.ts';
 import { newReflector } from '../../../src/informer/reflector.ts';
 import type { Timer } from '../../../src/workqueue/clock.ts';
@@ -7,6 +8,7 @@ import { FakeClock } from '../../helpers/fake-clock.ts';
 import {
   RecordingStore,
   ScriptedListerWatcher,
+  flushUntil,
   added,
   apiError,
   bookmark,
@@ -507,4 +509,30 @@ test('Reflector: stopping ends run() promptly while a watch is open, and stops t
   assert.equal(initial.watch.isStopped(), true);
   assert.deepEqual(h2.store.calls, []);
   assert.equal(lw2.listCalls.length, 0);
+});
+
+test('Reflector: stopped while a watch is opening, the watch that opens after the stop is stopped at once', async () => {
+  const scripted = new ScriptedListerWatcher().scriptList(page('10', []));
+  let release: (() => void) | undefined;
+  const signals: (AbortSignal | undefined)[] = [];
+  const slow: ListerWatcher = {
+    list: (options, signal) => {
+      signals.push(signal);
+      return scripted.list(options);
+    },
+    // The apiserver has not answered the watch yet when the stop comes.
+    watch: async (options, signal) => {
+      signals.push(signal);
+      await new Promise<void>((resolve) => (release = resolve));
+      return scripted.watch(options);
+    },
+  };
+  const h = start({ listerWatcher: slow });
+  await flushUntil('the watch to be requested', () => release !== undefined);
+  h.abort.abort();
+  release?.();
+  await settles(h.done, 'run() to end although the watch opened after the stop');
+  const { watch } = await scripted.nextWatch();
+  assert.equal(watch.isStopped(), true);
+  assert.ok(signals.length === 2 && signals.every((s) => s === h.abort.signal), 'list and watch carry the run signal');
 });

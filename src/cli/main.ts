@@ -8,7 +8,8 @@ const USAGE = `Usage: kube-cache-proxy <command>
 
 Commands:
   start                          run the proxy (for now: the local control plane, in the foreground)
-  dev-cluster up|down|env|build  a real local control plane (etcd + kube-apiserver) on loopback`;
+  dev-cluster up|down|env|build  a real local control plane (etcd + kube-apiserver) on loopback
+  leader-election                run one candidate of a leader election on a Lease, printing transitions`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -18,6 +19,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('./start.ts')).startCommand();
     case 'dev-cluster':
       return (await import('./dev-cluster/command.ts')).devClusterCommand(rest);
+    case 'leader-election':
+      return (await import('./leader-election.ts')).leaderElectionCommand(rest);
     case '-h':
     case '--help':
     case 'help':

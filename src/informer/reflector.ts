@@ -19,10 +19,10 @@
  *   same watch; if the apiserver refuses it, that attempt falls back to LIST + WATCH.
  */
 import type { Clock } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import { realClock, sleep } from '../workqueue/clock.ts';
 import { ApiStatusError, isConnectionError, isExpired, isTooLargeResourceVersion, isTooManyRequests } from '../upstream/api-error.ts';
 import type { Backoff } from './backoff.ts';
-import { newExponentialBackoff, sleep } from './backoff.ts';
+import { newExponentialBackoff } from './backoff.ts';
 import type { ListerWatcher, Watch } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
 import type { ReflectorStore } from './store.ts';

@@ -26,3 +26,22 @@ export const realClock: Clock = {
     };
   },
 };
+
+/** Resolves after `ms` on `clock`, or at once when `signal` aborts (never rejects). */
+export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const onAbort = (): void => {
+      timer.cancel();
+      resolve();
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

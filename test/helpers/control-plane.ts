@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { TestContext } from 'node:test';
 import { ensureControlPlaneBinaries } from '../../src/cli/dev-cluster/build.ts';
 import type { ControlPlaneState } from '../../src/cli/dev-cluster/control-plane.ts';
@@ -18,6 +19,7 @@ import { newProgress } from '../../src/cli/progress.ts';
 import { loadUpstreamConfig } from '../../src/upstream/config.ts';
 import type { UpstreamConfig } from '../../src/upstream/config.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
+import { newUpstreamClient } from '../../src/upstream/client.ts';
 
 export const CONTROL_PLANE_ENV = 'KCP_TEST_CONTROL_PLANE';
 
@@ -63,4 +65,34 @@ export async function testNamespace(t: TestContext, client: UpstreamClient): Pro
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
   });
   return name;
+}
+
+export interface SharedAdmin {
+  readonly cp: ControlPlaneState;
+  readonly admin: UpstreamClient;
+}
+
+/**
+ * For a test file: registers the hooks that open the run's control plane and an admin client
+ * before its tests, and close the client after them. Read the fields inside tests, not at load.
+ */
+export function useSharedAdmin(): SharedAdmin {
+  const shared: { cp?: ControlPlaneState; admin?: UpstreamClient } = {};
+  before(async () => {
+    shared.cp = await testControlPlane();
+    shared.admin = newUpstreamClient(await upstreamConfigFor(shared.cp));
+  });
+  after(async () => {
+    await shared.admin?.close();
+  });
+  return {
+    get cp(): ControlPlaneState {
+      if (shared.cp === undefined) throw new Error('useSharedAdmin: read inside a test');
+      return shared.cp;
+    },
+    get admin(): UpstreamClient {
+      if (shared.admin === undefined) throw new Error('useSharedAdmin: read inside a test');
+      return shared.admin;
+    },
+  };
 }

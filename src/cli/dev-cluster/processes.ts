@@ -35,6 +35,17 @@ export function startDetached(
   }
 }
 
+/** True while a process with this pid exists (whatever it runs). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    globalThis.process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** True while `process` runs and is still the executable we started. */
 export function isRunning(process: RecordedProcess): boolean {
   try {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { down, readState, recordProcess } from './control-plane.ts';
-import { startDetached } from './processes.ts';
+import { isProcessAlive, startDetached } from './processes.ts';
 
 const POLL_MS = 500;
 
@@ -20,20 +20,10 @@ export function attachReaper(dir: string, ownerPid: number): void {
   recordProcess(dir, reaper);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function reap(dir: string, ownerPid: number): Promise<void> {
   for (;;) {
     if (readState(dir) === undefined) return;
-    if (!isAlive(ownerPid)) {
+    if (!isProcessAlive(ownerPid)) {
       const { stopped } = await down(dir);
       console.log(`owner ${ownerPid} exited; stopped ${stopped.map((p) => `${p.name} (${p.pid})`).join(', ') || 'nothing'}`);
       return;

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { ensureControlPlaneBinaries } from '../../../src/cli/dev-cluster/build.ts';
-import type { ControlPlaneState } from '../../../src/cli/dev-cluster/control-plane.ts';
 import { down, restartApiserver, up } from '../../../src/cli/dev-cluster/control-plane.ts';
 import { attachReaper } from '../../../src/cli/dev-cluster/reaper.ts';
 import { silentProgress } from '../../../src/cli/progress.ts';
@@ -23,23 +22,14 @@ import { newSharedIndexInformer } from '../../../src/informer/shared-informer.ts
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
-import { testControlPlane, testNamespace, upstreamConfigFor } from '../../helpers/control-plane.ts';
+import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import type { Meta } from '../../helpers/kube.ts';
 import { apiserverRequests, forEachConcurrently, kube, testCrd } from '../../helpers/kube.ts';
 import { newRecorder } from '../../helpers/recorder.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 
-let cp: ControlPlaneState;
-let admin: UpstreamClient;
-
-before(async () => {
-  cp = await testControlPlane();
-  admin = newUpstreamClient(await upstreamConfigFor(cp));
-});
-after(async () => {
-  await admin.close();
-});
+const shared = useSharedAdmin();
 
 /** key -> resourceVersion of a fresh LIST from the apiserver. */
 async function listState(client: UpstreamClient, path: string): Promise<Map<string, string>> {
@@ -76,8 +66,8 @@ test(
   'informer: 2,000 ConfigMaps created, updated and deleted concurrently end equal to a fresh LIST, and handlers see RV order',
   { timeout: 180_000 },
   async (t) => {
-    const ns = await testNamespace(t, admin);
-    const factory = newSharedInformerFactory({ client: admin });
+    const ns = await testNamespace(t, shared.admin);
+    const factory = newSharedInformerFactory({ client: shared.admin });
     t.after(() => factory.shutdown());
     const informer = factory.informerFor({ group: '', version: 'v1', resource: 'configmaps', namespace: ns });
     const early = newRecorder();
@@ -93,14 +83,14 @@ test(
       16,
       async (i) => {
         const name = `cm-${String(i)}`;
-        await kube(admin, 'POST', base, { metadata: { name }, data: { v: '0' } });
+        await kube(shared.admin, 'POST', base, { metadata: { name }, data: { v: '0' } });
         if (i === 700) lateRegistration = informer.addEventHandler(late.handler);
-        await kube(admin, 'PATCH', `${base}/${name}`, { data: { v: '1' } });
-        if (i % 4 === 0) await kube(admin, 'DELETE', `${base}/${name}`, undefined, 200);
+        await kube(shared.admin, 'PATCH', `${base}/${name}`, { data: { v: '1' } });
+        if (i % 4 === 0) await kube(shared.admin, 'DELETE', `${base}/${name}`, undefined, 200);
       },
     );
 
-    const want = await listState(admin, base);
+    const want = await listState(shared.admin, base);
     assert.equal(want.size, 1500);
     await eventually('the informer to hold what a fresh LIST returns', () => sameState(storeState(informer), want));
     assert.ok(lateRegistration);
@@ -114,7 +104,7 @@ test(
 
     // The cached bytes are the apiserver's own (not a re-serialization).
     for (const name of ['cm-1', 'cm-999', 'cm-1999']) {
-      const res = await admin.request({ method: 'GET', path: `${base}/${name}` });
+      const res = await shared.admin.request({ method: 'GET', path: `${base}/${name}` });
       assert.equal(informer.getIndexer().getByKey(`${ns}/${name}`)?.raw.toString(), res.body.toString().trimEnd());
     }
   },
@@ -124,17 +114,17 @@ test(
   'informer: a watch cut mid-stream resumes from its resourceVersion without a relist, losing no event',
   { timeout: 180_000 },
   async (t) => {
-    const crd = await testCrd(t, admin);
-    const ns = await testNamespace(t, admin);
+    const crd = await testCrd(t, shared.admin);
+    const ns = await testNamespace(t, shared.admin);
     const base = `/apis/${crd.group}/${crd.version}/namespaces/${ns}/${crd.plural}`;
     const create = (name: string): Promise<unknown> =>
-      kube(admin, 'POST', base, { apiVersion: `${crd.group}/${crd.version}`, kind: crd.kind, metadata: { name } });
+      kube(shared.admin, 'POST', base, { apiVersion: `${crd.group}/${crd.version}`, kind: crd.kind, metadata: { name } });
     for (let i = 0; i < 20; i++) await create(`before-${String(i)}`);
 
-    const upstream = new URL(cp.server);
+    const upstream = new URL(shared.cp.server);
     const proxy = await startTcpProxy(upstream.hostname, Number(upstream.port));
     t.after(() => proxy.close());
-    const config = await upstreamConfigFor(cp);
+    const config = await upstreamConfigFor(shared.cp);
     const client = newUpstreamClient({ ...config, server: new URL(`https://127.0.0.1:${String(proxy.port)}`) });
     t.after(() => client.close());
     const registry = new Registry();
@@ -143,7 +133,7 @@ test(
     const informer = factory.informerFor({ group: crd.group, version: crd.version, resource: crd.plural, namespace: ns });
     const recorder = newRecorder();
     informer.addEventHandler(recorder.handler);
-    const listsAtStart = await apiserverRequests(admin, 'LIST', crd.plural);
+    const listsAtStart = await apiserverRequests(shared.admin, 'LIST', crd.plural);
     factory.start();
     await informer.waitForSync();
     assert.equal(informer.getIndexer().size(), 20);
@@ -151,19 +141,19 @@ test(
     // Events flow on the watch, then the connection is cut under it and refused for a while.
     for (let i = 0; i < 10; i++) await create(`live-${String(i)}`);
     await eventually('live events to arrive', () => informer.getIndexer().size() === 30);
-    const listsBefore = await apiserverRequests(admin, 'LIST', crd.plural);
+    const listsBefore = await apiserverRequests(shared.admin, 'LIST', crd.plural);
     assert.equal(listsBefore, listsAtStart + 1, 'the informer made one LIST');
 
     proxy.setBlocked(true);
     proxy.cut();
     for (let i = 0; i < 10; i++) await create(`during-${String(i)}`);
-    for (let i = 0; i < 5; i++) await kube(admin, 'DELETE', `${base}/before-${String(i)}`, undefined, 200);
+    for (let i = 0; i < 5; i++) await kube(shared.admin, 'DELETE', `${base}/before-${String(i)}`, undefined, 200);
     proxy.setBlocked(false);
 
     const indexer = informer.getIndexer();
     await eventually('the informer to catch up', () => indexer.size() === 35 && indexer.getByKey(`${ns}/during-9`) !== undefined);
-    assert.equal(await apiserverRequests(admin, 'LIST', crd.plural), listsBefore, 'no relist');
-    assert.ok(sameState(storeState(informer), await listState(admin, base)), 'the informer equals a fresh LIST');
+    assert.equal(await apiserverRequests(shared.admin, 'LIST', crd.plural), listsBefore, 'no relist');
+    assert.ok(sameState(storeState(informer), await listState(shared.admin, base)), 'the informer equals a fresh LIST');
     assert.equal(await metricValue(registry, 'kube_cache_proxy_reflector_relists_total'), 0);
     assert.ok((await metricValue(registry, 'kube_cache_proxy_reflector_watches_total')) >= 2, 'the watch was reopened');
     for (let i = 0; i < 10; i++)
@@ -258,18 +248,18 @@ test(
 );
 
 test('informer: an initial LIST of 5,000 objects goes through pages of 500 with continue', { timeout: 180_000 }, async (t) => {
-  const ns = await testNamespace(t, admin);
+  const ns = await testNamespace(t, shared.admin);
   const base = `/api/v1/namespaces/${ns}/configmaps`;
   await forEachConcurrently(
     Array.from({ length: 5000 }, (_, i) => i),
     32,
     async (i) => {
-      await kube(admin, 'POST', base, { metadata: { name: `cm-${String(i)}` }, data: { i: String(i) } });
+      await kube(shared.admin, 'POST', base, { metadata: { name: `cm-${String(i)}` }, data: { i: String(i) } });
     },
   );
 
   const lists: ListOptions[] = [];
-  const real = newListerWatcher(admin, { group: '', version: 'v1', resource: 'configmaps', namespace: ns });
+  const real = newListerWatcher(shared.admin, { group: '', version: 'v1', resource: 'configmaps', namespace: ns });
   const counting: ListerWatcher = {
     list(options) {
       lists.push(options);
@@ -289,5 +279,5 @@ test('informer: an initial LIST of 5,000 objects goes through pages of 500 with 
     assert.ok(page.continue !== undefined && page.continue !== '', 'later pages carry the continue token');
   }
   assert.equal(informer.getIndexer().size(), 5000);
-  assert.ok(sameState(storeState(informer), await listState(admin, base)));
+  assert.ok(sameState(storeState(informer), await listState(shared.admin, base)));
 });

@@ -18,7 +18,7 @@ export async function startCommand(): Promise<number> {
   if (!reuse) attachReaper(dir, process.pid);
 
   console.log(`
-Local control plane ${reuse ? '(already running, left running on exit)' : ''} at ${state.server}
+Local control plane at ${state.server}${reuse ? ' (already running: left running on exit)' : ''}
 Try it in another terminal:
   ${envLines(state).split('\n').join('\n  ')}
   kubectl get namespaces
@@ -27,7 +27,10 @@ Try it in another terminal:
 The caching proxy itself is not built yet. Press Ctrl-C to stop.`);
 
   await new Promise<void>((resolve) => {
+    // Signal listeners keep no handle open: without this timer the process would exit at once.
+    const keepAlive = setInterval(() => undefined, 1 << 30);
     const stop = (): void => {
+      clearInterval(keepAlive);
       resolve();
     };
     process.once('SIGINT', stop);

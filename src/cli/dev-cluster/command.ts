@@ -26,8 +26,9 @@ Options:
   --dir DIR        where the control plane keeps its state (default: ${defaultDevClusterDir()})
   --owner-pid PID  with up: stop the control plane when process PID exits (test harnesses)`;
 
+/** $KCP_DEV_CLUSTER_DIR, else `dev-cluster` in the cache directory. */
 export function defaultDevClusterDir(): string {
-  return join(cacheRoot(), 'dev-cluster');
+  return process.env.KCP_DEV_CLUSTER_DIR ?? join(cacheRoot(), 'dev-cluster');
 }
 
 /** The lines a person types to use the control plane. */

@@ -1,0 +1,209 @@
+/**
+ * The apiserver's continue token (apiserver/pkg/storage/continue.go): base64url without padding
+ * of {"v":"meta.k8s.io/v1","rv":<list RV>,"start":"<next key, relative to the key prefix>"}.
+ * Decoding keeps Go's exact error texts, which clients see in the 400 (`invalid continue token:
+ * continue key is not valid: ...`).
+ */
+import { goMarshal } from './go-json.ts';
+import { goJsonSyntaxError } from './go-json-syntax.ts';
+import type { StatusError } from './status.ts';
+import { badRequest } from './status.ts';
+
+export const CONTINUE_TOKEN_VERSION = 'meta.k8s.io/v1';
+
+/** continue.go's errors. */
+export const ERR_INVALID_START_RV = 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)';
+export const ERR_EMPTY_START_KEY = 'continue key is not valid: encoded start key empty (version meta.k8s.io/v1)';
+export const ERR_GENERIC_INVALID_KEY = 'continue key is not valid';
+export const ERR_UNRECOGNIZED_ENCODED_VERSION = 'continue key is not valid: server does not recognize this encoded version';
+
+export class ContinueTokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContinueTokenError';
+  }
+}
+
+export interface DecodedContinue {
+  /** keyPrefix + the token's start key, cleaned. */
+  readonly fromKey: string;
+  /** The list's resourceVersion; -1 asks to continue at the latest (an expired token's replacement). */
+  readonly resourceVersion: number;
+}
+
+const URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const DECODE_MAP = new Map<number, number>(Array.from({ length: URL_ALPHABET.length }, (_, i) => [URL_ALPHABET.charCodeAt(i), i]));
+
+/**
+ * base64.RawURLEncoding.DecodeString, error positions included (encoding/base64 decodeQuantum:
+ * CR and LF are skipped; a lone final character, padding or any other byte is
+ * `illegal base64 data at input byte N`).
+ */
+export function goRawUrlBase64Decode(s: string): Buffer | ContinueTokenError {
+  const src = Buffer.from(s, 'utf8');
+  const out: number[] = [];
+  let si = 0;
+  for (;;) {
+    const quantum: number[] = [];
+    let j = 0;
+    while (j < 4) {
+      if (si === src.length) {
+        if (j === 1) return new ContinueTokenError(`illegal base64 data at input byte ${String(si - j)}`);
+        break;
+      }
+      const ch = src[si] ?? 0;
+      si++;
+      const v = DECODE_MAP.get(ch);
+      if (v !== undefined) {
+        quantum.push(v);
+        j++;
+        continue;
+      }
+      if (ch === 0x0a || ch === 0x0d) continue;
+      return new ContinueTokenError(`illegal base64 data at input byte ${String(si - 1)}`);
+    }
+    if (quantum.length === 0) return Buffer.from(out);
+    const [a = 0, b = 0, c = 0, d = 0] = quantum;
+    const val = (a << 18) | (b << 12) | (c << 6) | d;
+    const bytes = [(val >> 16) & 0xff, (val >> 8) & 0xff, val & 0xff].slice(0, quantum.length - 1);
+    out.push(...bytes);
+    if (quantum.length < 4) return Buffer.from(out);
+  }
+}
+
+/** Go's path.Clean for a rooted path (continue.go guards the start key with it). */
+export function goPathClean(path: string): string {
+  if (path === '') return '.';
+  const rooted = path.startsWith('/');
+  const n = path.length;
+  let out = rooted ? '/' : '';
+  let r = rooted ? 1 : 0;
+  let dotdot = rooted ? 1 : 0;
+  while (r < n) {
+    if (path[r] === '/') {
+      r++;
+    } else if (path[r] === '.' && (r + 1 === n || path[r + 1] === '/')) {
+      r++;
+    } else if (path[r] === '.' && path[r + 1] === '.' && (r + 2 === n || path[r + 2] === '/')) {
+      r += 2;
+      if (out.length > dotdot) {
+        let w = out.length - 1;
+        while (w > dotdot && out[w] !== '/') w--;
+        out = out.slice(0, w);
+      } else if (!rooted) {
+        if (out.length > 0) out += '/';
+        out += '..';
+        dotdot = out.length;
+      }
+    } else {
+      if ((rooted && out.length !== 1) || (!rooted && out.length !== 0)) out += '/';
+      while (r < n && path[r] !== '/') out += path[r++] ?? '';
+    }
+  }
+  return out === '' ? '.' : out;
+}
+
+type JsonKind = 'string' | 'number' | 'bool' | 'array' | 'object';
+
+function kindOf(v: unknown): JsonKind | 'null' {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  return 'object';
+}
+
+interface ParsedToken {
+  v: string;
+  rv: bigint;
+  start: string;
+}
+
+/** The source text of every number member, per holder object (Go reports a bad int64 with its literal). */
+function parseWithNumberSources(text: string): { value: unknown; sources: WeakMap<object, Map<string, string>> } {
+  const sources = new WeakMap<object, Map<string, string>>();
+  const value: unknown = JSON.parse(text, function (this: unknown, key: string, v: unknown, context?: { source?: string }) {
+    if (typeof v === 'number' && context?.source !== undefined && typeof this === 'object' && this !== null) {
+      let m = sources.get(this);
+      if (m === undefined) sources.set(this, (m = new Map<string, string>()));
+      m.set(key, context.source);
+    }
+    return v;
+  });
+  return { value, sources };
+}
+
+const INT64_MIN = -(1n << 63n);
+const INT64_LIMIT = 1n << 63n;
+
+/** json.Unmarshal into continueToken: case-insensitive field match, last duplicate wins, first type error reported. */
+function unmarshalToken(data: Buffer): ParsedToken | ContinueTokenError {
+  const syntax = goJsonSyntaxError(data);
+  if (syntax !== undefined) return new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: ${syntax}`);
+  const { value: top, sources } = parseWithNumberSources(data.toString('utf8'));
+  const token: ParsedToken = { v: '', rv: 0n, start: '' };
+  const kind = kindOf(top);
+  if (kind === 'null') return token;
+  if (kind !== 'object' || typeof top !== 'object' || top === null) {
+    return new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal ${kind} into Go value of type storage.continueToken`);
+  }
+  let firstError: string | undefined;
+  const typeError = (kindText: string, field: string, goType: string): void => {
+    firstError ??= `json: cannot unmarshal ${kindText} into Go struct field continueToken.${field} of type ${goType}`;
+  };
+  for (const [key, member] of Object.entries(top)) {
+    const field = key.toLowerCase();
+    const k = kindOf(member);
+    if (k === 'null') continue;
+    if (field === 'v' || field === 'start') {
+      if (typeof member !== 'string') typeError(k, field, 'string');
+      else if (field === 'v') token.v = member;
+      else token.start = member;
+    } else if (field === 'rv') {
+      if (k !== 'number') {
+        typeError(k, 'rv', 'int64');
+        continue;
+      }
+      const literal = sources.get(top)?.get(key) ?? String(member);
+      const parsed = /^-?(0|[1-9][0-9]*)$/.test(literal) ? BigInt(literal) : undefined;
+      if (parsed === undefined || parsed < INT64_MIN || parsed >= INT64_LIMIT) typeError(`number ${literal}`, 'rv', 'int64');
+      else token.rv = parsed;
+    }
+  }
+  return firstError === undefined ? token : new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: ${firstError}`);
+}
+
+/**
+ * DecodeContinue: the key to list from (keyPrefix + the token's start key) and the token's
+ * resourceVersion. Throws ContinueTokenError with Go's message.
+ */
+export function decodeContinue(token: string, keyPrefix: string): DecodedContinue {
+  const data = goRawUrlBase64Decode(token);
+  if (data instanceof ContinueTokenError) throw new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: ${data.message}`);
+  const c = unmarshalToken(data);
+  if (c instanceof ContinueTokenError) throw c;
+  if (c.v !== CONTINUE_TOKEN_VERSION) throw new ContinueTokenError(`${ERR_UNRECOGNIZED_ENCODED_VERSION} ${c.v}`);
+  if (c.rv === 0n) throw new ContinueTokenError(ERR_INVALID_START_RV);
+  if (c.start === '') throw new ContinueTokenError(ERR_EMPTY_START_KEY);
+  // Guards against path traversal: the start key may not climb above keyPrefix.
+  const key = c.start.startsWith('/') ? c.start : `/${c.start}`;
+  const cleaned = goPathClean(key);
+  if (cleaned !== key) throw new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: ${c.start}`);
+  return { fromKey: keyPrefix + cleaned.slice(1), resourceVersion: Number(c.rv) };
+}
+
+/** EncodeContinue: the token that resumes a list at `key` (which must start with keyPrefix). */
+export function encodeContinue(key: string, keyPrefix: string, resourceVersion: number | bigint): string {
+  if (!key.startsWith(keyPrefix) || keyPrefix === '') {
+    // strings.TrimPrefix left the key unchanged.
+    throw new Error(`unable to encode next field: the key and key prefix do not match ${keyPrefix} ${key}`);
+  }
+  const json = goMarshal({ v: CONTINUE_TOKEN_VERSION, rv: Number(resourceVersion), start: key.slice(keyPrefix.length) });
+  return Buffer.from(json, 'utf8').toString('base64url');
+}
+
+/** The storage layer's 400 for a token DecodeContinue rejects (etcd3/store.go, cacher). */
+export function invalidContinueToken(err: ContinueTokenError): StatusError {
+  return badRequest(`invalid continue token: ${err.message}`);
+}

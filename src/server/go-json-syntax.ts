@@ -1,0 +1,164 @@
+/**
+ * Go's encoding/json syntax check (scanner.go, checkValid) reduced to its error messages: a
+ * client's bad continue token is answered with them verbatim, e.g. `invalid character '\u0081'
+ * looking for beginning of value` or `unexpected end of JSON input`.
+ */
+import { goQuote } from './go-strconv.ts';
+
+/** scanner.go quoteChar: the offending byte as Go prints it, `'x'`, `'\u0081'`. */
+export function goQuoteChar(byte: number): string {
+  if (byte === 0x27) return "'\\''";
+  if (byte === 0x22) return `'"'`;
+  // string(c) of a byte is the rune U+00XX.
+  return `'${goQuote(String.fromCharCode(byte)).slice(1, -1)}'`;
+}
+
+class SyntaxFailure extends Error {}
+
+/** Returns Go's syntax error message for `data`, or undefined when it is one valid JSON value. */
+export function goJsonSyntaxError(data: Uint8Array): string | undefined {
+  let i = 0;
+  const end = (): never => {
+    throw new SyntaxFailure('unexpected end of JSON input');
+  };
+  const bad = (context: string): never => {
+    throw new SyntaxFailure(`invalid character ${goQuoteChar(data[i] ?? 0)} ${context}`);
+  };
+  const peek = (): number | undefined => data[i];
+  const skipSpace = (): void => {
+    for (let c = peek(); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = peek()) i++;
+  };
+  const isDigit = (c: number | undefined): boolean => c !== undefined && c >= 0x30 && c <= 0x39;
+  const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+
+  const literal = (word: string): void => {
+    for (let k = 1; k < word.length; k++) {
+      i++;
+      const c = peek();
+      if (c === undefined) end();
+      if (c !== word.charCodeAt(k)) bad(`in literal ${word} (expecting '${word[k] ?? ''}')`);
+    }
+    i++;
+  };
+  const string = (): void => {
+    i++;
+    for (;;) {
+      const c = peek();
+      if (c === undefined) return end();
+      if (c === 0x22) {
+        i++;
+        return;
+      }
+      if (c < 0x20) bad('in string literal');
+      if (c === 0x5c) {
+        i++;
+        const e = peek();
+        if (e === undefined) return end();
+        if (e === 0x75) {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            const h = peek();
+            if (h === undefined) return end();
+            if (!isHex(h)) bad('in \\u hexadecimal character escape');
+          }
+        } else if (!'"\\/bfnrt'.includes(String.fromCharCode(e))) {
+          bad('in string escape code');
+        }
+      }
+      i++;
+    }
+  };
+  const number = (): void => {
+    if (peek() === 0x2d) {
+      i++;
+      if (peek() === undefined) end();
+      if (!isDigit(peek())) bad('in numeric literal');
+    }
+    if (peek() === 0x30) i++;
+    else while (isDigit(peek())) i++;
+    if (peek() === 0x2e) {
+      i++;
+      if (peek() === undefined) end();
+      if (!isDigit(peek())) bad('after decimal point in numeric literal');
+      while (isDigit(peek())) i++;
+    }
+    if (peek() === 0x65 || peek() === 0x45) {
+      i++;
+      if (peek() === 0x2b || peek() === 0x2d) i++;
+      if (peek() === undefined) end();
+      if (!isDigit(peek())) bad('in exponent of numeric literal');
+      while (isDigit(peek())) i++;
+    }
+  };
+  const value = (): void => {
+    skipSpace();
+    const c = peek();
+    if (c === undefined) end();
+    else if (c === 0x7b) object();
+    else if (c === 0x5b) array();
+    else if (c === 0x22) string();
+    else if (c === 0x2d || isDigit(c)) number();
+    else if (c === 0x74) literal('true');
+    else if (c === 0x66) literal('false');
+    else if (c === 0x6e) literal('null');
+    else bad('looking for beginning of value');
+  };
+  const object = (): void => {
+    i++;
+    skipSpace();
+    if (peek() === 0x7d) {
+      i++;
+      return;
+    }
+    for (;;) {
+      skipSpace();
+      if (peek() === undefined) end();
+      if (peek() !== 0x22) bad('looking for beginning of object key string');
+      string();
+      skipSpace();
+      if (peek() === undefined) end();
+      if (peek() !== 0x3a) bad('after object key');
+      i++;
+      value();
+      skipSpace();
+      const c = peek();
+      if (c === undefined) return end();
+      if (c === 0x7d) {
+        i++;
+        return;
+      }
+      if (c !== 0x2c) bad('after object key:value pair');
+      i++;
+    }
+  };
+  const array = (): void => {
+    i++;
+    skipSpace();
+    if (peek() === 0x5d) {
+      i++;
+      return;
+    }
+    for (;;) {
+      value();
+      skipSpace();
+      const c = peek();
+      if (c === undefined) return end();
+      if (c === 0x5d) {
+        i++;
+        return;
+      }
+      if (c !== 0x2c) bad('after array element');
+      i++;
+    }
+  };
+
+  try {
+    value();
+    skipSpace();
+    if (i < data.length) bad('after top-level value');
+    return undefined;
+  } catch (e) {
+    if (e instanceof SyntaxFailure) return e.message;
+    throw e;
+  }
+}

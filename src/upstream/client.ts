@@ -16,6 +16,15 @@ export interface UpstreamRequest {
   readonly signal?: AbortSignal;
 }
 
+export interface ForwardRequest {
+  readonly method: Dispatcher.HttpMethod;
+  readonly path: string;
+  /** Already stripped of hop-by-hop headers and of the client's own credentials. */
+  readonly headers: Record<string, string | string[]>;
+  readonly body?: NodeJS.ReadableStream | Buffer | undefined;
+  readonly signal?: AbortSignal;
+}
+
 export interface UpstreamResponse {
   readonly statusCode: number;
   readonly headers: IncomingHttpHeaders;
@@ -29,6 +38,11 @@ export interface UpstreamClient {
   request(request: UpstreamRequest): Promise<UpstreamResponse>;
   /** Sends a request and returns the response with its body as a stream (watches, large lists). */
   stream(request: UpstreamRequest): Promise<Dispatcher.ResponseData>;
+  /**
+   * Pass-through: sends the client's request as it is (headers and body untouched, streamed),
+   * adding only the proxy's own credentials.
+   */
+  forward(request: ForwardRequest): Promise<Dispatcher.ResponseData>;
   close(): Promise<void>;
 }
 
@@ -68,6 +82,21 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
       return { statusCode: res.statusCode, headers: res.headers, body };
     },
     stream: send,
+    async forward(req) {
+      const headers = { ...req.headers };
+      const authorization = await config.authorization();
+      if (authorization !== undefined) headers.authorization = authorization;
+      return pool.request({
+        origin: config.server.origin,
+        method: req.method,
+        path: `${basePath}${req.path}`,
+        headers,
+        body: req.body as Dispatcher.DispatchOptions['body'],
+        signal: req.signal,
+        // A watch or `logs -f` may stay quiet for long: no body timeout on a pass-through.
+        bodyTimeout: 0,
+      });
+    },
     close: () => pool.close(),
   };
 }

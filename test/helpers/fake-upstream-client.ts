@@ -47,6 +47,9 @@ export function newFakeUpstream(options: FakeUpstreamOptions = {}): FakeUpstream
       authorization: () => Promise.resolve(undefined),
       source: 'fake',
     },
+    forward() {
+      return Promise.reject(new Error('the fake upstream does not pass requests through'));
+    },
     request(request) {
       paths.push(request.path);
       const res = options.respond?.(request) ?? jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });

@@ -33,6 +33,7 @@ function stubClient(responses: ((req: UpstreamRequest) => Promise<UpstreamRespon
       return Promise.resolve(next(req));
     },
     stream: () => Promise.reject(new Error('not used')),
+    forward: () => Promise.reject(new Error('not used')),
     close: () => Promise.resolve(),
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * Pass-through: every request the cache does not answer goes to the apiserver unchanged, its
+ * body streamed up and the response streamed back (watches and `logs -f` included), with the
+ * proxy's own credentials in place of the client's, as `kubectl proxy` does.
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
+import { isConnectionError } from '../upstream/api-error.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { badGateway, serviceUnavailable } from './status.ts';
+
+/**
+ * Connection-specific fields, never forwarded by a proxy (RFC 9110 §7.6.1), plus the fields
+ * the connection header names. `host` is set for the upstream connection by undici.
+ */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'host',
+]);
+
+/** The client's headers as they go upstream: no hop-by-hop fields and no client credentials. */
+export function requestHeadersForUpstream(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  // The proxy talks to the apiserver as itself (sidecar mode): a client token must not be
+  // forwarded, nor impersonation headers that would let a local client act as someone else.
+  return forwardable(headers, (name) => name === 'authorization' || name.startsWith('impersonate-'));
+}
+
+/** The apiserver's response headers as they go to the client. */
+export function responseHeadersForClient(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  return forwardable(headers);
+}
+
+function forwardable(headers: IncomingHttpHeaders, drop: (name: string) => boolean = () => false): Record<string, string | string[]> {
+  const listed = new Set(
+    (headers.connection ?? '')
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter((token) => token !== ''),
+  );
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name) || drop(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A request carries a body when it says so (RFC 9112 §6.3): a length above 0 or a transfer coding. */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/** The Status answer when the apiserver cannot be reached: 503 when it refuses, 502 otherwise. */
+function upstreamFailure(res: ServerResponse, error: unknown): void {
+  const detail = error instanceof Error ? error.message : String(error);
+  const status = isConnectionError(error) ? serviceUnavailable(`error trying to reach service: ${detail}`) : badGateway(detail);
+  const body = status.body();
+  res.writeHead(status.status.code, { ...status.headers, 'content-type': 'application/json', 'content-length': body.length });
+  res.end(body);
+}
+
+export async function passThrough(client: UpstreamClient, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const abort = new AbortController();
+  // The client went away before the answer ended: stop the upstream request too.
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  let upstream: Dispatcher.ResponseData;
+  try {
+    upstream = await client.forward({
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: requestHeadersForUpstream(req.headers),
+      body: hasBody(req) ? req : undefined,
+      signal: abort.signal,
+    });
+  } catch (error) {
+    if (abort.signal.aborted) return;
+    upstreamFailure(res, error);
+    return;
+  }
+  res.writeHead(upstream.statusCode, responseHeadersForClient(upstream.headers));
+  // Watches and logs stream: send headers at once, then each chunk as it arrives.
+  res.flushHeaders();
+  try {
+    await pipeline(upstream.body, res);
+  } catch {
+    // Either side closed mid-stream: the other was closed by pipeline.
+  }
+}

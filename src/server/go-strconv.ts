@@ -4,30 +4,7 @@
  * APIObjectVersioner.ParseResourceVersion uses ParseUint).
  */
 
-const NOT_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/gu;
-const SHORT_ESCAPES: Readonly<Record<string, string>> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-};
-
-function escapeRune(ch: string): string {
-  const short = SHORT_ESCAPES[ch];
-  if (short !== undefined) return short;
-  const cp = ch.codePointAt(0) ?? 0;
-  if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, '0')}`;
-  if (cp < 0x10000) return `\\u${cp.toString(16).padStart(4, '0')}`;
-  return `\\U${cp.toString(16).padStart(8, '0')}`;
-}
-
-/** strconv.Quote (fmt's %q on a string): escapes quotes, backslashes and runes that are not printable. */
-export function goQuote(s: string): string {
-  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`).replace(NOT_PRINTABLE, escapeRune)}"`;
-}
+import { goQuote } from '../cache/go-format.ts';
 
 /** A *strconv.NumError: its message is what the apiserver sends. */
 export class GoNumError extends Error {

@@ -11,7 +11,7 @@
 import type { FieldError } from './field-error.ts';
 import { aggregateString } from './field-error.ts';
 import { goMarshal } from './go-json.ts';
-import { goQuote } from './go-strconv.ts';
+import { goQuote } from '../cache/go-format.ts';
 
 /** metav1.StatusCause; `reason` is its Go field `Type`. */
 export interface V1StatusCause {

@@ -7,7 +7,8 @@ import { CliError } from './cli-error.ts';
 const USAGE = `Usage: kube-cache-proxy <command>
 
 Commands:
-  start                          run the proxy (for now: the local control plane, in the foreground)
+  start                          run the proxy; with no cluster configured, in front of a local control plane
+  proxy                          run the proxy in front of the configured cluster (kubectl proxy's flags; --help)
   dev-cluster up|down|env|build  a real local control plane (etcd + kube-apiserver) on loopback
   leader-election                run one candidate of a leader election on a Lease, printing transitions`;
 
@@ -16,7 +17,9 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case undefined:
     case 'start':
-      return (await import('./start.ts')).startCommand();
+      return (await import('./start.ts')).startCommand(rest);
+    case 'proxy':
+      return (await import('./proxy-command.ts')).proxyCommand(rest);
     case 'dev-cluster':
       return (await import('./dev-cluster/command.ts')).devClusterCommand(rest);
     case 'leader-election':

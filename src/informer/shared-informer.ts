@@ -48,6 +48,12 @@ export interface SharedIndexInformer {
   /** Resolves once synced; rejects if the informer stops first or `signal` aborts. */
   waitForSync(signal?: AbortSignal): Promise<void>;
   lastSyncResourceVersion(): string;
+  /**
+   * The resourceVersion the indexer's contents are exactly the state of, or undefined while
+   * changes are still queued between the reflector and the indexer (or before the first sync).
+   * Read synchronously with the indexer: no await in between.
+   */
+  snapshotResourceVersion(): string | undefined;
 }
 
 export interface SharedIndexInformerOptions {
@@ -218,6 +224,14 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
 
   lastSyncResourceVersion(): string {
     return this.#reflector.lastSyncResourceVersion();
+  }
+
+  snapshotResourceVersion(): string | undefined {
+    // The reflector records an RV only after handing its change to the FIFO, synchronously; so
+    // with the FIFO empty, every change up to that RV is in the indexer and none after it.
+    if (!this.hasSynced() || this.#fifo.len() > 0) return undefined;
+    const rv = this.#reflector.lastSyncResourceVersion();
+    return rv === '' ? undefined : rv;
   }
 
   async #processLoop(): Promise<void> {

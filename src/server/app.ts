@@ -2,18 +2,26 @@
  * The proxy's HTTP server (Fastify). Requests are never parsed into objects here: bodies stream
  * through untouched, and what the cache answers is built from stored bytes.
  *
- * For now every request is passed through to the apiserver; cached GET/LIST/WATCH routes are
- * added in front of the pass-through as they land.
+ * Each request is offered to the cache first (cached-reads.ts); what it does not answer is
+ * passed through to the apiserver.
  */
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { CachedReads } from './cached-reads.ts';
 import { passThrough } from './pass-through.ts';
+import { installRequestFilter } from './request-filter.ts';
+import type { RequestFilterOptions } from './request-filter.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
   /** Fastify's logger option (pino): false to log nothing. */
   readonly logger?: boolean | { level: string };
+  /** kubectl proxy's request filter; none when undefined (tests that talk to the app directly). */
+  readonly filter?: RequestFilterOptions | undefined;
+  /** Reads answered from the informers' caches; none: everything is passed through. */
+  readonly cachedReads?: CachedReads | undefined;
 }
 
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
@@ -29,13 +37,22 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   app.addContentTypeParser('*', (_request, _payload, done) => {
     done(null);
   });
+  if (options.filter !== undefined) installRequestFilter(app, options.filter);
+  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const cached = options.cachedReads?.tryServe(req.method ?? 'GET', req.url ?? '/', req.headers.accept);
+    if (cached === undefined) return passThrough(options.client, req, res);
+    res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
+    for (const chunk of cached.body) res.write(chunk);
+    res.end();
+    return Promise.resolve();
+  };
   app.all('/*', (request, reply) => {
     reply.hijack();
-    return passThrough(options.client, request.raw, reply.raw);
+    return handle(request.raw, reply.raw);
   });
   app.all('/', (request, reply) => {
     reply.hijack();
-    return passThrough(options.client, request.raw, reply.raw);
+    return handle(request.raw, reply.raw);
   });
   return app;
 }

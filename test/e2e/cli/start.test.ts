@@ -1,6 +1,7 @@
 /**
- * `kube-cache-proxy start` (what `npm start` runs), as a person uses it: it stays in the
- * foreground with a working control plane, and Ctrl-C (SIGINT) stops everything it started.
+ * `kube-cache-proxy start` (what `npm start` runs), as a person uses it: with no cluster
+ * configured it brings up a control plane, serves the proxy in front of it in the foreground,
+ * and Ctrl-C (SIGINT) stops everything it started.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -9,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { request } from 'undici';
+import { cacheRoot } from '../../../src/cli/dev-cluster/build.ts';
 import { readState } from '../../../src/cli/dev-cluster/control-plane.ts';
 import { isRunning } from '../../../src/cli/dev-cluster/processes.ts';
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
@@ -17,10 +20,15 @@ import { eventually } from '../../helpers/eventually.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
 
-test('start: runs the local control plane in the foreground until SIGINT, then stops it', { timeout: 120_000 }, async (t) => {
-  const dir = join(mkdtempSync(join(tmpdir(), 'kcp-start-')), 'dev-cluster');
+test('start: with no cluster configured, proxies a local control plane until SIGINT, then stops both', { timeout: 120_000 }, async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'kcp-start-'));
+  const dir = join(root, 'dev-cluster');
+  // No cluster configured: an empty HOME (no ~/.kube/config), no $KUBECONFIG, not in a pod; the
+  // binaries' cache stays where it is.
+  const env: NodeJS.ProcessEnv = { ...process.env, KCP_DEV_CLUSTER_DIR: dir, KCP_PORT: '0', HOME: root, KCP_CACHE_DIR: cacheRoot() };
+  for (const name of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KCP_KUBECONFIG', 'KCP_UNIX_SOCKET']) env[name] = '';
   const child = spawn(process.execPath, [BIN, 'start'], {
-    env: { ...process.env, KCP_DEV_CLUSTER_DIR: dir },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => child.kill('SIGKILL'));
@@ -40,8 +48,17 @@ test('start: runs the local control plane in the foreground until SIGINT, then s
   await client.close();
   assert.equal(res.statusCode, 200);
 
+  const proxy = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
+  assert.ok(proxy !== undefined, output);
+  assert.match(output, new RegExp(`kubectl --server http://${proxy} get ns`));
+  assert.match(output, new RegExp(`curl http://${proxy}/api/v1/namespaces`));
+  const viaProxy = await request(`http://${proxy}/api/v1/namespaces/default`);
+  assert.equal(viaProxy.statusCode, 200);
+  assert.equal(((await viaProxy.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
+
   child.kill('SIGINT');
   assert.equal(await exited, 0);
   for (const p of state.processes) assert.ok(!isRunning(p), `${p.name} (pid ${p.pid}) stopped`);
+  assert.match(output, /proxy stopped/);
   assert.match(output, /stopped etcd, kube-apiserver, reaper/);
 });

@@ -1,0 +1,165 @@
+/**
+ * `kube-cache-proxy proxy [flags]`: the proxy in the foreground, like `kubectl proxy`
+ * (kubectl's pkg/cmd/proxy/proxy.go, RunProxy): it prints `Starting to serve on ADDRESS`, then
+ * serves until SIGTERM or SIGINT, when it stops accepting, lets in-flight requests finish for a
+ * bounded grace period, closes what is still open (long watches), and exits 0.
+ */
+import { lstatSync, unlinkSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { newProxyServer } from '../server/app.ts';
+import { loadUpstreamConfig } from '../upstream/config.ts';
+import type { UpstreamConfig } from '../upstream/config.ts';
+import { newUpstreamClient } from '../upstream/client.ts';
+import { CliError } from './cli-error.ts';
+import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
+import type { ProxyOptions } from './proxy-options.ts';
+
+export const PROXY_USAGE = `Usage: kube-cache-proxy proxy [options]
+
+Runs the caching proxy in front of the cluster's apiserver, in the foreground, until SIGTERM or
+SIGINT. Clients talk to it as to the apiserver: kubectl --server http://127.0.0.1:8001 get ns
+
+${PROXY_FLAGS_USAGE}`;
+
+/**
+ * How long in-flight requests get to finish after SIGTERM/SIGINT. Watches never finish on their
+ * own: they are closed after it, and their clients re-watch elsewhere from their last RV. Under
+ * the 30 s default terminationGracePeriodSeconds of a pod, so the exit is ours, not a SIGKILL.
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RunningProxy {
+  /** Where it serves: `127.0.0.1:8001`, `[::1]:8001` or a socket path (as kubectl prints it). */
+  readonly address: string;
+  /** A base URL for clients (`http://127.0.0.1:8001`); undefined on a Unix socket. */
+  readonly url: string | undefined;
+  readonly app: FastifyInstance;
+  /**
+   * Stops accepting, waits up to graceMs for in-flight requests, then closes the remaining
+   * connections and the upstream pool.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Loads the upstream from the options' kubeconfig/context, with an error that says what to do. */
+export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'context'>): Promise<UpstreamConfig> {
+  try {
+    return await loadUpstreamConfig({ kubeconfig: options.kubeconfig, context: options.context });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      `cannot load the cluster's configuration (${options.kubeconfig ?? 'default kubeconfig'}${options.context === undefined ? '' : `, context ${options.context}`}): ${detail}`,
+      'Pass --kubeconfig FILE (and --context NAME), set $KUBECONFIG, or run in a pod with a service account.',
+    );
+  }
+}
+
+/** Starts the server on the options' address, port or socket. */
+export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
+  const client = newUpstreamClient(upstream);
+  const app = newProxyServer({ client, logger: { level: options.logLevel }, filter: options.filter });
+  try {
+    if (options.unixSocket === undefined) {
+      await app.listen({ host: options.address, port: options.port });
+    } else {
+      await listenUnix(app, options.unixSocket);
+    }
+  } catch (error) {
+    await app.close();
+    await client.close();
+    const where = options.unixSocket ?? `${options.address}:${options.port}`;
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(`cannot serve on ${where}: ${detail}`, 'Pick another --port (0 picks a free one), --address or --unix-socket.');
+  }
+  if (options.resources.length > 0) {
+    app.log.warn({ resources: options.resources }, 'caching is not wired yet: every request is passed through');
+  }
+  const info = app.server.address();
+  const address = typeof info === 'string' ? info : formatAddress(info);
+  app.log.info({ upstream: upstream.server.origin, source: upstream.source }, 'proxying to the apiserver');
+
+  let stopping: Promise<void> | undefined;
+  const stop = async (graceMs: number): Promise<void> => {
+    // Fastify's close stops accepting, closes idle keep-alive sockets and waits for requests.
+    const closed = app.close();
+    const timer = setTimeout(() => {
+      app.log.info({ graceMs }, 'grace period over: closing the remaining connections');
+      app.server.closeAllConnections();
+    }, graceMs);
+    try {
+      await closed;
+    } finally {
+      clearTimeout(timer);
+    }
+    await client.close();
+  };
+  return {
+    address,
+    url: typeof info === 'string' ? undefined : `http://${address}`,
+    app,
+    stop(graceMs = SHUTDOWN_GRACE_MS) {
+      stopping ??= stop(graceMs);
+      return stopping;
+    },
+  };
+}
+
+/** Go's net.Addr String(): `host:port`, IPv6 in brackets. */
+function formatAddress(info: AddressInfo | null): string {
+  if (info === null) return '';
+  return info.family === 'IPv6' ? `[${info.address}]:${info.port}` : `${info.address}:${info.port}`;
+}
+
+/**
+ * ListenUnix (kubectl's pkg/proxy/proxy_server.go): removes a socket left at the path (stale or
+ * not) but never another kind of file, and creates the socket accessible to its user only.
+ */
+async function listenUnix(app: FastifyInstance, path: string): Promise<void> {
+  try {
+    if (lstatSync(path).isSocket()) unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await app.ready();
+  const old = process.umask(0o077);
+  try {
+    await app.listen({ path });
+  } finally {
+    process.umask(old);
+  }
+}
+
+/**
+ * Resolves at the first SIGTERM or SIGINT. The handlers are once-only: a second signal during
+ * shutdown gets the default action and ends the process at once.
+ */
+export function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    // Signal listeners keep no handle open: this timer keeps the process alive until a signal.
+    const keepAlive = setInterval(() => undefined, 1 << 30);
+    const onSignal = (signal: NodeJS.Signals): void => {
+      clearInterval(keepAlive);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+export async function proxyCommand(argv: readonly string[]): Promise<number> {
+  const options = parseProxyOptions(argv);
+  if (options.help) {
+    console.log(PROXY_USAGE);
+    return 0;
+  }
+  const proxy = await startProxy(options, await loadUpstream(options));
+  // kubectl proxy's line (RunProxy), so scripts that read the chosen port (--port 0) keep working.
+  console.log(`Starting to serve on ${proxy.address}`);
+  const signal = await waitForSignal();
+  proxy.app.log.info({ signal }, 'shutting down');
+  await proxy.stop();
+  return 0;
+}

@@ -1,0 +1,194 @@
+/**
+ * The proxy's flags, with kubectl proxy's names and defaults (kubectl's pkg/cmd/proxy/proxy.go,
+ * NewProxyOptions / NewCmdProxy) plus the cache's own. Every flag can also be given as an
+ * environment variable `KCP_<FLAG_IN_UPPER_SNAKE>` (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`); a
+ * flag wins over its variable, and a variable set to the empty string counts as unset.
+ */
+import { parseArgs } from 'node:util';
+import type { RequestFilterOptions } from '../server/request-filter.ts';
+import {
+  DEFAULT_ACCEPT_HOSTS,
+  DEFAULT_ACCEPT_PATHS,
+  DEFAULT_REJECT_METHODS,
+  DEFAULT_REJECT_PATHS,
+  RegexpSyntaxError,
+  makeRegexpArray,
+} from '../server/request-filter.ts';
+import { CliError } from './cli-error.ts';
+
+/** defaultPort (kubectl's cmd/proxy/proxy.go). */
+export const DEFAULT_PORT = 8001;
+/** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
+export const DEFAULT_ADDRESS = '127.0.0.1';
+export const DEFAULT_LOG_LEVEL = 'info';
+
+/** pino's levels, as Fastify's logger takes them. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface ProxyOptions {
+  /** A kubeconfig file; undefined: $KUBECONFIG, ~/.kube/config, then in-cluster. */
+  readonly kubeconfig: string | undefined;
+  /** A context of the kubeconfig; undefined: its current-context. */
+  readonly context: string | undefined;
+  readonly address: string;
+  /** 0: the system picks a free port. */
+  readonly port: number;
+  /** A Unix socket to serve on instead of address:port. */
+  readonly unixSocket: string | undefined;
+  readonly filter: RequestFilterOptions;
+  /** Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`. */
+  readonly resources: readonly string[];
+  /** Cache only this namespace; undefined: all namespaces. */
+  readonly namespace: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly help: boolean;
+}
+
+export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):
+  --kubeconfig FILE        the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
+  --context NAME           a context of the kubeconfig (default: its current-context)
+  --address IP             the IP address to serve on (default: ${DEFAULT_ADDRESS})
+  -p, --port PORT          the port to serve on; 0 picks a free port (default: ${DEFAULT_PORT})
+  -u, --unix-socket PATH   serve on a Unix socket instead of address:port
+  --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS})
+  --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})
+  --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS})
+  --reject-methods RE,...  regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)
+  --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: none)
+  --namespace NAME         cache only this namespace (default: all)
+  --log-level LEVEL        ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})
+  -h, --help               print this help`;
+
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  address: { type: 'string' },
+  port: { type: 'string', short: 'p' },
+  'unix-socket': { type: 'string', short: 'u' },
+  'accept-hosts': { type: 'string' },
+  'accept-paths': { type: 'string' },
+  'reject-paths': { type: 'string' },
+  'reject-methods': { type: 'string' },
+  resources: { type: 'string' },
+  namespace: { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type ValueFlag = Exclude<keyof typeof OPTIONS, 'help'>;
+
+/** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
+export function envName(flag: string): string {
+  return `KCP_${flag.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
+interface Setting {
+  readonly value: string;
+  readonly from: string;
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A resource (plural, lower case) and an optional API group, both DNS-1123 names. */
+const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ProxyOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true });
+  } catch (error) {
+    if (error instanceof TypeError) throw new CliError(error.message, 'See kube-cache-proxy proxy --help.');
+    throw error;
+  }
+  const { values } = parsed;
+  const setting = (flag: ValueFlag): Setting | undefined => {
+    const fromFlag = values[flag];
+    if (fromFlag !== undefined) return { value: fromFlag, from: `--${flag} ${JSON.stringify(fromFlag)}` };
+    const name = envName(flag);
+    const fromEnv = env[name];
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, from: `${name}=${JSON.stringify(fromEnv)}` };
+    return undefined;
+  };
+
+  const port = parsePort(setting('port'));
+  const unixSocket = setting('unix-socket')?.value;
+  // Validate (kubectl's cmd/proxy/proxy.go): only a port other than the default conflicts.
+  if (unixSocket !== undefined && port !== DEFAULT_PORT) {
+    throw new CliError('cannot set --unix-socket and --port at the same time', 'Drop one of them (or KCP_UNIX_SOCKET / KCP_PORT).');
+  }
+  const address = setting('address');
+  if (address?.value.trim() === '')
+    throw new CliError(`${address.from}: the address must not be blank`, `Use e.g. --address ${DEFAULT_ADDRESS}.`);
+
+  const namespace = setting('namespace');
+  if (namespace !== undefined && !DNS1123_LABEL.test(namespace.value)) {
+    throw new CliError(
+      `${namespace.from}: not a valid namespace name`,
+      'A namespace is a DNS-1123 label: lower case letters, digits and -.',
+    );
+  }
+
+  return {
+    kubeconfig: setting('kubeconfig')?.value,
+    context: setting('context')?.value,
+    address: address?.value ?? DEFAULT_ADDRESS,
+    port,
+    unixSocket,
+    filter: {
+      acceptHosts: regexps(setting('accept-hosts'), DEFAULT_ACCEPT_HOSTS),
+      acceptPaths: regexps(setting('accept-paths'), DEFAULT_ACCEPT_PATHS),
+      rejectPaths: regexps(setting('reject-paths'), DEFAULT_REJECT_PATHS),
+      rejectMethods: regexps(setting('reject-methods'), DEFAULT_REJECT_METHODS),
+    },
+    resources: parseResources(setting('resources')),
+    namespace: namespace?.value,
+    logLevel: parseLogLevel(setting('log-level')),
+    help: values.help === true,
+  };
+}
+
+function parsePort(s: Setting | undefined): number {
+  if (s === undefined) return DEFAULT_PORT;
+  const port = /^\d{1,5}$/.test(s.value) ? Number(s.value) : NaN;
+  if (!(port >= 0 && port <= 65535)) {
+    throw new CliError(`${s.from}: the port must be a number from 0 to 65535`, 'Use 0 to let the system pick a free port.');
+  }
+  return port;
+}
+
+function regexps(s: Setting | undefined, fallback: string): RegExp[] {
+  if (s === undefined) return makeRegexpArray(fallback);
+  try {
+    return makeRegexpArray(s.value);
+  } catch (error) {
+    if (!(error instanceof RegexpSyntaxError)) throw error;
+    throw new CliError(
+      `${s.from}: ${error.message}`,
+      'Give a comma-separated list of regular expressions (commas split it: none may appear inside one).',
+    );
+  }
+}
+
+function parseResources(s: Setting | undefined): string[] {
+  if (s === undefined) return [];
+  const resources = s.value
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
+  const bad = resources.filter((r) => !RESOURCE.test(r));
+  if (bad.length > 0) {
+    throw new CliError(
+      `${s.from}: not a resource: ${bad.join(', ')}`,
+      'List plural resource names, lower case, with the API group for non-core ones: configmaps,pods,deployments.apps',
+    );
+  }
+  return [...new Set(resources)];
+}
+
+function parseLogLevel(s: Setting | undefined): LogLevel {
+  if (s === undefined) return DEFAULT_LOG_LEVEL;
+  const level = LOG_LEVELS.find((l) => l === s.value);
+  if (level === undefined) throw new CliError(`${s.from}: unknown log level`, `Use one of: ${LOG_LEVELS.join(', ')}.`);
+  return level;
+}

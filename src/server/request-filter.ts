@@ -1,0 +1,223 @@
+/**
+ * kubectl proxy's request filter (staging/src/k8s.io/kubectl/pkg/proxy/proxy_server.go,
+ * `FilterServer`): a request reaches the apiserver only when its path and Host are accepted and
+ * neither its path nor its method is rejected. The Host check is what protects a loopback proxy
+ * holding cluster credentials against DNS rebinding: a page on evil.example whose name now
+ * resolves to 127.0.0.1 still sends `Host: evil.example`.
+ *
+ * Before the filter, the path is cleaned as Go's http.ServeMux (which kubectl proxy mounts the
+ * filter under) does: `//api/...`, `/a/../b` and `/./` get a 301 to the clean path, so a reject
+ * pattern such as `^/api/.*\/pods/.*\/exec` cannot be side-stepped by spelling the path oddly.
+ */
+import { posix } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** DefaultHostAcceptRE (proxy_server.go). */
+export const DEFAULT_ACCEPT_HOSTS = '^localhost$,^127\\.0\\.0\\.1$,^\\[::1\\]$';
+/** DefaultPathAcceptRE (proxy_server.go). */
+export const DEFAULT_ACCEPT_PATHS = '^.*';
+/** DefaultPathRejectRE (proxy_server.go). */
+export const DEFAULT_REJECT_PATHS = '^/api/.*/pods/.*/exec,^/api/.*/pods/.*/attach';
+/** DefaultMethodRejectRE (proxy_server.go): matches no method. */
+export const DEFAULT_REJECT_METHODS = '^$';
+
+export interface RequestFilterOptions {
+  /** Hosts are required to match one of these (the Host header without its port). */
+  readonly acceptHosts: readonly RegExp[];
+  /** Only paths that match one of these are accepted. */
+  readonly acceptPaths: readonly RegExp[];
+  /** Paths that match one of these are rejected, even if accepted above. */
+  readonly rejectPaths: readonly RegExp[];
+  /** Methods that match one of these are rejected. */
+  readonly rejectMethods: readonly RegExp[];
+}
+
+/** Thrown by makeRegexpArray for a pattern JavaScript cannot compile. */
+export class RegexpSyntaxError extends Error {
+  readonly pattern: string;
+
+  constructor(pattern: string, cause: unknown) {
+    super(`invalid regular expression ${JSON.stringify(pattern)}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'RegexpSyntaxError';
+    this.pattern = pattern;
+  }
+}
+
+/**
+ * MakeRegexpArray (proxy_server.go): splits a comma-separated list of regexps; "" is the empty
+ * list (which matches nothing). Go's RE2 syntax is mostly JavaScript's; a leading flag group
+ * `(?i)`, `(?s)`, `(?m)` (or a combination) becomes the JavaScript flag.
+ */
+export function makeRegexpArray(str: string): RegExp[] {
+  if (str === '') return [];
+  return str.split(',').map(compileGoRegexp);
+}
+
+function compileGoRegexp(pattern: string): RegExp {
+  const flagGroup = /^\(\?([ism]+)\)/.exec(pattern);
+  const source = flagGroup === null ? pattern : pattern.slice(flagGroup[0].length);
+  const flags = flagGroup?.[1] === undefined ? '' : [...new Set(flagGroup[1])].join('');
+  try {
+    return new RegExp(source, flags);
+  } catch (error) {
+    throw new RegexpSyntaxError(pattern, error);
+  }
+}
+
+/** The filter with kubectl proxy's defaults (NewProxyOptions in kubectl's cmd/proxy/proxy.go). */
+export function defaultRequestFilterOptions(): RequestFilterOptions {
+  return {
+    acceptHosts: makeRegexpArray(DEFAULT_ACCEPT_HOSTS),
+    acceptPaths: makeRegexpArray(DEFAULT_ACCEPT_PATHS),
+    rejectPaths: makeRegexpArray(DEFAULT_REJECT_PATHS),
+    rejectMethods: makeRegexpArray(DEFAULT_REJECT_METHODS),
+  };
+}
+
+/** matchesRegexp (proxy_server.go): Go's MatchString finds a match anywhere, as RegExp.test does. */
+function matchesRegexp(str: string, regexps: readonly RegExp[]): boolean {
+  return regexps.some((re) => {
+    // A caller's /g or /y regexp keeps lastIndex between calls: test from the start every time.
+    re.lastIndex = 0;
+    return re.test(str);
+  });
+}
+
+/** FilterServer.accept (proxy_server.go), same order: reject paths, reject methods, then accept. */
+export function accept(options: RequestFilterOptions, method: string, path: string, host: string): boolean {
+  if (matchesRegexp(path, options.rejectPaths)) return false;
+  if (matchesRegexp(method, options.rejectMethods)) return false;
+  return matchesRegexp(path, options.acceptPaths) && matchesRegexp(host, options.acceptHosts);
+}
+
+/**
+ * extractHost (proxy_server.go): the host of a Host header value like "localhost:8080", by Go's
+ * net.SplitHostPort; a value it cannot split (no port, say) is used whole. So `[::1]` stays
+ * `[::1]` (and matches the default `^\[::1\]$`), while `[::1]:8001` becomes `::1`, which the
+ * defaults do not accept: kubectl proxy's behaviour, kept.
+ */
+export function extractHost(header: string): string {
+  return splitHostPort(header) ?? header;
+}
+
+/** net.SplitHostPort's host, or undefined where Go returns an error. */
+function splitHostPort(hostport: string): string | undefined {
+  const i = hostport.lastIndexOf(':');
+  if (i < 0) return undefined; // missing port
+  let host: string;
+  let j = 0;
+  let k = 0;
+  if (hostport.startsWith('[')) {
+    const end = hostport.indexOf(']');
+    if (end < 0) return undefined; // missing ']'
+    if (end + 1 !== i) return undefined; // missing port, or too many colons
+    host = hostport.slice(1, end);
+    j = 1;
+    k = end + 1;
+  } else {
+    host = hostport.slice(0, i);
+    if (host.includes(':')) return undefined; // too many colons
+  }
+  if (hostport.indexOf('[', j) >= 0) return undefined; // unexpected '['
+  if (hostport.indexOf(']', k) >= 0) return undefined; // unexpected ']'
+  return host;
+}
+
+/**
+ * cleanPath (Go's net/http/server.go, used by ServeMux): "/" for "", a leading slash added,
+ * `.`/`..`/`//` resolved by path.Clean, a trailing slash kept.
+ */
+export function cleanPath(p: string): string {
+  if (p === '') return '/';
+  // posix.normalize is path.Clean that keeps a trailing slash, as cleanPath puts it back.
+  return posix.normalize(p.startsWith('/') ? p : `/${p}`);
+}
+
+/**
+ * The path as Go's url.URL.Path has it: percent-escapes decoded (to UTF-8, invalid bytes as
+ * U+FFFD); undefined for a malformed escape, which Go's server answers with 400.
+ */
+export function unescapePath(raw: string): string | undefined {
+  if (!raw.includes('%')) return raw;
+  if (/%(?![0-9A-Fa-f]{2})/.test(raw)) return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === '%') {
+      bytes.push(Number.parseInt(raw.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(raw[i] ?? '', 'latin1'));
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** url.URL{Path: p}.String() for a redirect: characters that cannot stand in a path escaped. */
+function escapePath(p: string): string {
+  return encodeURI(p).replace(/[?#]/g, (c) => encodeURIComponent(c));
+}
+
+interface Target {
+  readonly path: string | undefined;
+  readonly rawQuery: string | undefined;
+  readonly host: string;
+}
+
+/**
+ * Path, query and host as Go's server reads them: from the request line, and for an
+ * absolute-form target (`GET http://h/p`) the host is the URL's, else the Host header's.
+ */
+function target(request: FastifyRequest): Target {
+  const url = request.raw.url ?? '/';
+  const header = request.headers.host ?? '';
+  if (!url.startsWith('/')) {
+    try {
+      const parsed = new URL(url);
+      return { path: unescapePath(parsed.pathname), rawQuery: parsed.search.slice(1) || undefined, host: parsed.host || header };
+    } catch {
+      return { path: undefined, rawQuery: undefined, host: header };
+    }
+  }
+  const q = url.indexOf('?');
+  return {
+    path: unescapePath(q < 0 ? url : url.slice(0, q)),
+    rawQuery: q < 0 ? undefined : url.slice(q + 1),
+    host: header,
+  };
+}
+
+/** http.Error (Go's net/http/server.go): text/plain, nosniff, the text and a newline. */
+function httpError(reply: FastifyReply, code: number, text: string): FastifyReply {
+  return reply.code(code).header('content-type', 'text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(`${text}\n`);
+}
+
+/** http.Redirect with 301 (Go's net/http/server.go), as ServeMux answers an unclean path. */
+function redirect(reply: FastifyReply, method: string, location: string): FastifyReply {
+  reply.code(301).header('location', location);
+  if (method !== 'GET' && method !== 'HEAD') return reply.send();
+  reply.header('content-type', 'text/html; charset=utf-8');
+  const escaped = location.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return reply.send(method === 'GET' ? `<a href="${escaped}">Moved Permanently</a>.\n\n` : '');
+}
+
+/**
+ * Installs the filter as an `onRequest` hook: a rejected request gets what kubectl proxy answers,
+ * `403` with the plain-text body `Forbidden\n` (FilterServer.ServeHTTP: `http.Error(rw,
+ * http.StatusText(http.StatusForbidden), http.StatusForbidden)`), and never reaches a route.
+ */
+export function installRequestFilter(app: FastifyInstance, options: RequestFilterOptions): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const method = request.raw.method ?? '';
+    const { path, rawQuery, host: hostHeader } = target(request);
+    if (path === undefined) return httpError(reply, 400, 'Bad Request');
+    const clean = cleanPath(path);
+    if (clean !== path) return redirect(reply, method, rawQuery === undefined ? escapePath(clean) : `${escapePath(clean)}?${rawQuery}`);
+    const host = extractHost(hostHeader);
+    if (accept(options, method, path, host)) {
+      request.log.debug({ method, path, host }, 'Filter accepting');
+      return undefined;
+    }
+    request.log.info({ method, path, host }, 'Filter rejecting');
+    return httpError(reply, 403, 'Forbidden');
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * `kube-cache-proxy proxy` as a sidecar runs it: a child process that prints where it serves,
+ * answers through the apiserver, and exits 0 on SIGTERM.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { eventually } from '../../helpers/eventually.ts';
+import { testControlPlane } from '../../helpers/control-plane.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
+
+test(
+  'proxy: serves the --kubeconfig cluster on --port 0; SIGTERM closes a watch after the grace period and exits 0',
+  { timeout: 60_000 },
+  async (t) => {
+    const cp = await testControlPlane();
+    const child = spawn(process.execPath, [BIN, 'proxy', '--kubeconfig', cp.kubeconfig, '--port', '0', '--log-level', 'warn'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => child.kill('SIGKILL'));
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+
+    await eventually('the serving line', () => /Starting to serve on \S+/.test(output), 30_000);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(address !== undefined, output);
+
+    const res = await request(`http://${address}/api/v1/namespaces/default`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(((await res.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
+
+    // A watch never ends on its own: shutdown closes it after the grace period (SHUTDOWN_GRACE_MS).
+    const watch = await request(`http://${address}/api/v1/namespaces?watch=1`);
+    assert.equal(watch.statusCode, 200);
+    const watchEnded = watch.body.dump().then(
+      () => 'ended',
+      () => 'closed',
+    );
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output);
+    assert.ok(['ended', 'closed'].includes(await watchEnded));
+  },
+);
+
+test('proxy: a bad flag is a one-line error and exit 1', { timeout: 30_000 }, async () => {
+  const child = spawn(process.execPath, [BIN, 'proxy', '--port', '99999'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 1);
+  assert.match(stderr, /--port "99999": the port must be a number from 0 to 65535/);
+});

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CliError } from '../../../src/cli/cli-error.ts';
+import { envName, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { configuredCluster } from '../../../src/cli/start.ts';
+
+const sources = (res: readonly RegExp[]): string[] => res.map((re) => re.source);
+
+test('proxy options: kubectl proxy defaults', () => {
+  const o = parseProxyOptions([], {});
+  assert.equal(o.address, '127.0.0.1');
+  assert.equal(o.port, 8001);
+  assert.equal(o.unixSocket, undefined);
+  assert.equal(o.kubeconfig, undefined);
+  assert.deepEqual(sources(o.filter.acceptHosts), ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$']);
+  assert.deepEqual(sources(o.filter.acceptPaths), ['^.*']);
+  assert.deepEqual(sources(o.filter.rejectPaths), ['^\\/api\\/.*\\/pods\\/.*\\/exec', '^\\/api\\/.*\\/pods\\/.*\\/attach']);
+  assert.deepEqual(sources(o.filter.rejectMethods), ['^$']);
+  assert.deepEqual(o.resources, []);
+  assert.equal(o.logLevel, 'info');
+});
+
+test('proxy options: each flag has a KCP_ env variable; the flag wins; an empty variable is unset', () => {
+  assert.equal(envName('accept-hosts'), 'KCP_ACCEPT_HOSTS');
+  const env = { KCP_PORT: '9000', KCP_ADDRESS: '0.0.0.0', KCP_RESOURCES: 'pods, deployments.apps,pods', KCP_LOG_LEVEL: '' };
+  const fromEnv = parseProxyOptions([], env);
+  assert.equal(fromEnv.port, 9000);
+  assert.equal(fromEnv.address, '0.0.0.0');
+  assert.deepEqual(fromEnv.resources, ['pods', 'deployments.apps']);
+  assert.equal(fromEnv.logLevel, 'info');
+  const flags = parseProxyOptions(['--port=0', '--kubeconfig', '/k', '--context', 'c', '--namespace', 'ns-1', '--log-level', 'debug'], env);
+  assert.equal(flags.port, 0);
+  assert.deepEqual([flags.kubeconfig, flags.context, flags.namespace, flags.logLevel], ['/k', 'c', 'ns-1', 'debug']);
+  assert.deepEqual(sources(parseProxyOptions(['--reject-methods', 'POST,PUT'], {}).filter.rejectMethods), ['POST', 'PUT']);
+  assert.deepEqual(parseProxyOptions(['--accept-paths='], {}).filter.acceptPaths, [], 'an explicit empty flag is the empty list');
+  assert.equal(parseProxyOptions(['-p', '8080'], {}).port, 8080);
+});
+
+test('proxy options: bad values are CliErrors that say where the value came from', () => {
+  const fails = (argv: string[], env: NodeJS.ProcessEnv, message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, env),
+      (error: unknown) => error instanceof CliError && message.test(error.message) && error.hint !== undefined,
+    );
+  };
+  fails(['--port', '70000'], {}, /--port "70000": the port must be a number from 0 to 65535/);
+  fails([], { KCP_PORT: 'x' }, /KCP_PORT="x"/);
+  fails(['--port', '-1'], {}, /./);
+  fails(['--accept-hosts', '^ok$,(bad'], {}, /--accept-hosts .*invalid regular expression "\(bad"/);
+  fails(['--resources', 'pods,Deployments'], {}, /not a resource: Deployments/);
+  fails(['--namespace', 'Bad_NS'], {}, /not a valid namespace name/);
+  fails(['--log-level', 'loud'], {}, /unknown log level/);
+  fails(['--unix-socket', '/tmp/s', '--port', '9'], {}, /cannot set --unix-socket and --port at the same time/);
+  fails(['--nope'], {}, /nope/);
+  fails(['extra'], {}, /extra/);
+  assert.equal(parseProxyOptions(['--unix-socket', '/tmp/s'], {}).unixSocket, '/tmp/s', 'the default port does not conflict');
+});
+
+test('start: a cluster is configured by --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster env', () => {
+  const none = (): boolean => false;
+  assert.equal(configuredCluster({ kubeconfig: undefined }, {}, '/home/u', none), undefined);
+  assert.equal(configuredCluster({ kubeconfig: '/k' }, {}, '/home/u', none), '/k');
+  assert.match(configuredCluster({ kubeconfig: undefined }, { KUBECONFIG: '/e' }, '/home/u', none) ?? '', /\/e/);
+  assert.equal(
+    configuredCluster({ kubeconfig: undefined }, {}, '/home/u', (p) => p === '/home/u/.kube/config'),
+    '/home/u/.kube/config',
+  );
+  const token = (p: string): boolean => p.endsWith('serviceaccount/token');
+  assert.equal(configuredCluster({ kubeconfig: undefined }, {}, '/home/u', token), undefined, 'a token without the service env');
+  assert.match(configuredCluster({ kubeconfig: undefined }, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/home/u', token) ?? '', /in-cluster/);
+});

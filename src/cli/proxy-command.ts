@@ -11,6 +11,14 @@ import { newProxyServer } from '../server/app.ts';
 import { loadUpstreamConfig } from '../upstream/config.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { newDiscovery } from '../upstream/discovery.ts';
+import { newSharedInformerFactory } from '../informer/factory.ts';
+import type { SharedInformerFactory } from '../informer/factory.ts';
+import { newCachedReads } from '../server/cached-reads.ts';
+import type { CachedReads } from '../server/cached-reads.ts';
+import { resolveCachedResources } from '../server/cached-resources.ts';
+import type { ResolvedResources } from '../server/cached-resources.ts';
 import { CliError } from './cli-error.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
 import type { ProxyOptions } from './proxy-options.ts';
@@ -58,7 +66,9 @@ export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'c
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   const client = newUpstreamClient(upstream);
-  const app = newProxyServer({ client, logger: { level: options.logLevel }, filter: options.filter });
+  const factory = newSharedInformerFactory({ client });
+  const cachedReads = await resolveCaches(options, client, factory);
+  const app = newProxyServer({ client, logger: { level: options.logLevel }, filter: options.filter, cachedReads: cachedReads.reads });
   try {
     if (options.unixSocket === undefined) {
       await app.listen({ host: options.address, port: options.port });
@@ -72,8 +82,17 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     const detail = error instanceof Error ? error.message : String(error);
     throw new CliError(`cannot serve on ${where}: ${detail}`, 'Pick another --port (0 picks a free one), --address or --unix-socket.');
   }
-  if (options.resources.length > 0) {
-    app.log.warn({ resources: options.resources }, 'caching is not wired yet: every request is passed through');
+  for (const { name, reason } of cachedReads.skipped)
+    app.log.warn({ resource: name }, `not cached: ${reason}; its reads are passed through`);
+  if (cachedReads.reads !== undefined) {
+    const reads = cachedReads.reads;
+    reads.start();
+    void factory.waitForCacheSync().then(
+      () => {
+        app.log.info({ resources: cachedReads.cached }, 'caches synced');
+      },
+      () => undefined,
+    );
   }
   const info = app.server.address();
   const address = typeof info === 'string' ? info : formatAddress(info);
@@ -92,6 +111,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     } finally {
       clearTimeout(timer);
     }
+    await factory.shutdown();
     await client.close();
   };
   return {
@@ -103,6 +123,28 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       return stopping;
     },
   };
+}
+
+/** The caches for --resources, resolved through discovery; none when no resource is named. */
+async function resolveCaches(
+  options: ProxyOptions,
+  client: UpstreamClient,
+  factory: SharedInformerFactory,
+): Promise<{ reads: CachedReads | undefined; cached: string[]; skipped: ResolvedResources['skipped'] }> {
+  if (options.resources.length === 0) return { reads: undefined, cached: [], skipped: [] };
+  const discovery = newDiscovery(client);
+  try {
+    await discovery.refresh();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      `cannot read the apiserver's discovery to resolve --resources: ${detail}`,
+      'Check that the apiserver is reachable with this kubeconfig.',
+    );
+  }
+  const { specs, skipped } = resolveCachedResources(discovery, options.resources);
+  const cached = specs.map((s) => (s.group === '' ? s.resource : `${s.resource}.${s.group}`));
+  return { reads: specs.length === 0 ? undefined : newCachedReads(factory, specs), cached, skipped };
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

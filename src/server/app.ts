@@ -6,7 +6,7 @@
  * passed through to the apiserver.
  */
 import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads } from './cached-reads.ts';
@@ -38,9 +38,10 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     done(null);
   });
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
-  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     const cached = options.cachedReads?.tryServe(req.method ?? 'GET', req.url ?? '/', req.headers.accept);
     if (cached === undefined) return passThrough(options.client, req, res);
+    log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
     for (const chunk of cached.body) res.write(chunk);
     res.end();
@@ -48,11 +49,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   };
   app.all('/*', (request, reply) => {
     reply.hijack();
-    return handle(request.raw, reply.raw);
+    return handle(request.raw, reply.raw, request.log);
   });
   app.all('/', (request, reply) => {
     reply.hijack();
-    return handle(request.raw, reply.raw);
+    return handle(request.raw, reply.raw, request.log);
   });
   return app;
 }

@@ -55,3 +55,43 @@ test('proxy: a bad flag is a one-line error and exit 1', { timeout: 30_000 }, as
   assert.equal(code, 1);
   assert.match(stderr, /--port "99999": the port must be a number from 0 to 65535/);
 });
+
+test('proxy: --resources caches built-in types resolved by discovery, skips the rest with a reason', { timeout: 60_000 }, async () => {
+  const cp = await testControlPlane();
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--kubeconfig',
+      cp.kubeconfig,
+      '--port',
+      '0',
+      '--log-level',
+      'debug',
+      '--resources',
+      'configmaps,leases.coordination.k8s.io,nosuchthings,selfsubjectreviews.authentication.k8s.io',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    await eventually('the caches to sync', () => output.includes('caches synced'), 30_000);
+    assert.match(output, /"resources":\["configmaps","leases.coordination.k8s.io"\]/);
+    assert.match(output, /"resource":"nosuchthings".*not cached: the apiserver does not serve it/);
+    assert.match(output, /"resource":"selfsubjectreviews.authentication.k8s.io".*not cached: it cannot be listed and watched/);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(address !== undefined, output);
+
+    const res = await request(`http://${address}/api/v1/namespaces/kube-system/configmaps?resourceVersion=0`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(((await res.body.json()) as { kind: string }).kind, 'ConfigMapList');
+    await eventually('the request log', () => /"servedFrom":"cache"/.test(output));
+  } finally {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output);
+  }
+});

@@ -28,7 +28,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     // Kubernetes paths can be long (e.g. OpenAPI v3 hashes, long names): no router length limit.
-    maxParamLength: 8192,
+    routerOptions: { maxParamLength: 8192 },
     // Keep-alive sockets of watch clients must not hold shutdown forever.
     forceCloseConnections: 'idle',
   });

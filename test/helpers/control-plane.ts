@@ -28,7 +28,7 @@ let own: Promise<ControlPlaneState> | undefined;
 /** The run's shared control plane, or one started for this test file. */
 export async function testControlPlane(): Promise<ControlPlaneState> {
   const shared = process.env[CONTROL_PLANE_ENV];
-  if (shared !== undefined) {
+  if (shared !== undefined && shared !== '') {
     const state = readState(shared);
     if (state === undefined) throw new Error(`${CONTROL_PLANE_ENV}=${shared} holds no control plane`);
     return state;

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-cache-proxy.mjs', import.meta.url));
@@ -21,4 +22,22 @@ export function runCommand(command: string, args: readonly string[], timeoutMs =
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+export interface RunningCli {
+  readonly child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts the `kube-cache-proxy` command in the background, collecting its output. */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, output: () => output, exited };
 }

@@ -3,32 +3,24 @@
  * answers through the apiserver, and exits 0 on SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { spawnCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { testControlPlane } from '../../helpers/control-plane.ts';
-
-const BIN = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
 
 test(
   'proxy: serves the --kubeconfig cluster on --port 0; SIGTERM closes a watch after the grace period and exits 0',
   { timeout: 60_000 },
   async (t) => {
     const cp = await testControlPlane();
-    const child = spawn(process.execPath, [BIN, 'proxy', '--kubeconfig', cp.kubeconfig, '--port', '0', '--log-level', 'warn'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const cli = spawnCli(['proxy', '--kubeconfig', cp.kubeconfig, '--port', '0', '--log-level', 'warn']);
+    const { child, exited } = cli;
     t.after(() => child.kill('SIGKILL'));
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
 
-    await eventually('the serving line', () => /Starting to serve on \S+/.test(output), 30_000);
-    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
-    assert.ok(address !== undefined, output);
+    await eventually('the serving line', () => /Starting to serve on \S+/.test(cli.output()), 30_000);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(cli.output())?.[1];
+    assert.ok(address !== undefined, cli.output());
 
     const res = await request(`http://${address}/api/v1/namespaces/default`);
     assert.equal(res.statusCode, 200);
@@ -42,56 +34,45 @@ test(
       () => 'closed',
     );
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, output);
+    assert.equal(await exited, 0, cli.output());
     assert.ok(['ended', 'closed'].includes(await watchEnded));
   },
 );
 
 test('proxy: a bad flag is a one-line error and exit 1', { timeout: 30_000 }, async () => {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--port', '99999'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  assert.equal(code, 1);
-  assert.match(stderr, /--port "99999": the port must be a number from 0 to 65535/);
+  const cli = spawnCli(['proxy', '--port', '99999']);
+  assert.equal(await cli.exited, 1);
+  assert.match(cli.output(), /--port "99999": the port must be a number from 0 to 65535/);
 });
 
 test('proxy: --resources caches built-in types resolved by discovery, skips the rest with a reason', { timeout: 60_000 }, async () => {
   const cp = await testControlPlane();
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'proxy',
-      '--kubeconfig',
-      cp.kubeconfig,
-      '--port',
-      '0',
-      '--log-level',
-      'debug',
-      '--resources',
-      'configmaps,leases.coordination.k8s.io,nosuchthings,selfsubjectreviews.authentication.k8s.io',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const cli = spawnCli([
+    'proxy',
+    '--kubeconfig',
+    cp.kubeconfig,
+    '--port',
+    '0',
+    '--log-level',
+    'debug',
+    '--resources',
+    'configmaps,leases.coordination.k8s.io,nosuchthings,selfsubjectreviews.authentication.k8s.io',
+  ]);
+  const { child, exited } = cli;
   try {
-    await eventually('the caches to sync', () => output.includes('caches synced'), 30_000);
-    assert.match(output, /"resources":\["configmaps","leases.coordination.k8s.io"\]/);
-    assert.match(output, /"resource":"nosuchthings".*not cached: the apiserver does not serve it/);
-    assert.match(output, /"resource":"selfsubjectreviews.authentication.k8s.io".*not cached: it cannot be listed and watched/);
-    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
-    assert.ok(address !== undefined, output);
+    await eventually('the caches to sync', () => cli.output().includes('caches synced'), 30_000);
+    assert.match(cli.output(), /"resources":\["configmaps","leases.coordination.k8s.io"\]/);
+    assert.match(cli.output(), /"resource":"nosuchthings".*not cached: the apiserver does not serve it/);
+    assert.match(cli.output(), /"resource":"selfsubjectreviews.authentication.k8s.io".*not cached: it cannot be listed and watched/);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(cli.output())?.[1];
+    assert.ok(address !== undefined, cli.output());
 
     const res = await request(`http://${address}/api/v1/namespaces/kube-system/configmaps?resourceVersion=0`);
     assert.equal(res.statusCode, 200);
     assert.equal(((await res.body.json()) as { kind: string }).kind, 'ConfigMapList');
-    await eventually('the request log', () => /"servedFrom":"cache"/.test(output));
+    await eventually('the request log', () => /"servedFrom":"cache"/.test(cli.output()));
   } finally {
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, output);
+    assert.equal(await exited, 0, cli.output());
   }
 });

@@ -4,11 +4,9 @@
  * and Ctrl-C (SIGINT) stops everything it started.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { cacheRoot } from '../../../src/cli/dev-cluster/build.ts';
@@ -16,9 +14,8 @@ import { readState } from '../../../src/cli/dev-cluster/control-plane.ts';
 import { isRunning } from '../../../src/cli/dev-cluster/processes.ts';
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
+import { spawnCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
-
-const BIN = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
 
 test('start: with no cluster configured, proxies a local control plane until SIGINT, then stops both', { timeout: 120_000 }, async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'kcp-start-'));
@@ -27,18 +24,12 @@ test('start: with no cluster configured, proxies a local control plane until SIG
   // binaries' cache stays where it is.
   const env: NodeJS.ProcessEnv = { ...process.env, KCP_DEV_CLUSTER_DIR: dir, KCP_PORT: '0', HOME: root, KCP_CACHE_DIR: cacheRoot() };
   for (const name of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KCP_KUBECONFIG', 'KCP_UNIX_SOCKET']) env[name] = '';
-  const child = spawn(process.execPath, [BIN, 'start'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const cli = spawnCli(['start'], env);
+  t.after(() => cli.child.kill('SIGKILL'));
+  const { child, exited } = cli;
 
-  await eventually('the start banner', () => output.includes('Press Ctrl-C to stop'), 90_000);
-  assert.match(output, new RegExp(`export KUBECONFIG=${join(dir, 'kubeconfig')}`));
+  await eventually('the start banner', () => cli.output().includes('Press Ctrl-C to stop'), 90_000);
+  assert.match(cli.output(), new RegExp(`export KUBECONFIG=${join(dir, 'kubeconfig')}`));
   const state = readState(dir);
   assert.ok(state);
   assert.equal(child.exitCode, null, 'still running in the foreground');
@@ -48,10 +39,10 @@ test('start: with no cluster configured, proxies a local control plane until SIG
   await client.close();
   assert.equal(res.statusCode, 200);
 
-  const proxy = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
-  assert.ok(proxy !== undefined, output);
-  assert.match(output, new RegExp(`kubectl --server http://${proxy} get ns`));
-  assert.match(output, new RegExp(`curl http://${proxy}/api/v1/namespaces`));
+  const proxy = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(cli.output())?.[1];
+  assert.ok(proxy !== undefined, cli.output());
+  assert.match(cli.output(), new RegExp(`kubectl --server http://${proxy} get ns`));
+  assert.match(cli.output(), new RegExp(`curl http://${proxy}/api/v1/namespaces`));
   const viaProxy = await request(`http://${proxy}/api/v1/namespaces/default`);
   assert.equal(viaProxy.statusCode, 200);
   assert.equal(((await viaProxy.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
@@ -59,6 +50,6 @@ test('start: with no cluster configured, proxies a local control plane until SIG
   child.kill('SIGINT');
   assert.equal(await exited, 0);
   for (const p of state.processes) assert.ok(!isRunning(p), `${p.name} (pid ${p.pid}) stopped`);
-  assert.match(output, /proxy stopped/);
-  assert.match(output, /stopped etcd, kube-apiserver, reaper/);
+  assert.match(cli.output(), /proxy stopped/);
+  assert.match(cli.output(), /stopped etcd, kube-apiserver, reaper/);
 });

@@ -38,6 +38,16 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     done(null);
   });
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
+  // The proxy's own health, for the sidecar's probes (the apiserver's stay reachable as
+  // /livez/... and /readyz/... sub-checks through the pass-through). Plain "ok" as the apiserver.
+  const plain = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
+  for (const path of ['/livez', '/healthz']) {
+    app.get(path, (_request, reply) => reply.code(200).headers(plain).send('ok'));
+  }
+  app.get('/readyz', (_request, reply) => {
+    const synced = options.cachedReads?.synced() ?? true;
+    return synced ? reply.code(200).headers(plain).send('ok') : reply.code(503).headers(plain).send('caches not synced yet\n');
+  });
   const handle = (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     const cached = options.cachedReads?.tryServe(req.method ?? 'GET', req.url ?? '/', req.headers.accept);
     if (cached === undefined) return passThrough(options.client, req, res);

@@ -59,19 +59,30 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
   });
   const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
 
-  const send = async (req: UpstreamRequest): Promise<Dispatcher.ResponseData> => {
-    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  /** Every request goes out here: the proxy's credentials added, the server's base path prefixed. */
+  const dispatch = async (
+    req: Pick<ForwardRequest, 'method' | 'path' | 'signal'>,
+    headers: Record<string, string | string[]>,
+    body: Dispatcher.DispatchOptions['body'],
+    bodyTimeout?: number,
+  ): Promise<Dispatcher.ResponseData> => {
     const authorization = await config.authorization();
     if (authorization !== undefined) headers.authorization = authorization;
-    if (req.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
     return pool.request({
       origin: config.server.origin,
       method: req.method,
       path: `${basePath}${req.path}`,
       headers,
-      body: req.body,
+      body,
       signal: req.signal,
+      ...(bodyTimeout === undefined ? {} : { bodyTimeout }),
     });
+  };
+
+  const send = (req: UpstreamRequest): Promise<Dispatcher.ResponseData> => {
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    if (req.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+    return dispatch(req, headers, req.body);
   };
 
   return {
@@ -82,21 +93,8 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
       return { statusCode: res.statusCode, headers: res.headers, body };
     },
     stream: send,
-    async forward(req) {
-      const headers = { ...req.headers };
-      const authorization = await config.authorization();
-      if (authorization !== undefined) headers.authorization = authorization;
-      return pool.request({
-        origin: config.server.origin,
-        method: req.method,
-        path: `${basePath}${req.path}`,
-        headers,
-        body: req.body as Dispatcher.DispatchOptions['body'],
-        signal: req.signal,
-        // A watch or `logs -f` may stay quiet for long: no body timeout on a pass-through.
-        bodyTimeout: 0,
-      });
-    },
+    // A watch or `logs -f` may stay quiet for long: no body timeout on a pass-through.
+    forward: (req) => dispatch(req, { ...req.headers }, req.body as Dispatcher.DispatchOptions['body'], 0),
     close: () => pool.close(),
   };
 }

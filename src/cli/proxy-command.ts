@@ -8,6 +8,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { newProxyServer } from '../server/app.ts';
+import { closeUpgradedConnections } from '../server/upgrade.ts';
 import { loadUpstreamConfig } from '../upstream/config.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
@@ -17,7 +18,7 @@ import { newSharedInformerFactory } from '../informer/factory.ts';
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import { newCachedReads } from '../server/cached-reads.ts';
 import type { CachedReads } from '../server/cached-reads.ts';
-import { resolveCachedResources } from '../server/cached-resources.ts';
+import { newStaticCacheSource, resolveCachedResources } from '../server/cached-resources.ts';
 import type { ResolvedResources } from '../server/cached-resources.ts';
 import { CliError } from './cli-error.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
@@ -105,13 +106,15 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     const timer = setTimeout(() => {
       app.log.info({ graceMs }, 'grace period over: closing the remaining connections');
       app.server.closeAllConnections();
+      // exec and port-forward sessions too, which Node's server no longer tracks once upgraded.
+      closeUpgradedConnections(app.server);
     }, graceMs);
     try {
       await closed;
     } finally {
       clearTimeout(timer);
     }
-    await factory.shutdown();
+    await (cachedReads.reads?.stop() ?? factory.shutdown());
     await client.close();
   };
   return {
@@ -144,7 +147,9 @@ async function resolveCaches(
   }
   const { specs, skipped } = resolveCachedResources(discovery, options.resources);
   const cached = specs.map((s) => (s.group === '' ? s.resource : `${s.resource}.${s.group}`));
-  return { reads: specs.length === 0 ? undefined : newCachedReads(factory, specs), cached, skipped };
+  if (specs.length === 0) return { reads: undefined, cached, skipped };
+  const source = newStaticCacheSource(factory, specs, options.namespace);
+  return { reads: newCachedReads({ source, client, consistency: options.readConsistency }), cached, skipped };
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

@@ -14,6 +14,7 @@ import {
   RegexpSyntaxError,
   makeRegexpArray,
 } from '../server/request-filter.ts';
+import type { ReadConsistency } from '../server/cached-reads.ts';
 import { CliError } from './cli-error.ts';
 
 /** defaultPort (kubectl's cmd/proxy/proxy.go). */
@@ -42,6 +43,8 @@ export interface ProxyOptions {
   /** Cache only this namespace; undefined: all namespaces. */
   readonly namespace: string | undefined;
   readonly logLevel: LogLevel;
+  /** How RV-unset ("most recent") reads are answered (see ReadConsistency). */
+  readonly readConsistency: ReadConsistency;
   readonly help: boolean;
 }
 
@@ -57,6 +60,9 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --reject-methods RE,...  regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)
   --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: none)
   --namespace NAME         cache only this namespace (default: all)
+  --read-consistency MODE  strong: "most recent" reads come from the cache only when it is proven as fresh as
+                           the apiserver, else from the apiserver; bounded: from the cache while its watch is
+                           alive, with read-your-writes (default: strong)
   --log-level LEVEL        ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})
   -h, --help               print this help`;
 
@@ -73,6 +79,7 @@ const OPTIONS = {
   resources: { type: 'string' },
   namespace: { type: 'string' },
   'log-level': { type: 'string' },
+  'read-consistency': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -144,6 +151,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     resources: parseResources(setting('resources')),
     namespace: namespace?.value,
     logLevel: parseLogLevel(setting('log-level')),
+    readConsistency: parseReadConsistency(setting('read-consistency')),
     help: values.help === true,
   };
 }
@@ -191,4 +199,10 @@ function parseLogLevel(s: Setting | undefined): LogLevel {
   const level = LOG_LEVELS.find((l) => l === s.value);
   if (level === undefined) throw new CliError(`${s.from}: unknown log level`, `Use one of: ${LOG_LEVELS.join(', ')}.`);
   return level;
+}
+
+function parseReadConsistency(s: Setting | undefined): ReadConsistency {
+  if (s === undefined) return 'strong';
+  if (s.value === 'strong' || s.value === 'bounded') return s.value;
+  throw new CliError(`${s.from}: unknown read consistency`, 'Use strong (the default) or bounded.');
 }

@@ -54,6 +54,12 @@ export interface SharedIndexInformer {
    * Read synchronously with the indexer: no await in between.
    */
   snapshotResourceVersion(): string | undefined;
+  /**
+   * Calls `listener` whenever snapshotResourceVersion() may have moved: after each batch of
+   * changes reaches the indexer, and after a bookmark. Synchronous, so a waiter reads the
+   * indexer in the same turn. Returns the function that removes it.
+   */
+  onProgress(listener: () => void): () => void;
 }
 
 export interface SharedIndexInformerOptions {
@@ -111,6 +117,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #resyncTimer: Timer | undefined;
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
+  readonly #progressListeners = new Set<() => void>();
 
   constructor(options: SharedIndexInformerOptions) {
     this.name = options.name;
@@ -137,6 +144,10 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           this.#fifo.replace(list, rv);
           // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
           this.#notifyIfSynced();
+        },
+        // A bookmark moves the RV without a change to pop.
+        updateResourceVersion: () => {
+          this.#notifyProgress();
         },
       },
       clock: this.#clock,
@@ -245,6 +256,22 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         this.#log('warn', `${this.name}: processing deltas failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       this.#notifyIfSynced();
+      this.#notifyProgress();
+    }
+  }
+
+  onProgress(listener: () => void): () => void {
+    this.#progressListeners.add(listener);
+    return () => this.#progressListeners.delete(listener);
+  }
+
+  #notifyProgress(): void {
+    for (const listener of this.#progressListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.#log('warn', `${this.name}: progress listener failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
   }
 

@@ -9,8 +9,9 @@ import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
-import type { CachedReads } from './cached-reads.ts';
+import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { passThrough } from './pass-through.ts';
+import type { ResponseObserver } from './pass-through.ts';
 import { installRequestFilter } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 
@@ -22,6 +23,20 @@ export interface ProxyServerOptions {
   readonly filter?: RequestFilterOptions | undefined;
   /** Reads answered from the informers' caches; none: everything is passed through. */
   readonly cachedReads?: CachedReads | undefined;
+}
+
+/** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The written object's metadata.resourceVersion: the first one in its JSON (metadata precedes spec and status). */
+const RESOURCE_VERSION = /"resourceVersion":"([0-9]{1,19})"/;
+
+function observeWrite(reads: CachedReads, url: string): ResponseObserver {
+  return (statusCode, head) => {
+    if (statusCode < 200 || statusCode > 299) return;
+    const match = RESOURCE_VERSION.exec(head.toString('latin1'));
+    reads.observeWrite(url, match?.[1] === undefined ? undefined : BigInt(match[1]));
+  };
 }
 
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
@@ -48,14 +63,32 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     const synced = options.cachedReads?.synced() ?? true;
     return synced ? reply.code(200).headers(plain).send('ok') : reply.code(503).headers(plain).send('caches not synced yet\n');
   });
-  const handle = (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
-    const cached = options.cachedReads?.tryServe(req.method ?? 'GET', req.url ?? '/', req.headers.accept);
+  const reads = options.cachedReads;
+  const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    if (reads === undefined) return passThrough(options.client, req, res);
+    if (WRITE_METHODS.has(method)) return passThrough(options.client, req, res, observeWrite(reads, url));
+    const gone = new AbortController();
+    const onClose = (): void => {
+      gone.abort();
+    };
+    res.on('close', onClose);
+    let cached: CachedResponse | undefined;
+    try {
+      cached = await reads.tryServe(method, url, req.headers.accept, gone.signal);
+    } catch (error) {
+      // Never a client's failure: the apiserver answers instead.
+      log.warn({ err: error }, 'serving from the cache failed; passing through');
+    } finally {
+      res.off('close', onClose);
+    }
+    if (gone.signal.aborted) return;
     if (cached === undefined) return passThrough(options.client, req, res);
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
     for (const chunk of cached.body) res.write(chunk);
     res.end();
-    return Promise.resolve();
   };
   app.all('/*', (request, reply) => {
     reply.hijack();

@@ -1,43 +1,49 @@
 /**
- * GET and LIST answered from the informers' indexers, for the requests whose answer the cache
- * can give exactly as the apiserver would; everything else is passed through (returns
- * undefined). This first cut serves:
- * - resourceVersion="0" (any state): GET of one object, LIST (the apiserver's cache ignores
- *   `limit` for RV=0 and returns everything, without `continue`);
- * - resourceVersion=N without limit or with resourceVersionMatch=NotOlderThan, when the cache
- *   is already at N or later.
- * Passed through: RV unset (the consistency probe comes next), Exact, continue, tables and other
- * media types, invalid queries (the apiserver words the error), and any moment when the cache is
- * not a consistent snapshot (not synced yet, or changes still queued).
+ * GET and LIST answered from the watch caches, for the requests whose answer the cache can give
+ * exactly as the apiserver would; everything else is passed through (the answer is undefined).
+ * The resourceVersion rules (storage/cacher/delegator.go, watch_cache.go waitUntilFreshAndList):
+ * - "0" (any): the cache as it is; LIST ignores `limit` and returns everything.
+ * - N, NotOlderThan (or a LIST without limit, or a GET): once the cache is at N or later. The
+ *   cache waits briefly; past that the apiserver decides (it can see newer state than the
+ *   cache's watch has reported, and answers 200 or its own 504 ResourceVersionTooLarge).
+ * - N with limit and no match, Exact N, and `continue` (Exact at the token's RV): from the
+ *   snapshot kept of the cache at exactly N, else passed through (etcd serves it, or says 410).
+ * - unset (most recent): see ReadConsistency.
+ * Invalid queries, tables and other media types are passed through: the apiserver words them.
  *
  * HOT PATH: a LIST body is the concatenation of a head, each item's stored bytes, and a tail; no
- * object is parsed or serialized per request.
+ * object is parsed or serialized per request, and the key order is sorted once per RV.
  */
-import type { SharedInformerFactory } from '../informer/factory.ts';
-import type { SharedIndexInformer } from '../informer/shared-informer.ts';
 import type { KubeObject } from '../informer/object.ts';
-import { compareResourceVersions } from '../informer/object.ts';
-import { NAMESPACE_INDEX } from '../informer/indexer.ts';
+import { collectionPath } from '../informer/lister-watcher.ts';
+import type { ConsistencyProbe } from '../cache/consistency-probe.ts';
+import { newConsistencyProbe } from '../cache/consistency-probe.ts';
 import type { FieldSelector } from '../cache/field-selector.ts';
 import { parseFieldSelector } from '../cache/field-selector.ts';
 import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
-import type { ResourceSelectableFields } from '../cache/selectable-fields.ts';
-import { selectableFieldsFor } from '../cache/selectable-fields.ts';
+import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { Clock } from '../workqueue/clock.ts';
+import { realClock } from '../workqueue/clock.ts';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
+import type { DecodedContinue } from './continue-token.ts';
+import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { RequestInfo } from './request-info.ts';
 import { parseRequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 
-/** A built-in type to cache: its list items come without kind and apiVersion. */
-export interface CachedResourceSpec {
-  readonly group: string;
-  readonly version: string;
-  readonly resource: string;
-  readonly kind: string;
-  readonly namespaced: boolean;
-}
+/**
+ * How RV-unset ("most recent") reads are answered:
+ * - `strong` (default): from the cache only once it is at least as fresh as the apiserver was
+ *   when the request arrived (a consistency probe, then a brief wait); otherwise passed through.
+ *   Linearizable, as the apiserver's own consistent reads.
+ * - `bounded`: from the cache while its upstream watch is alive (an event or bookmark within
+ *   WATCH_ALIVE_MS), waiting for the proxy's own writes to arrive (read-your-writes). Stale by
+ *   at most the watch's delivery delay; maximum offload.
+ */
+export type ReadConsistency = 'strong' | 'bounded';
 
 export interface CachedResponse {
   readonly statusCode: number;
@@ -47,38 +53,50 @@ export interface CachedResponse {
 }
 
 export interface CachedReads {
-  /** Creates and starts the informers. */
+  /** Starts the caches. */
   start(): void;
-  /** True once every informer has synced. */
+  /** True once the caches the proxy was told to hold have synced. */
   synced(): boolean;
+  stop(): Promise<void>;
   /** The answer from the cache, or undefined to pass the request through. */
-  tryServe(method: string, url: string, accept: string | undefined): CachedResponse | undefined;
+  tryServe(method: string, url: string, accept: string | undefined, signal?: AbortSignal): Promise<CachedResponse | undefined>;
+  /**
+   * A write passed through the proxy was answered 2xx; `resourceVersion` is the written
+   * object's (undefined when the answer carried none, e.g. a delete's Status).
+   */
+  observeWrite(url: string, resourceVersion: bigint | undefined): void;
 }
 
-interface Entry {
-  readonly spec: CachedResourceSpec;
-  readonly fields: ResourceSelectableFields;
-  readonly informer: SharedIndexInformer;
-  /** `{"kind":K,"apiVersion":V,`: stripped from each object for list items. */
-  readonly typeMeta: Buffer;
-  /** `{"kind":"KList","apiVersion":V,"metadata":{"resourceVersion":"` */
-  readonly listHead: Buffer;
+export interface CachedReadsOptions {
+  readonly source: WatchCacheSource;
+  /** For consistency probes. */
+  readonly client: UpstreamClient;
+  readonly consistency?: ReadConsistency;
+  /**
+   * How long a read waits for the cache to reach the RV it needs before it is passed through.
+   * The events it waits for are normally a watch delivery away (milliseconds); a cache that is
+   * behind only because other types moved the global RV never gets there, so waiting longer
+   * only delays the pass-through.
+   */
+  readonly freshnessWaitMs?: number;
+  /** The caches' clock (bounded mode compares it with lastProgressAt). */
+  readonly clock?: Clock;
 }
+
+export const DEFAULT_FRESHNESS_WAIT_MS = 50;
+/**
+ * In bounded mode, a cache whose watch has said nothing (no event, no bookmark) for this long is
+ * not trusted: the apiserver sends each watcher a bookmark every minute (cacher.go
+ * defaultBookmarkFrequency), and this is its eventFreshDuration (a minute plus 15 s).
+ */
+export const WATCH_ALIVE_MS = 75_000;
+/** Bounded mode: how long the proxy's own write waits to show in the cache before a read is passed through. */
+const READ_YOUR_WRITES_WAIT_MS = 3_000;
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const OPEN = Buffer.from('{');
 const COMMA = Buffer.from(',');
-const ITEMS = Buffer.from('"},"items":[');
-const TAIL = Buffer.from(']}\n');
 const NEWLINE = Buffer.from('\n');
-
-function apiVersionOf(spec: CachedResourceSpec): string {
-  return spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
-}
-
-function entryKey(group: string, version: string, resource: string): string {
-  return `${group}/${version}/${resource}`;
-}
 
 /**
  * Plain JSON is acceptable (no Accept, `*\/*`, `application/*` or `application/json` without an
@@ -97,29 +115,74 @@ export function acceptsPlainJson(accept: string | undefined): boolean {
   return false;
 }
 
-export function newCachedReads(factory: SharedInformerFactory, specs: readonly CachedResourceSpec[]): CachedReads {
-  const entries = new Map<string, Entry>();
-  for (const spec of specs) {
-    const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
-    const apiVersion = apiVersionOf(spec);
-    entries.set(entryKey(spec.group, spec.version, spec.resource), {
-      spec,
-      fields,
-      informer: factory.informerFor({ group: spec.group, version: spec.version, resource: spec.resource, extract: fields.extract }),
-      typeMeta: Buffer.from(`{"kind":${JSON.stringify(spec.kind)},"apiVersion":${JSON.stringify(apiVersion)},`),
-      listHead: Buffer.from(
-        `{"kind":${JSON.stringify(`${spec.kind}List`)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":{"resourceVersion":"`,
-      ),
-    });
-  }
+/** Where a read is served from: the live cache at an RV, or a kept snapshot. */
+type ReadPlan =
+  | { readonly kind: 'latest'; readonly minRv: bigint }
+  | { readonly kind: 'consistent' }
+  | { readonly kind: 'exact'; readonly rv: bigint; readonly from: DecodedContinue | undefined };
+
+export function newCachedReads(options: CachedReadsOptions): CachedReads {
+  const { source, client } = options;
+  const consistency = options.consistency ?? 'strong';
+  const waitMs = options.freshnessWaitMs ?? DEFAULT_FRESHNESS_WAIT_MS;
+  const clock = options.clock ?? realClock;
+  const probes = new WeakMap<WatchCache, ConsistencyProbe>();
+  /**
+   * Bounded mode, read-your-writes: per type, the newest RV written through this proxy, or
+   * 'probe' after a write whose RV the answer did not carry (reads then probe, as in strong mode,
+   * until one finds the cache fresh).
+   */
+  const written = new Map<string, bigint | 'probe'>();
+
+  const probeOf = (cache: WatchCache): ConsistencyProbe => {
+    let probe = probes.get(cache);
+    if (probe === undefined) {
+      const { group, version, resource } = cache.spec;
+      probe = newConsistencyProbe(client, collectionPath({ group, version, resource, namespace: cache.namespace }));
+      probes.set(cache, probe);
+    }
+    return probe;
+  };
+
+  /** Resolves true once the cache holds the state an RV-unset read must see. */
+  const consistentReady = async (cache: WatchCache, signal: AbortSignal | undefined): Promise<boolean> => {
+    const type = typeKey(cache.spec.group, cache.spec.resource);
+    const mine = written.get(type);
+    if (consistency === 'bounded' && mine !== 'probe') {
+      if (!cache.informer.hasSynced() || clock.now() - cache.lastProgressAt() > WATCH_ALIVE_MS) return false;
+      return mine === undefined || (await cache.waitUntilFresh(mine, READ_YOUR_WRITES_WAIT_MS, signal)) !== undefined;
+    }
+    const rv = await probeOf(cache).currentResourceVersion();
+    const fresh = rv !== undefined && (await cache.waitUntilFresh(rv, waitMs, signal)) !== undefined;
+    if (fresh && mine === 'probe') written.delete(type);
+    return fresh;
+  };
+
   return {
     start() {
-      factory.start();
+      source.start();
     },
     synced() {
-      return [...entries.values()].every((e) => e.informer.hasSynced());
+      return source.synced();
     },
-    tryServe(method, url, accept) {
+    stop() {
+      return source.stop();
+    },
+    observeWrite(url, resourceVersion) {
+      let info: RequestInfo;
+      try {
+        info = parseRequestInfo('POST', url);
+      } catch {
+        return;
+      }
+      if (!info.isResourceRequest) return;
+      const key = typeKey(info.apiGroup, info.resource);
+      if (consistency !== 'bounded') return; // strong reads probe after every write anyway
+      const before = written.get(key);
+      if (resourceVersion === undefined || before === 'probe') written.set(key, 'probe');
+      else if (before === undefined || before < resourceVersion) written.set(key, resourceVersion);
+    },
+    async tryServe(method, url, accept, signal) {
       if (method !== 'GET' || !acceptsPlainJson(accept)) return undefined;
       let info: RequestInfo;
       let options: ListOptions;
@@ -131,61 +194,179 @@ export function newCachedReads(factory: SharedInformerFactory, specs: readonly C
       } catch {
         return undefined; // the apiserver words the error
       }
-      const entry = entries.get(entryKey(info.apiGroup, info.apiVersion, info.resource));
-      if (entry === undefined || options.watch) return undefined;
+      if (options.watch) return undefined;
+      const cache = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
+      if (cache === undefined) return undefined;
       // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word.
-      if (!entry.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return undefined;
-      // Everything below is synchronous: the snapshot RV and the indexer are read together.
-      const rv = entry.informer.snapshotResourceVersion();
-      if (rv === undefined || !servable(options, info.verb, rv)) return undefined;
-      return info.verb === 'get' ? serveGet(entry, info) : serveList(entry, info, options, rv);
+      if (!cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return undefined;
+      const plan = readPlan(info, options, cache);
+      if (plan === undefined) return undefined;
+      if (plan.kind === 'consistent') {
+        if (!(await consistentReady(cache, signal))) return undefined;
+      } else if (plan.kind === 'latest') {
+        if ((await cache.waitUntilFresh(plan.minRv, waitMs, signal)) === undefined) return undefined;
+      }
+      // From here on synchronous: the RV and the contents are read in one turn.
+      if (info.verb === 'get') return cache.resourceVersion() === undefined ? undefined : serveGet(cache, info);
+      return serveList(cache, info, options, plan);
     },
   };
 }
 
-/** The resourceVersion rules this cache can honour exactly (see the file comment). */
-export function servable(options: ListOptions, verb: string, cacheRv: string): boolean {
-  if (options.continue !== '' || options.resourceVersionMatch === 'Exact') return false;
-  const rv = options.resourceVersion;
-  if (rv === '') return false;
-  if (rv === '0') return true;
-  // RV=N with a limit and no match is an exact read; NotOlderThan (or no limit) is served from a fresh enough cache.
-  if (verb === 'list' && options.limit > 0 && options.resourceVersionMatch !== 'NotOlderThan') return false;
-  if (!/^[1-9][0-9]*$/.test(rv)) return false;
-  return compareResourceVersions(cacheRv, rv) >= 0;
+function typeKey(group: string, resource: string): string {
+  return `${group}/${resource}`;
 }
 
-function serveGet(entry: Entry, info: RequestInfo): CachedResponse {
-  const key = entry.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
-  const obj = entry.informer.getIndexer().getByKey(key);
+/** The key prefix continue tokens are relative to: the namespace's keys, or all keys. */
+function keyPrefixOf(cache: WatchCache, info: RequestInfo): string {
+  return cache.spec.namespaced && info.namespace !== '' ? `/${info.namespace}/` : '/';
+}
+
+/** Which state the request reads, or undefined to pass it through (see the file comment). */
+function readPlan(info: RequestInfo, options: ListOptions, cache: WatchCache): ReadPlan | undefined {
+  const rv = options.resourceVersion;
+  if (rv !== '' && rv !== '0' && !/^[1-9][0-9]{0,18}$/.test(rv)) return undefined;
+  if (info.verb === 'get') {
+    if (rv === '') return { kind: 'consistent' };
+    return { kind: 'latest', minRv: BigInt(rv) };
+  }
+  if (options.continue !== '') {
+    let from: DecodedContinue;
+    try {
+      from = decodeContinue(options.continue, keyPrefixOf(cache, info));
+    } catch {
+      return undefined;
+    }
+    if ((rv !== '' && rv !== '0') || from.resourceVersion <= 0) return undefined;
+    return { kind: 'exact', rv: BigInt(from.resourceVersion), from };
+  }
+  if (rv === '') return { kind: 'consistent' };
+  if (rv === '0') return { kind: 'latest', minRv: 0n };
+  const exact = options.resourceVersionMatch === 'Exact' || (options.resourceVersionMatch === '' && options.limit > 0);
+  return exact ? { kind: 'exact', rv: BigInt(rv), from: undefined } : { kind: 'latest', minRv: BigInt(rv) };
+}
+
+function serveGet(cache: WatchCache, info: RequestInfo): CachedResponse {
+  const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
+  const obj = cache.get(key);
   if (obj === undefined) {
-    const status = notFound({ group: entry.spec.group, resource: entry.spec.resource }, info.name);
+    const status = notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name);
     return { statusCode: 404, headers: JSON_HEADERS, body: [status.body()] };
   }
   return { statusCode: 200, headers: JSON_HEADERS, body: [obj.raw, NEWLINE] };
 }
 
-function serveList(entry: Entry, info: RequestInfo, options: ListOptions, rv: string): CachedResponse | undefined {
+/** First index in `ordered` whose key is >= `key` (keys are unique and sorted). */
+function lowerBound(ordered: readonly KubeObject[], key: string): number {
+  let lo = 0;
+  let hi = ordered.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ordered[mid]?.key ?? '') < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+interface Page {
+  readonly items: KubeObject[];
+  readonly resourceVersion: bigint;
+  readonly continue: string;
+  readonly remainingItemCount: bigint | undefined;
+}
+
+function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): CachedResponse | undefined {
   let labels: LabelSelector;
   let fields: FieldSelector;
   try {
     labels = parseLabelSelector(options.labelSelector);
-    fields = parseFieldSelector(options.fieldSelector, entry.fields.conversion);
+    fields = parseFieldSelector(options.fieldSelector, cache.fields.conversion);
   } catch {
     return undefined; // the apiserver words the error
   }
-  const indexer = entry.informer.getIndexer();
-  const candidates: KubeObject[] =
-    entry.spec.namespaced && info.namespace !== '' ? indexer.byIndex(NAMESPACE_INDEX, info.namespace) : indexer.list();
-  const selected = candidates.filter((o) => labels.matches(o.labels) && fields.matches(o.fields));
-  // The apiserver lists in etcd key order: namespace, then name (byte order; names are ASCII).
-  selected.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const body: Buffer[] = [entry.listHead, Buffer.from(rv), ITEMS];
-  selected.forEach((obj, i) => {
+  const rv = plan.kind === 'exact' ? plan.rv : cache.resourceVersion();
+  if (rv === undefined) return undefined;
+  const ordered = cache.snapshot(rv);
+  if (ordered === undefined) return undefined;
+  // The request's range: one namespace's keys (a contiguous run in key order), or all.
+  const prefix = cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
+  const keyPrefix = keyPrefixOf(cache, info);
+  const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(1) : prefix;
+  let start = lowerBound(ordered, fromKey < prefix ? prefix : fromKey);
+  // A continue key outside this request's range yields nothing, as the apiserver's range read.
+  if (!fromKey.startsWith(prefix)) start = ordered.length;
+  const end = prefix === '' ? ordered.length : lowerBound(ordered, `${prefix.slice(0, -1)}0`); // '0' follows '/'
+  // computeListLimit (cacher.go): RV=0 ignores the limit.
+  const limit = options.resourceVersion === '0' ? 0 : Math.max(0, options.limit);
+  const everything = labels.empty() && fields.empty();
+  const items: KubeObject[] = [];
+  let hasMore = false;
+  let last = '';
+  for (let i = start; i < end; i++) {
+    const obj = ordered[i];
+    if (obj === undefined) continue;
+    if (everything || (labels.matches(obj.labels) && fields.matches(obj.fields))) {
+      items.push(obj);
+      last = obj.key;
+    }
+    if (limit > 0 && items.length >= limit) {
+      hasMore = i < end - 1;
+      break;
+    }
+  }
+  // PrepareContinueToken (storage/continue.go): resume just after the last key; a count of what
+  // remains only when nothing was filtered out.
+  const page: Page = {
+    items,
+    resourceVersion: rv,
+    continue: hasMore ? encodeContinue(`/${last}\u0000`, keyPrefix, rv) : '',
+    remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
+  };
+  return { statusCode: 200, headers: JSON_HEADERS, body: listBody(cache.spec, page) };
+}
+
+const typeMetas = new WeakMap<CachedResourceSpec, { typeMeta: Buffer; head: string }>();
+
+function apiVersionOf(spec: CachedResourceSpec): string {
+  return spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
+}
+
+/**
+ * The list's bytes, as the apiserver writes them: a typed list (built-in types) has its fields
+ * in declaration order and items without kind and apiVersion; an unstructured list (custom
+ * resources) has its keys sorted and items as stored.
+ */
+function listBody(spec: CachedResourceSpec, page: Page): Buffer[] {
+  const apiVersion = JSON.stringify(apiVersionOf(spec));
+  const listKind = JSON.stringify(`${spec.kind}List`);
+  const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
+  const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
+  const remaining = page.remainingItemCount === undefined ? '' : `"remainingItemCount":${String(page.remainingItemCount)}`;
+  const body: Buffer[] = [];
+  if (spec.unstructured) {
+    const metadata = [cont, remaining, rv].filter((s) => s !== '').join(',');
+    body.push(Buffer.from(`{"apiVersion":${apiVersion},"items":[`));
+    page.items.forEach((obj, i) => {
+      if (i > 0) body.push(COMMA);
+      body.push(obj.raw);
+    });
+    body.push(Buffer.from(`],"kind":${listKind},"metadata":{${metadata}}}\n`));
+    return body;
+  }
+  const metadata = [rv, cont, remaining].filter((s) => s !== '').join(',');
+  body.push(Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${metadata}},"items":[`));
+  let meta = typeMetas.get(spec);
+  if (meta === undefined) {
+    meta = { typeMeta: Buffer.from(`{"kind":${JSON.stringify(spec.kind)},"apiVersion":${apiVersion},`), head: '' };
+    typeMetas.set(spec, meta);
+  }
+  const typeMeta = meta.typeMeta;
+  page.items.forEach((obj, i) => {
     if (i > 0) body.push(COMMA);
-    if (obj.raw.subarray(0, entry.typeMeta.length).equals(entry.typeMeta)) body.push(OPEN, obj.raw.subarray(entry.typeMeta.length));
+    // Typed list items carry no kind and apiVersion: the stored object's leading TypeMeta is cut.
+    if (obj.raw.subarray(0, typeMeta.length).equals(typeMeta)) body.push(OPEN, obj.raw.subarray(typeMeta.length));
     else body.push(obj.raw);
   });
-  body.push(TAIL);
-  return { statusCode: 200, headers: JSON_HEADERS, body };
+  body.push(Buffer.from(']}\n'));
+  return body;
 }

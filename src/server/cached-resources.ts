@@ -1,18 +1,22 @@
 /**
  * Which of the `--resources` the proxy caches, resolved through discovery: the group's
  * preferred version, the kind, the scope. A name the cache cannot serve exactly is skipped with
- * the reason, and its reads are passed through.
+ * the reason, and its reads are passed through. `newStaticCacheSource` holds one watch cache per
+ * resolved type, started with the proxy.
  */
+import type { SharedInformerFactory } from '../informer/factory.ts';
 import type { ResourceMap } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
-import type { CachedResourceSpec } from './cached-reads.ts';
+import { selectableFieldsFor } from '../cache/selectable-fields.ts';
+import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
+import { newWatchCache } from '../cache/watch-cache.ts';
 
 /**
  * The API groups served by kube-apiserver itself. Their list bodies are typed (`kind`,
- * `apiVersion`, `metadata`, `items`, items without kind); custom resources' lists are
- * unstructured, with other key orders, and are not cached yet.
+ * `apiVersion`, `metadata`, `items`, items without kind); other groups' (custom resources)
+ * are unstructured: keys sorted, items with kind and apiVersion.
  */
-const BUILT_IN_GROUPS = new Set([
+export const BUILT_IN_GROUPS = new Set([
   '',
   'admissionregistration.k8s.io',
   'apiextensions.k8s.io',
@@ -55,8 +59,52 @@ export function resolveCachedResources(map: ResourceMap, names: readonly string[
     const info = version === undefined ? undefined : map.resolve(group, version, resource);
     if (info === undefined) skipped.push({ name, reason: 'the apiserver does not serve it' });
     else if (!isCacheable(info)) skipped.push({ name, reason: 'it cannot be listed and watched' });
-    else if (!BUILT_IN_GROUPS.has(group)) skipped.push({ name, reason: 'custom resources are not cached yet' });
-    else specs.push({ group, version: info.version, resource, kind: info.kind, namespaced: info.namespaced });
+    else {
+      const unstructured = !BUILT_IN_GROUPS.has(group);
+      specs.push({ group, version: info.version, resource, kind: info.kind, namespaced: info.namespaced, unstructured });
+    }
   }
   return { specs, skipped };
+}
+
+/**
+ * One watch cache per type, all created now and started with the proxy; `namespace` limits them
+ * to one namespace (then only that namespace's reads are served).
+ */
+export function newStaticCacheSource(
+  factory: SharedInformerFactory,
+  specs: readonly CachedResourceSpec[],
+  namespace?: string,
+): WatchCacheSource {
+  const caches = new Map<string, WatchCache>();
+  for (const spec of specs) {
+    const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
+    const scope = spec.namespaced ? namespace : undefined;
+    const informer = factory.informerFor({
+      group: spec.group,
+      version: spec.version,
+      resource: spec.resource,
+      namespace: scope,
+      extract: fields.extract,
+    });
+    caches.set(`${spec.group}/${spec.version}/${spec.resource}`, newWatchCache({ spec, fields, informer, namespace: scope }));
+  }
+  return {
+    cacheFor(group, version, resource, ns) {
+      const cache = caches.get(`${group}/${version}/${resource}`);
+      if (cache === undefined || !cache.informer.hasSynced()) return undefined;
+      // A namespace-limited cache answers reads of its namespace only.
+      if (cache.namespace !== undefined && ns !== cache.namespace) return undefined;
+      return cache;
+    },
+    start() {
+      factory.start();
+    },
+    synced() {
+      return [...caches.values()].every((c) => c.informer.hasSynced());
+    },
+    stop() {
+      return factory.shutdown();
+    },
+  };
 }

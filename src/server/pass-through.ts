@@ -4,6 +4,7 @@
  * proxy's own credentials in place of the client's, as `kubectl proxy` does.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import { isConnectionError } from '../upstream/api-error.ts';
@@ -68,7 +69,44 @@ function upstreamFailure(res: ServerResponse, error: unknown): void {
   res.end(body);
 }
 
-export async function passThrough(client: UpstreamClient, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Sees the first bytes of an answer as they stream by (read-your-writes reads the written RV from them). */
+export type ResponseObserver = (statusCode: number, head: Buffer) => void;
+
+/** How much of an answer an observer gets: an object's metadata comes first in its JSON. */
+const OBSERVED_HEAD_BYTES = 4096;
+
+/** A transform that passes every chunk on untouched and hands the first bytes to `observe` once. */
+function tap(statusCode: number, observe: ResponseObserver): Transform {
+  const head: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    observe(statusCode, Buffer.concat(head));
+  };
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (!done) {
+        head.push(chunk);
+        size += chunk.length;
+        if (size >= OBSERVED_HEAD_BYTES) finish();
+      }
+      callback(null, chunk);
+    },
+    flush(callback) {
+      finish();
+      callback();
+    },
+  });
+}
+
+export async function passThrough(
+  client: UpstreamClient,
+  req: IncomingMessage,
+  res: ServerResponse,
+  observe?: ResponseObserver,
+): Promise<void> {
   const abort = new AbortController();
   // The client went away before the answer ended: stop the upstream request too.
   res.on('close', () => {
@@ -92,7 +130,8 @@ export async function passThrough(client: UpstreamClient, req: IncomingMessage, 
   // Watches and logs stream: send headers at once, then each chunk as it arrives.
   res.flushHeaders();
   try {
-    await pipeline(upstream.body, res);
+    if (observe === undefined) await pipeline(upstream.body, res);
+    else await pipeline(upstream.body, tap(upstream.statusCode, observe), res);
   } catch {
     // Either side closed mid-stream: the other was closed by pipeline.
   }

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
 import { newCachedReads } from '../../../src/server/cached-reads.ts';
-import type { CachedReads } from '../../../src/server/cached-reads.ts';
+import type { CachedReads, CachedReadsOptions } from '../../../src/server/cached-reads.ts';
+import { newStaticCacheSource } from '../../../src/server/cached-resources.ts';
 import { newProxyServer } from '../../../src/server/app.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
@@ -26,7 +27,10 @@ interface Proxy {
   readonly forwarded: string[];
 }
 
-async function startCachingProxy(t: { after(fn: () => Promise<void>): void }): Promise<Proxy> {
+async function startCachingProxy(
+  t: { after(fn: () => Promise<void>): void },
+  options: Pick<CachedReadsOptions, 'consistency' | 'freshnessWaitMs'> = {},
+): Promise<Proxy> {
   const upstream = newUpstreamClient(await upstreamConfigFor(shared.cp));
   const forwarded: string[] = [];
   const client: UpstreamClient = {
@@ -37,16 +41,17 @@ async function startCachingProxy(t: { after(fn: () => Promise<void>): void }): P
     },
   };
   const factory = newSharedInformerFactory({ client });
-  const reads = newCachedReads(factory, [
-    { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
-    { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
+  const source = newStaticCacheSource(factory, [
+    { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false },
+    { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, unstructured: false },
   ]);
+  const reads = newCachedReads({ source, client: upstream, ...options });
   const app: FastifyInstance = newProxyServer({ client, cachedReads: reads });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   reads.start();
   t.after(async () => {
     await app.close();
-    await factory.shutdown();
+    await reads.stop();
     await upstream.close();
   });
   await eventually('the caches to sync', () => reads.synced());

@@ -5,7 +5,13 @@ import type { CachedReads } from '../../../src/server/cached-reads.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 
 function readsSynced(synced: () => boolean): CachedReads {
-  return { start: () => undefined, synced, tryServe: () => undefined };
+  return {
+    start: () => undefined,
+    synced,
+    stop: () => Promise.resolve(),
+    tryServe: () => Promise.resolve(undefined),
+    observeWrite: () => undefined,
+  };
 }
 
 test('app: /livez and /healthz answer the proxy\'s own "ok"', async (t) => {

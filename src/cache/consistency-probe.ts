@@ -33,8 +33,15 @@ function newBatch(): Batch {
   return { promise, resolve };
 }
 
-/** `collectionPath` is the list path of the cache's scope, e.g. /api/v1/configmaps. */
-export function newConsistencyProbe(client: UpstreamClient, collectionPath: string): ConsistencyProbe {
+/**
+ * `collectionPath` is the list path of the cache's scope, e.g. /api/v1/configmaps; `onSend` is
+ * told of each probe sent (metrics).
+ */
+export function newConsistencyProbe(
+  client: UpstreamClient,
+  collectionPath: string,
+  onSend: () => void = () => undefined,
+): ConsistencyProbe {
   let inFlight = false;
   let waiting: Batch | undefined;
   let sent = 0;
@@ -42,6 +49,7 @@ export function newConsistencyProbe(client: UpstreamClient, collectionPath: stri
   const send = (batch: Batch): void => {
     inFlight = true;
     sent++;
+    onSend();
     probe(client, collectionPath).then(
       (rv) => {
         batch.resolve(rv);

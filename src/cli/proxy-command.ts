@@ -19,6 +19,9 @@ import type { SharedInformerFactory } from '../informer/factory.ts';
 import { newCachedReads } from '../server/cached-reads.ts';
 import type { CachedReads } from '../server/cached-reads.ts';
 import { newStaticCacheSource, resolveCachedResources } from '../server/cached-resources.ts';
+import { newProxyMetrics } from '../server/metrics.ts';
+import type { ProxyMetrics } from '../server/metrics.ts';
+import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
 import type { ResolvedResources } from '../server/cached-resources.ts';
 import { CliError } from './cli-error.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
@@ -44,6 +47,8 @@ export interface RunningProxy {
   /** A base URL for clients (`http://127.0.0.1:8001`); undefined on a Unix socket. */
   readonly url: string | undefined;
   readonly app: FastifyInstance;
+  /** The proxy's metrics, also served at its /metrics. */
+  readonly metrics: ProxyMetrics;
   /**
    * Stops accepting, waits up to graceMs for in-flight requests, then closes the remaining
    * connections and the upstream pool.
@@ -67,9 +72,16 @@ export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'c
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   const client = newUpstreamClient(upstream);
-  const factory = newSharedInformerFactory({ client });
-  const cachedReads = await resolveCaches(options, client, factory);
-  const app = newProxyServer({ client, logger: { level: options.logLevel }, filter: options.filter, cachedReads: cachedReads.reads });
+  const metrics = newProxyMetrics();
+  const factory = newSharedInformerFactory({ client, metrics: newPrometheusInformerMetricsProvider(metrics.registry) });
+  const cachedReads = await resolveCaches(options, client, factory, metrics);
+  const app = newProxyServer({
+    client,
+    logger: { level: options.logLevel },
+    filter: options.filter,
+    cachedReads: cachedReads.reads,
+    metrics,
+  });
   try {
     if (options.unixSocket === undefined) {
       await app.listen({ host: options.address, port: options.port });
@@ -121,6 +133,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     address,
     url: typeof info === 'string' ? undefined : `http://${address}`,
     app,
+    metrics,
     stop(graceMs = SHUTDOWN_GRACE_MS) {
       stopping ??= stop(graceMs);
       return stopping;
@@ -133,6 +146,7 @@ async function resolveCaches(
   options: ProxyOptions,
   client: UpstreamClient,
   factory: SharedInformerFactory,
+  metrics: ProxyMetrics,
 ): Promise<{ reads: CachedReads | undefined; cached: string[]; skipped: ResolvedResources['skipped'] }> {
   if (options.resources.length === 0) return { reads: undefined, cached: [], skipped: [] };
   const discovery = newDiscovery(client);
@@ -149,7 +163,7 @@ async function resolveCaches(
   const cached = specs.map((s) => (s.group === '' ? s.resource : `${s.resource}.${s.group}`));
   if (specs.length === 0) return { reads: undefined, cached, skipped };
   const source = newStaticCacheSource(factory, specs, options.namespace);
-  return { reads: newCachedReads({ source, client, consistency: options.readConsistency }), cached, skipped };
+  return { reads: newCachedReads({ source, client, consistency: options.readConsistency, metrics }), cached, skipped };
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

@@ -12,6 +12,8 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
+import type { ProxyMetrics, ServedFrom } from './metrics.ts';
+import { parseRequestInfo } from './request-info.ts';
 import { installRequestFilter } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 
@@ -23,6 +25,8 @@ export interface ProxyServerOptions {
   readonly filter?: RequestFilterOptions | undefined;
   /** Reads answered from the informers' caches; none: everything is passed through. */
   readonly cachedReads?: CachedReads | undefined;
+  /** Served at /metrics; none: /metrics is the apiserver's, passed through. */
+  readonly metrics?: ProxyMetrics | undefined;
 }
 
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
@@ -64,11 +68,39 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     return synced ? reply.code(200).headers(plain).send('ok') : reply.code(503).headers(plain).send('caches not synced yet\n');
   });
   const reads = options.cachedReads;
+  const metrics = options.metrics;
+  if (metrics !== undefined) {
+    app.get('/metrics', async (_request, reply) =>
+      reply
+        .code(200)
+        .header('content-type', metrics.registry.contentType)
+        .send(await metrics.registry.metrics()),
+    );
+  }
+  const countServed = (method: string, url: string, from: ServedFrom): void => {
+    if (metrics === undefined) return;
+    let verb = method.toLowerCase();
+    let resource = '';
+    try {
+      const info = parseRequestInfo(method, url);
+      verb = info.verb;
+      resource = info.isResourceRequest ? (info.apiGroup === '' ? info.resource : `${info.resource}.${info.apiGroup}`) : '';
+    } catch {
+      // a path the apiserver will reject: counted without a resource
+    }
+    metrics.served(verb, resource, from);
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    if (reads === undefined) return passThrough(options.client, req, res);
-    if (WRITE_METHODS.has(method)) return passThrough(options.client, req, res, observeWrite(reads, url));
+    if (reads === undefined) {
+      countServed(method, url, 'apiserver');
+      return passThrough(options.client, req, res);
+    }
+    if (WRITE_METHODS.has(method)) {
+      countServed(method, url, 'apiserver');
+      return passThrough(options.client, req, res, observeWrite(reads, url));
+    }
     const gone = new AbortController();
     const onClose = (): void => {
       gone.abort();
@@ -84,7 +116,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       res.off('close', onClose);
     }
     if (gone.signal.aborted) return;
-    if (cached === undefined) return passThrough(options.client, req, res);
+    if (cached === undefined) {
+      countServed(method, url, 'apiserver');
+      return passThrough(options.client, req, res);
+    }
+    countServed(method, url, 'cache');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
     for (const chunk of cached.body) res.write(chunk);

@@ -25,6 +25,8 @@ import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock } from '../workqueue/clock.ts';
+import type { ProxyMetrics } from './metrics.ts';
+import { noopProxyMetrics } from './metrics.ts';
 import { realClock } from '../workqueue/clock.ts';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
@@ -81,6 +83,7 @@ export interface CachedReadsOptions {
   readonly freshnessWaitMs?: number;
   /** The caches' clock (bounded mode compares it with lastProgressAt). */
   readonly clock?: Clock;
+  readonly metrics?: Pick<ProxyMetrics, 'probe'>;
 }
 
 export const DEFAULT_FRESHNESS_WAIT_MS = 50;
@@ -126,6 +129,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const consistency = options.consistency ?? 'strong';
   const waitMs = options.freshnessWaitMs ?? DEFAULT_FRESHNESS_WAIT_MS;
   const clock = options.clock ?? realClock;
+  const metrics = options.metrics ?? noopProxyMetrics;
   const probes = new WeakMap<WatchCache, ConsistencyProbe>();
   /**
    * Bounded mode, read-your-writes: per type, the newest RV written through this proxy, or
@@ -138,7 +142,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     let probe = probes.get(cache);
     if (probe === undefined) {
       const { group, version, resource } = cache.spec;
-      probe = newConsistencyProbe(client, collectionPath({ group, version, resource, namespace: cache.namespace }));
+      const name = group === '' ? resource : `${resource}.${group}`;
+      probe = newConsistencyProbe(client, collectionPath({ group, version, resource, namespace: cache.namespace }), () => {
+        metrics.probe(name);
+      });
       probes.set(cache, probe);
     }
     return probe;

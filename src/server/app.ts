@@ -7,9 +7,11 @@
  */
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
+import { MAX_HEADER_BYTES, goClientErrorHandler } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
@@ -46,10 +48,13 @@ function observeWrite(reads: CachedReads, url: string): ResponseObserver {
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
-    // Kubernetes paths can be long (e.g. OpenAPI v3 hashes, long names): no router length limit.
-    routerOptions: { maxParamLength: 8192 },
+    // Paths as long as the apiserver takes them: the whole header section is its only limit.
+    routerOptions: { maxParamLength: MAX_HEADER_BYTES },
     // Keep-alive sockets of watch clients must not hold shutdown forever.
     forceCloseConnections: 'idle',
+    // The apiserver's header limit and its answers to malformed requests (client-errors.ts).
+    serverFactory: (handler) => createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
+    clientErrorHandler: goClientErrorHandler,
   });
   // Leave every body as the raw stream: the pass-through forwards it byte for byte.
   app.removeAllContentTypeParsers();

@@ -1,0 +1,56 @@
+/**
+ * Answers to requests too malformed to reach a handler (bad request line, bad headers, headers
+ * too large), written as the apiserver's HTTP server (Go's net/http, server.go conn.serve) writes
+ * them, so that a client cannot tell the proxy from the apiserver by its errors either. Node's
+ * parser (llhttp) detects these; Go's answers are plain text, not Status objects.
+ */
+import type { Socket } from 'node:net';
+
+/**
+ * The apiserver's limit on a request's header section: Go's MaxHeaderBytes (1 MiB, set by
+ * k8s.io/apiserver's SecureServingInfo) plus the 4 KiB Go reads beyond it (initialReadLimitSize).
+ */
+export const MAX_HEADER_BYTES = (1 << 20) + 4096;
+
+/** server.go conn.serve's errorHeaders. */
+const ERROR_HEADERS = '\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n';
+
+/** llhttp's error code and the bytes it failed on. */
+interface ParserError extends Error {
+  readonly code?: string;
+  /** A Buffer at run time (Fastify's types describe it as a JSON'd Buffer). */
+  readonly rawPacket?: unknown;
+}
+
+/** What Go writes for this parse failure; undefined: nothing (the peer is gone). */
+export function goClientErrorResponse(error: ParserError): string | undefined {
+  switch (error.code) {
+    case 'ECONNRESET':
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return undefined; // isCommonNetReadError: no reply
+    case 'HPE_HEADER_OVERFLOW':
+      return `HTTP/1.1 431 Request Header Fields Too Large${ERROR_HEADERS}431 Request Header Fields Too Large`;
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+    case 'HPE_INVALID_VERSION': {
+      // Go parses any HTTP/d.d and then refuses what is not 1.x with a 505; other spellings are a 400.
+      const raw = Buffer.isBuffer(error.rawPacket) ? error.rawPacket : Buffer.alloc(0);
+      const line = raw.toString('latin1').split('\r\n', 1)[0] ?? '';
+      if (/ HTTP\/[0-9]\.[0-9]$/.test(line)) {
+        const text = '505 HTTP Version Not Supported: unsupported protocol version';
+        return `HTTP/1.1 ${text}${ERROR_HEADERS}${text}`;
+      }
+      return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
+    }
+    default:
+      return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
+  }
+}
+
+/** Fastify's clientErrorHandler: Go's answer, then the connection is closed (as Go does). */
+export function goClientErrorHandler(error: ParserError, socket: Socket): void {
+  if (socket.destroyed) return;
+  const answer = goClientErrorResponse(error);
+  if (answer !== undefined && socket.writable) socket.end(answer);
+  else socket.destroy();
+}

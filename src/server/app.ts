@@ -18,6 +18,7 @@ import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequestInfo } from './request-info.ts';
 import { installRequestFilter } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
+import { installUpgradeProxy } from './upgrade.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
@@ -62,6 +63,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     done(null);
   });
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
+  // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
+  installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log });
   // The proxy's own health, for the sidecar's probes (the apiserver's stay reachable as
   // /livez/... and /readyz/... sub-checks through the pass-through). Plain "ok" as the apiserver.
   const plain = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };

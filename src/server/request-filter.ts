@@ -10,7 +10,7 @@
  * pattern such as `^/api/.*\/pods/.*\/exec` cannot be side-stepped by spelling the path oddly.
  */
 import { posix } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
 /** DefaultHostAcceptRE (proxy_server.go). */
 export const DEFAULT_ACCEPT_HOSTS = '^localhost$,^127\\.0\\.0\\.1$,^\\[::1\\]$';
@@ -167,9 +167,7 @@ interface Target {
  * Path, query and host as Go's server reads them: from the request line, and for an
  * absolute-form target (`GET http://h/p`) the host is the URL's, else the Host header's.
  */
-function target(request: FastifyRequest): Target {
-  const url = request.raw.url ?? '/';
-  const header = request.headers.host ?? '';
+function target(url: string, header: string): Target {
   if (!url.startsWith('/')) {
     try {
       const parsed = new URL(url);
@@ -186,38 +184,79 @@ function target(request: FastifyRequest): Target {
   };
 }
 
+/** A response the filter sends in place of the apiserver's. */
+export interface FilterAnswer {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** undefined: no body at all (not even an empty text/plain one). */
+  readonly body: string | undefined;
+}
+
+/**
+ * What the filter does with a request: `accept` lets it go to the apiserver; every other kind
+ * carries the answer to send instead. `accept` and `reject` carry what kubectl proxy logs.
+ */
+export type FilterDecision =
+  | { readonly kind: 'accept'; readonly method: string; readonly path: string; readonly host: string }
+  | { readonly kind: 'reject'; readonly method: string; readonly path: string; readonly host: string; readonly answer: FilterAnswer }
+  | { readonly kind: 'bad-request' | 'redirect'; readonly answer: FilterAnswer };
+
 /** http.Error (Go's net/http/server.go): text/plain, nosniff, the text and a newline. */
-function httpError(reply: FastifyReply, code: number, text: string): FastifyReply {
-  return reply.code(code).header('content-type', 'text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(`${text}\n`);
+function httpError(code: number, text: string): FilterAnswer {
+  return {
+    statusCode: code,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
+    body: `${text}\n`,
+  };
 }
 
 /** http.Redirect with 301 (Go's net/http/server.go), as ServeMux answers an unclean path. */
-function redirect(reply: FastifyReply, method: string, location: string): FastifyReply {
-  reply.code(301).header('location', location);
-  if (method !== 'GET' && method !== 'HEAD') return reply.send();
-  reply.header('content-type', 'text/html; charset=utf-8');
+function redirect(method: string, location: string): FilterAnswer {
+  if (method !== 'GET' && method !== 'HEAD') return { statusCode: 301, headers: { location }, body: undefined };
   const escaped = location.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  return reply.send(method === 'GET' ? `<a href="${escaped}">Moved Permanently</a>.\n\n` : '');
+  return {
+    statusCode: 301,
+    headers: { location, 'content-type': 'text/html; charset=utf-8' },
+    body: method === 'GET' ? `<a href="${escaped}">Moved Permanently</a>.\n\n` : '',
+  };
+}
+
+/**
+ * The filter's decision for a request line and Host header (FilterServer.ServeHTTP behind
+ * ServeMux's path cleaning). Shared by the Fastify hook and the 'upgrade' path (upgrade.ts), so
+ * that an exec reached by `Upgrade: SPDY/3.1` is filtered exactly as a plain POST to it.
+ */
+export function filterRequest(options: RequestFilterOptions, method: string, url: string, hostHeader: string): FilterDecision {
+  const { path, rawQuery, host: hostFromTarget } = target(url, hostHeader);
+  if (path === undefined) return { kind: 'bad-request', answer: httpError(400, 'Bad Request') };
+  const clean = cleanPath(path);
+  if (clean !== path) {
+    const location = rawQuery === undefined ? escapePath(clean) : `${escapePath(clean)}?${rawQuery}`;
+    return { kind: 'redirect', answer: redirect(method, location) };
+  }
+  const host = extractHost(hostFromTarget);
+  if (accept(options, method, path, host)) return { kind: 'accept', method, path, host };
+  // FilterServer.ServeHTTP: `http.Error(rw, http.StatusText(http.StatusForbidden), http.StatusForbidden)`.
+  return { kind: 'reject', method, path, host, answer: httpError(403, 'Forbidden') };
+}
+
+/** kubectl proxy's log lines for a decision ("Filter accepting" / "Filter rejecting"). */
+export function logFilterDecision(log: FastifyBaseLogger, decision: FilterDecision): void {
+  const { kind } = decision;
+  if (kind === 'accept') log.debug({ method: decision.method, path: decision.path, host: decision.host }, 'Filter accepting');
+  else if (kind === 'reject') log.info({ method: decision.method, path: decision.path, host: decision.host }, 'Filter rejecting');
 }
 
 /**
  * Installs the filter as an `onRequest` hook: a rejected request gets what kubectl proxy answers,
- * `403` with the plain-text body `Forbidden\n` (FilterServer.ServeHTTP: `http.Error(rw,
- * http.StatusText(http.StatusForbidden), http.StatusForbidden)`), and never reaches a route.
+ * `403` with the plain-text body `Forbidden\n`, and never reaches a route.
  */
 export function installRequestFilter(app: FastifyInstance, options: RequestFilterOptions): void {
   app.addHook('onRequest', async (request, reply) => {
-    const method = request.raw.method ?? '';
-    const { path, rawQuery, host: hostHeader } = target(request);
-    if (path === undefined) return httpError(reply, 400, 'Bad Request');
-    const clean = cleanPath(path);
-    if (clean !== path) return redirect(reply, method, rawQuery === undefined ? escapePath(clean) : `${escapePath(clean)}?${rawQuery}`);
-    const host = extractHost(hostHeader);
-    if (accept(options, method, path, host)) {
-      request.log.debug({ method, path, host }, 'Filter accepting');
-      return undefined;
-    }
-    request.log.info({ method, path, host }, 'Filter rejecting');
-    return httpError(reply, 403, 'Forbidden');
+    const decision = filterRequest(options, request.raw.method ?? '', request.raw.url ?? '/', request.headers.host ?? '');
+    logFilterDecision(request.log, decision);
+    if (decision.kind === 'accept') return undefined;
+    const { statusCode, headers, body } = decision.answer;
+    return reply.code(statusCode).headers(headers).send(body);
   });
 }

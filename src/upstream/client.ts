@@ -3,6 +3,8 @@
  * and the kubeconfig's credentials on every request.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { UpstreamConfig } from './config.ts';
@@ -25,6 +27,44 @@ export interface ForwardRequest {
   readonly signal?: AbortSignal;
 }
 
+export interface UpgradeRequest {
+  readonly method: Dispatcher.HttpMethod;
+  readonly path: string;
+  /** The protocol(s) the client asked for, its Upgrade header as is: `SPDY/3.1`, `websocket`. */
+  readonly protocol: string;
+  /**
+   * Already stripped of hop-by-hop headers and of the client's own credentials. Connection and
+   * Upgrade are not among them: undici writes `connection: upgrade` and `upgrade: <protocol>`.
+   */
+  readonly headers: Record<string, string | string[]>;
+  /** Aborts the request until the apiserver answers, or the body of a refusal while it streams. */
+  readonly signal?: AbortSignal;
+}
+
+/** The apiserver switched protocols (101): the connection is the caller's from here on. */
+export interface UpgradedResponse {
+  readonly upgraded: true;
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  /**
+   * The raw connection, bytes the apiserver sent after its 101 already queued for reading. It
+   * has an 'error' listener that does nothing, so that a reset never crashes the process: watch
+   * 'close' (hadError) or add a listener of your own.
+   */
+  readonly socket: Duplex;
+}
+
+/** The apiserver answered without switching (most often an error Status): its response, body streamed. */
+export interface RefusedUpgradeResponse {
+  readonly upgraded: false;
+  readonly statusCode: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Readable;
+}
+
+export type UpgradeResponse = UpgradedResponse | RefusedUpgradeResponse;
+
 export interface UpstreamResponse {
   readonly statusCode: number;
   readonly headers: IncomingHttpHeaders;
@@ -43,21 +83,36 @@ export interface UpstreamClient {
    * adding only the proxy's own credentials.
    */
   forward(request: ForwardRequest): Promise<Dispatcher.ResponseData>;
+  /**
+   * HTTP/1.1 Upgrade (exec, attach, port-forward over SPDY or WebSocket): sends the client's
+   * request with the proxy's own credentials and resolves with the 101 and its connection, or
+   * with the apiserver's other answer. The connection leaves the pool: closing the client does
+   * not end it.
+   */
+  upgrade(request: UpgradeRequest): Promise<UpgradeResponse>;
   close(): Promise<void>;
 }
 
 export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options = {}): UpstreamClient {
-  const pool = new Pool(config.server.origin, {
-    ...options,
-    connect: {
-      ca: config.tls.ca,
-      cert: config.tls.cert,
-      key: config.tls.key,
-      rejectUnauthorized: config.tls.rejectUnauthorized,
-      ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
-    },
-  });
+  const connect = {
+    ca: config.tls.ca,
+    cert: config.tls.cert,
+    key: config.tls.key,
+    rejectUnauthorized: config.tls.rejectUnauthorized,
+    ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
+  };
+  const pool = new Pool(config.server.origin, { ...options, connect });
+  // Upgrades need HTTP/1.1 (RFC 9113 §8.6 forbids Upgrade in HTTP/2), but undici offers h2 by
+  // ALPN and the apiserver takes it, so they get connections of their own. Each one leaves this
+  // pool at its 101, so the pool holds only connections that are opening or were refused.
+  const upgradePool = new Pool(config.server.origin, { ...options, connect, allowH2: false });
   const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
+
+  /** The proxy's own credentials, on every request that leaves (client certs are in `connect`). */
+  const authorize = async (headers: Record<string, string | string[]>): Promise<void> => {
+    const authorization = await config.authorization();
+    if (authorization !== undefined) headers.authorization = authorization;
+  };
 
   /** Every request goes out here: the proxy's credentials added, the server's base path prefixed. */
   const dispatch = async (
@@ -66,8 +121,7 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
     body: Dispatcher.DispatchOptions['body'],
     bodyTimeout?: number,
   ): Promise<Dispatcher.ResponseData> => {
-    const authorization = await config.authorization();
-    if (authorization !== undefined) headers.authorization = authorization;
+    await authorize(headers);
     return pool.request({
       origin: config.server.origin,
       method: req.method,
@@ -95,6 +149,103 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
     stream: send,
     // A watch or `logs -f` may stay quiet for long: no body timeout on a pass-through.
     forward: (req) => dispatch(req, { ...req.headers }, req.body as Dispatcher.DispatchOptions['body'], 0),
-    close: () => pool.close(),
+    async upgrade(req) {
+      const headers = { ...req.headers };
+      await authorize(headers);
+      return new Promise((resolve, reject) => {
+        const options: Dispatcher.DispatchOptions = {
+          origin: config.server.origin,
+          method: req.method,
+          path: `${basePath}${req.path}`,
+          headers,
+          upgrade: req.protocol,
+          // A refusal is any answer but 101, a watch's stream as well (`Upgrade: h2c` on a GET,
+          // say), which may stay quiet for long: no body timeout, as on a pass-through.
+          bodyTimeout: 0,
+        };
+        try {
+          upgradePool.dispatch(options, new UpgradeHandler(req.signal, resolve, reject));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    },
+    close: async () => {
+      await Promise.all([pool.close(), upgradePool.close()]);
+    },
   };
+}
+
+/**
+ * undici's handler for an upgrade that keeps both outcomes. (undici's own `upgrade()` API fails a
+ * non-101 answer as "bad upgrade" and drops its body, which is the apiserver's error Status.)
+ * For a request dispatched with `upgrade`, undici calls onRequestUpgrade on a 101 and the usual
+ * onResponseStart / Data / End for any other status.
+ */
+class UpgradeHandler implements Dispatcher.DispatchHandler {
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: (response: UpgradeResponse) => void;
+  readonly #reject: (error: Error) => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** The refusal's body, once its headers have arrived (the promise has resolved then). */
+  #body: Readable | undefined;
+  /** undici is done with the request: ended, failed or aborted. */
+  #finished = false;
+
+  constructor(signal: AbortSignal | undefined, resolve: (response: UpgradeResponse) => void, reject: (error: Error) => void) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  readonly #onAbort = (): void => {
+    const reason: unknown = this.#signal?.reason;
+    this.#controller?.abort(reason instanceof Error ? reason : new Error('upgrade aborted'));
+  };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal?.aborted === true) this.#onAbort();
+    else this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  onRequestUpgrade(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.#finished = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    // undici removed its own listeners: until the caller adds one, an error must not be unhandled.
+    socket.on('error', () => undefined);
+    this.#resolve({ upgraded: true, statusCode, headers, socket });
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusText?: string): void {
+    const body = new Readable({
+      read: () => {
+        controller.resume();
+      },
+      destroy: (error, callback) => {
+        // The caller stopped reading before the end: the connection is of no further use.
+        if (!this.#finished) controller.abort(error ?? new Error('refused upgrade: body destroyed'));
+        callback(error);
+      },
+    });
+    this.#body = body;
+    this.#resolve({ upgraded: false, statusCode, statusText: statusText ?? '', headers, body });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#body?.push(chunk) === false) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.#finished = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#body?.push(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#finished = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    if (this.#body === undefined) this.#reject(error);
+    else this.#body.destroy(error);
+  }
 }

@@ -50,6 +50,9 @@ export function newFakeUpstream(options: FakeUpstreamOptions = {}): FakeUpstream
     forward() {
       return Promise.reject(new Error('the fake upstream does not pass requests through'));
     },
+    upgrade() {
+      return Promise.reject(new Error('the fake upstream does not upgrade connections'));
+    },
     request(request) {
       paths.push(request.path);
       const res = options.respond?.(request) ?? jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });

@@ -34,6 +34,7 @@ function stubClient(responses: ((req: UpstreamRequest) => Promise<UpstreamRespon
     },
     stream: () => Promise.reject(new Error('not used')),
     forward: () => Promise.reject(new Error('not used')),
+    upgrade: () => Promise.reject(new Error('not used')),
     close: () => Promise.resolve(),
   };
 }

@@ -1,14 +1,21 @@
 /**
- * The watch cache of one resource scope (kube-apiserver's cacher/watch_cache.go, as a view over
- * a SharedIndexInformer): the objects in key order at a known resourceVersion, snapshots of that
- * order kept for paging (ListFromCacheSnapshot), and waiting until the cache reaches an RV.
+ * The watch cache of one resource scope (kube-apiserver's cacher/watch_cache.go): a store the
+ * informer's reflector writes to directly, in the order the apiserver sent the changes (it is a
+ * store observer of the informer: the DeltaFIFO would batch each object's changes and so reorder
+ * them across objects). It holds the objects in key order at its resourceVersion, keeps
+ * snapshots of that order for paging (ListFromCacheSnapshot), lets readers wait until it reaches
+ * an RV, and tells its event listeners (the event window and the watchers) of every change with
+ * the previous state, as watchCacheEvent does.
  *
- * Invariant: everything a caller reads in one synchronous turn (resourceVersion(), get(),
- * orderedList()) is the same state, the state the apiserver held at resourceVersion().
+ * Invariants: everything read in one synchronous turn (resourceVersion(), get(), orderedList())
+ * is the state the apiserver held at resourceVersion(); #ordered holds exactly the objects of
+ * #objects, sorted by key; an array handed out by orderedList() is never mutated afterwards
+ * (copy on write).
  */
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
 import type { SharedIndexInformer } from '../informer/shared-informer.ts';
+import type { ReflectorStore } from '../informer/store.ts';
 import type { Clock } from '../workqueue/clock.ts';
 import { realClock } from '../workqueue/clock.ts';
 import type { ResourceSelectableFields } from './selectable-fields.ts';
@@ -41,18 +48,38 @@ export interface WatchCacheSource {
   stop(): Promise<void>;
 }
 
+/** One change, as the watch cache saw it (watchCacheEvent). */
+export interface WatchCacheEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly key: string;
+  /** The new state; for DELETED, the object's final state as the apiserver sent it. */
+  readonly object: KubeObject;
+  /** The state before the change, if the cache held one: selectors are checked against both. */
+  readonly prevObject: KubeObject | undefined;
+  readonly resourceVersion: bigint;
+}
+
+/** What the event window and the watchers are told, synchronously, in RV order. */
+export interface WatchCacheListener {
+  /** A change applied at event.resourceVersion. */
+  event(event: WatchCacheEvent): void;
+  /** The whole state was replaced (a relist) at `resourceVersion`: what came before is not a history of it. */
+  replaced(resourceVersion: bigint): void;
+  /** The RV moved without a change to this type (a bookmark). */
+  progressed(resourceVersion: bigint): void;
+}
+
 export interface WatchCache {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
   /** The namespace the cache is limited to; undefined when it holds all namespaces. */
   readonly namespace: string | undefined;
   readonly informer: SharedIndexInformer;
-  /** The RV the contents are exactly the state of; undefined while changes are still queued or before the first sync. */
+  /** The RV the contents are exactly the state of; undefined before the first list. */
   resourceVersion(): bigint | undefined;
   /**
    * Resolves with the cache's RV once it is at `rv` or later, or with undefined after
-   * `timeoutMs` (or when `signal` aborts). Resolves in the turn the cache reaches it, so the
-   * caller reads the contents at that RV.
+   * `timeoutMs` (or when `signal` aborts).
    */
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<bigint | undefined>;
   get(key: string): KubeObject | undefined;
@@ -62,6 +89,8 @@ export interface WatchCache {
   snapshot(rv: bigint): readonly KubeObject[] | undefined;
   /** When the cache's watch last said anything (an event, a bookmark, a list), on the cache's clock. */
   lastProgressAt(): number;
+  /** Adds a listener of every later change; returns the function that removes it. */
+  addListener(listener: WatchCacheListener): () => void;
 }
 
 /**
@@ -76,6 +105,7 @@ const MAX_SNAPSHOTS = 16;
 export interface WatchCacheOptions {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
+  /** The informer whose reflector fills the cache; the cache must be created before it runs. */
   readonly informer: SharedIndexInformer;
   readonly namespace?: string | undefined;
   readonly clock?: Clock;
@@ -90,6 +120,16 @@ function compareKeys(a: KubeObject, b: KubeObject): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
+/** An object's RV as a number; 0 when it has none (never from the apiserver). */
+function rvOf(obj: KubeObject): bigint {
+  return /^[0-9]+$/.test(obj.resourceVersion) ? BigInt(obj.resourceVersion) : 0n;
+}
+
+interface Waiter {
+  readonly rv: bigint;
+  resolve(rv: bigint): void;
+}
+
 class WatchCacheImpl implements WatchCache {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
@@ -97,7 +137,14 @@ class WatchCacheImpl implements WatchCache {
   readonly informer: SharedIndexInformer;
   readonly #clock: Clock;
   readonly #snapshots: LRUCache<bigint, readonly KubeObject[]>;
+  readonly #objects = new Map<string, KubeObject>();
+  #ordered: KubeObject[] = [];
+  /** #ordered was handed out: copy it before the next change. */
+  #orderedShared = false;
+  #rv: bigint | undefined;
   #lastProgressAt: number;
+  readonly #waiters = new Set<Waiter>();
+  readonly #listeners = new Set<WatchCacheListener>();
 
   constructor(options: WatchCacheOptions) {
     this.spec = options.spec;
@@ -107,61 +154,142 @@ class WatchCacheImpl implements WatchCache {
     this.#clock = options.clock ?? realClock;
     this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
     this.#lastProgressAt = this.#clock.now();
-    this.informer.onProgress(() => {
-      this.#lastProgressAt = this.#clock.now();
-    });
+    const store: ReflectorStore = {
+      add: (obj) => {
+        this.#apply(obj, false);
+      },
+      update: (obj) => {
+        this.#apply(obj, false);
+      },
+      delete: (obj) => {
+        this.#apply(obj, true);
+      },
+      replace: (list, rv) => {
+        this.#replace(list, rv);
+      },
+      updateResourceVersion: (rv) => {
+        if (!/^[0-9]+$/.test(rv) || this.#rv === undefined || BigInt(rv) <= this.#rv) return;
+        this.#rv = BigInt(rv);
+        this.#progressed();
+        for (const listener of this.#listeners) listener.progressed(this.#rv);
+      },
+    };
+    this.informer.addStoreObserver(store);
+  }
+
+  resourceVersion(): bigint | undefined {
+    return this.#rv;
   }
 
   lastProgressAt(): number {
     return this.#lastProgressAt;
   }
 
-  resourceVersion(): bigint | undefined {
-    const rv = this.informer.snapshotResourceVersion();
-    return rv === undefined || !/^[0-9]+$/.test(rv) ? undefined : BigInt(rv);
+  addListener(listener: WatchCacheListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<bigint | undefined> {
-    const now = this.resourceVersion();
-    if (now !== undefined && now >= rv) return Promise.resolve(now);
+    if (this.#rv !== undefined && this.#rv >= rv) return Promise.resolve(this.#rv);
     if (timeoutMs <= 0 || signal?.aborted === true) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const finish = (result: bigint | undefined): void => {
-        unsubscribe();
+        this.#waiters.delete(waiter);
         timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         resolve(result);
       };
+      const waiter: Waiter = { rv, resolve: finish };
       const onAbort = (): void => {
         finish(undefined);
       };
-      const unsubscribe = this.informer.onProgress(() => {
-        const current = this.resourceVersion();
-        if (current !== undefined && current >= rv) finish(current);
-      });
       const timer = this.#clock.setTimeout(() => {
         finish(undefined);
       }, timeoutMs);
+      this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   get(key: string): KubeObject | undefined {
-    return this.informer.getIndexer().getByKey(key);
+    return this.#objects.get(key);
   }
 
   orderedList(): readonly KubeObject[] {
-    const rv = this.resourceVersion();
-    const kept = rv === undefined ? undefined : this.#snapshots.get(rv);
-    if (kept !== undefined) return kept;
-    // Sorted once per RV and kept: the next LIST at the same RV, and the pages of this one, reuse it.
-    const ordered = this.informer.getIndexer().list().sort(compareKeys);
-    if (rv !== undefined) this.#snapshots.set(rv, ordered);
-    return ordered;
+    this.#orderedShared = true;
+    if (this.#rv !== undefined && !this.#snapshots.has(this.#rv)) this.#snapshots.set(this.#rv, this.#ordered);
+    return this.#ordered;
   }
 
   snapshot(rv: bigint): readonly KubeObject[] | undefined {
-    if (rv === this.resourceVersion()) return this.orderedList();
+    if (rv === this.#rv) return this.orderedList();
     return this.#snapshots.get(rv);
   }
+
+  /** One change from the watch, in order. Synchronous. */
+  #apply(obj: KubeObject, deleted: boolean): void {
+    const prev = this.#objects.get(obj.key);
+    const ordered = this.#writableOrdered();
+    const at = lowerBound(ordered, obj.key);
+    const present = ordered[at]?.key === obj.key;
+    if (deleted) {
+      this.#objects.delete(obj.key);
+      if (present) ordered.splice(at, 1);
+    } else {
+      this.#objects.set(obj.key, obj);
+      if (present) ordered[at] = obj;
+      else ordered.splice(at, 0, obj);
+    }
+    const rv = rvOf(obj);
+    if (this.#rv === undefined || rv > this.#rv) this.#rv = rv;
+    const event: WatchCacheEvent = {
+      type: deleted ? 'DELETED' : prev === undefined ? 'ADDED' : 'MODIFIED',
+      key: obj.key,
+      object: obj,
+      prevObject: prev,
+      resourceVersion: rv,
+    };
+    this.#progressed();
+    for (const listener of this.#listeners) listener.event(event);
+  }
+
+  #replace(list: readonly KubeObject[], rv: string): void {
+    this.#objects.clear();
+    for (const obj of list) this.#objects.set(obj.key, obj);
+    this.#ordered = [...this.#objects.values()].sort(compareKeys);
+    this.#orderedShared = false;
+    this.#snapshots.clear();
+    this.#rv = /^[0-9]+$/.test(rv) ? BigInt(rv) : 0n;
+    this.#progressed();
+    for (const listener of this.#listeners) listener.replaced(this.#rv);
+  }
+
+  #writableOrdered(): KubeObject[] {
+    if (this.#orderedShared) {
+      this.#ordered = this.#ordered.slice();
+      this.#orderedShared = false;
+    }
+    return this.#ordered;
+  }
+
+  /** The RV may have moved: note the time and release the readers waiting for it. */
+  #progressed(): void {
+    this.#lastProgressAt = this.#clock.now();
+    const rv = this.#rv;
+    if (rv === undefined) return;
+    for (const waiter of this.#waiters) if (rv >= waiter.rv) waiter.resolve(rv);
+  }
+}
+
+/** First index in `ordered` whose key is >= `key` (keys are unique and sorted). */
+export function lowerBound(ordered: readonly KubeObject[], key: string): number {
+  let lo = 0;
+  let hi = ordered.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ordered[mid]?.key ?? '') < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

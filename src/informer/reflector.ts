@@ -66,6 +66,12 @@ export interface ReflectorOptions {
   readonly backoff?: Backoff;
   readonly metrics?: ReflectorMetrics;
   readonly log?: ReflectorLog;
+  /**
+   * Called with each error that ended a list-and-watch attempt, before the backoff (client-go's
+   * WatchErrorHandler): how an owner learns that, say, the LIST is forbidden (403) or the type
+   * is gone (404), which retrying will not fix. Synchronous; a throw is ignored.
+   */
+  readonly onListAndWatchError?: (error: unknown) => void;
 }
 
 export interface Reflector {
@@ -95,6 +101,7 @@ class ReflectorImpl implements Reflector {
   readonly #backoff: Backoff;
   readonly #metrics: ReflectorMetrics;
   readonly #log: ReflectorLog;
+  readonly #onListAndWatchError: ((error: unknown) => void) | undefined;
   #lastSyncResourceVersion = '';
   /** The last list or watch with #lastSyncResourceVersion answered 410 or "too large": list consistently next. */
   #lastSyncResourceVersionUnavailable = false;
@@ -113,6 +120,7 @@ class ReflectorImpl implements Reflector {
     this.#backoff = options.backoff ?? newExponentialBackoff({ clock: this.#clock, random: this.#random });
     this.#metrics = options.metrics ?? noopReflectorMetrics;
     this.#log = options.log ?? (() => undefined);
+    this.#onListAndWatchError = options.onListAndWatchError;
   }
 
   lastSyncResourceVersion(): string {
@@ -126,6 +134,11 @@ class ReflectorImpl implements Reflector {
       } catch (error) {
         if (isAborted(signal)) break;
         this.#log('warn', `${this.name}: ${describe(error)}`);
+        try {
+          this.#onListAndWatchError?.(error);
+        } catch {
+          // the owner's problem; the loop goes on
+        }
       }
       if (isAborted(signal)) break;
       await this.#backOff(signal);

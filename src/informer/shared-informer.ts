@@ -21,6 +21,7 @@ import { isDeletedFinalStateUnknown } from './object.ts';
 import type { Notification, ResourceEventHandler } from './processor-listener.ts';
 import { ProcessorListener } from './processor-listener.ts';
 import type { Reflector, ReflectorLog } from './reflector.ts';
+import type { ReflectorStore } from './store.ts';
 import { newReflector } from './reflector.ts';
 
 export interface HandlerRegistration {
@@ -60,6 +61,21 @@ export interface SharedIndexInformer {
    * indexer in the same turn. Returns the function that removes it.
    */
   onProgress(listener: () => void): () => void;
+  /**
+   * Adds a second store the reflector writes to, synchronously and in the order the apiserver
+   * sent the changes, before they are queued for the indexer (the DeltaFIFO batches each
+   * object's changes, so the indexer sees them in another order across objects). The watch cache
+   * is one: kube-apiserver's watch cache is its reflector's store. Add it before run() to see
+   * the first list. Returns the function that removes it.
+   */
+  addStoreObserver(observer: ReflectorStore): () => void;
+  /**
+   * Calls `listener` with each error that ended a list-and-watch attempt (client-go's
+   * SetWatchErrorHandler, but any number of listeners, at any time): the reflector still backs
+   * off and retries; an owner that knows retrying is futile (403 Forbidden, 404 Not Found) stops
+   * the informer. Returns the function that removes it.
+   */
+  onListAndWatchError(listener: (error: unknown) => void): () => void;
 }
 
 export interface SharedIndexInformerOptions {
@@ -118,6 +134,8 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
   readonly #progressListeners = new Set<() => void>();
+  readonly #storeObservers = new Set<ReflectorStore>();
+  readonly #errorListeners = new Set<(error: unknown) => void>();
 
   constructor(options: SharedIndexInformerOptions) {
     this.name = options.name;
@@ -130,29 +148,44 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     this.#reflector = newReflector({
       name: options.name,
       listerWatcher: options.listerWatcher,
+      // Store observers see each change first, in the watch's order (see addStoreObserver).
       store: {
         add: (obj) => {
+          for (const observer of this.#storeObservers) observer.add(obj);
           this.#fifo.add(obj);
         },
         update: (obj) => {
+          for (const observer of this.#storeObservers) observer.update(obj);
           this.#fifo.update(obj);
         },
         delete: (obj) => {
+          for (const observer of this.#storeObservers) observer.delete(obj);
           this.#fifo.delete(obj);
         },
         replace: (list, rv) => {
+          for (const observer of this.#storeObservers) observer.replace(list, rv);
           this.#fifo.replace(list, rv);
           // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
           this.#notifyIfSynced();
         },
         // A bookmark moves the RV without a change to pop.
-        updateResourceVersion: () => {
+        updateResourceVersion: (rv) => {
+          for (const observer of this.#storeObservers) observer.updateResourceVersion?.(rv);
           this.#notifyProgress();
         },
       },
       clock: this.#clock,
       metrics: this.#metrics.reflector,
       log: this.#log,
+      onListAndWatchError: (error) => {
+        for (const listener of this.#errorListeners) {
+          try {
+            listener(error);
+          } catch (thrown) {
+            this.#log('warn', `${this.name}: list-and-watch error listener failed: ${String(thrown)}`);
+          }
+        }
+      },
       ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
       ...(options.useWatchList === undefined ? {} : { useWatchList: options.useWatchList }),
       ...(options.minWatchTimeoutSeconds === undefined ? {} : { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }),
@@ -263,6 +296,16 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   onProgress(listener: () => void): () => void {
     this.#progressListeners.add(listener);
     return () => this.#progressListeners.delete(listener);
+  }
+
+  addStoreObserver(observer: ReflectorStore): () => void {
+    this.#storeObservers.add(observer);
+    return () => this.#storeObservers.delete(observer);
+  }
+
+  onListAndWatchError(listener: (error: unknown) => void): () => void {
+    this.#errorListeners.add(listener);
+    return () => this.#errorListeners.delete(listener);
   }
 
   #notifyProgress(): void {

@@ -23,6 +23,7 @@ import { parseFieldSelector } from '../cache/field-selector.ts';
 import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
+import { lowerBound } from '../cache/watch-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock } from '../workqueue/clock.ts';
 import type { ProxyMetrics } from './metrics.ts';
@@ -202,6 +203,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         return undefined; // the apiserver words the error
       }
       if (options.watch) return undefined;
+      // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
+      if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
       const cache = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
       if (cache === undefined) return undefined;
       // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word.
@@ -218,6 +221,11 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       return serveList(cache, info, options, plan);
     },
   };
+}
+
+/** A path segment name the apiserver accepts (not `.` or `..`, no `/` or `%`), printable ASCII only. */
+function plainName(name: string): boolean {
+  return name !== '.' && name !== '..' && /^[\x21-\x24\x26-\x2e\x30-\x7e]+$/.test(name);
 }
 
 function typeKey(group: string, resource: string): string {
@@ -261,18 +269,6 @@ function serveGet(cache: WatchCache, info: RequestInfo): CachedResponse {
     return { statusCode: 404, headers: JSON_HEADERS, body: [status.body()] };
   }
   return { statusCode: 200, headers: JSON_HEADERS, body: [obj.raw, NEWLINE] };
-}
-
-/** First index in `ordered` whose key is >= `key` (keys are unique and sorted). */
-function lowerBound(ordered: readonly KubeObject[], key: string): number {
-  let lo = 0;
-  let hi = ordered.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((ordered[mid]?.key ?? '') < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 interface Page {
@@ -351,7 +347,8 @@ function listBody(spec: CachedResourceSpec, page: Page): Buffer[] {
   const remaining = page.remainingItemCount === undefined ? '' : `"remainingItemCount":${String(page.remainingItemCount)}`;
   const body: Buffer[] = [];
   if (spec.unstructured) {
-    const metadata = [cont, remaining, rv].filter((s) => s !== '').join(',');
+    // UnstructuredList.SetContinue always sets the field, empty or not; remainingItemCount only when known.
+    const metadata = [`"continue":"${page.continue}"`, remaining, rv].filter((s) => s !== '').join(',');
     body.push(Buffer.from(`{"apiVersion":${apiVersion},"items":[`));
     page.items.forEach((obj, i) => {
       if (i > 0) body.push(COMMA);

@@ -64,6 +64,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     },
     snapshot: (want) => (want === cache.rv ? cache.orderedList() : kept.get(want)),
     lastProgressAt: () => Date.now(),
+    addListener: () => () => undefined,
   };
   return cache;
 }

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CachedResourceSpec, WatchCache, WatchCacheEvent } from '../../../src/cache/watch-cache.ts';
+import { newWatchCache } from '../../../src/cache/watch-cache.ts';
+import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import type { KubeObject } from '../../../src/informer/object.ts';
+import { decodeObject } from '../../../src/informer/object.ts';
+import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
+import type { ReflectorStore } from '../../../src/informer/store.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
+
+const SPEC: CachedResourceSpec = {
+  group: '',
+  version: 'v1',
+  resource: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+  unstructured: false,
+};
+
+function cm(namespace: string, name: string, rv: number, labels: Record<string, string> = {}): KubeObject {
+  const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: String(rv), labels } };
+  return decodeObject(Buffer.from(JSON.stringify(json)));
+}
+
+/** A watch cache and the store its informer's reflector would write to. */
+function cacheWithStore(clock = new FakeClock()): { cache: WatchCache; store: ReflectorStore; clock: FakeClock } {
+  let store: ReflectorStore | undefined;
+  const informer = {
+    addStoreObserver(observer: ReflectorStore) {
+      store = observer;
+      return () => undefined;
+    },
+  } as unknown as SharedIndexInformer;
+  const cache = newWatchCache({ spec: SPEC, fields: selectableFieldsFor('', 'configmaps', true), informer, clock });
+  assert.ok(store !== undefined, 'the cache observes the reflector');
+  return { cache, store, clock };
+}
+
+const keys = (objects: readonly KubeObject[]): string[] => objects.map((o) => o.key);
+
+test('watch cache: key order after list and changes; a handed-out list never changes', () => {
+  const { cache, store } = cacheWithStore();
+  assert.equal(cache.resourceVersion(), undefined, 'nothing before the first list');
+  store.replace([cm('b', 'x', 3), cm('a', 'y', 2), cm('a', 'x', 1)], '10');
+  assert.equal(cache.resourceVersion(), 10n);
+  const at10 = cache.orderedList();
+  assert.deepEqual(keys(at10), ['a/x', 'a/y', 'b/x']);
+  store.add(cm('a', 'z', 11));
+  store.update(cm('a', 'x', 12));
+  store.delete(cm('b', 'x', 13));
+  assert.equal(cache.resourceVersion(), 13n);
+  assert.deepEqual(keys(cache.orderedList()), ['a/x', 'a/y', 'a/z']);
+  assert.equal(cache.get('a/x')?.resourceVersion, '12');
+  assert.equal(cache.get('b/x'), undefined);
+  assert.deepEqual(keys(at10), ['a/x', 'a/y', 'b/x'], 'copy on write');
+  assert.equal(at10[0]?.resourceVersion, '1');
+  assert.equal(cache.snapshot(10n), at10, 'the state at 10 is kept for the next pages');
+  assert.equal(cache.snapshot(11n), undefined, 'never listed at 11');
+});
+
+test('watch cache: listeners get each change with its previous state, a relist, and bookmarks', () => {
+  const { cache, store } = cacheWithStore();
+  const seen: string[] = [];
+  const events: WatchCacheEvent[] = [];
+  cache.addListener({
+    event: (e) => {
+      events.push(e);
+      seen.push(`${e.type} ${e.key} ${String(e.resourceVersion)} prev=${e.prevObject?.resourceVersion ?? '-'}`);
+    },
+    replaced: (rv) => seen.push(`replaced ${String(rv)}`),
+    progressed: (rv) => seen.push(`progressed ${String(rv)}`),
+  });
+  store.replace([cm('a', 'x', 1)], '5');
+  store.add(cm('a', 'y', 6));
+  store.updateResourceVersion?.('6'); // the reflector's echo of the event's RV: nothing new
+  store.update(cm('a', 'x', 7));
+  store.delete(cm('a', 'y', 8));
+  store.updateResourceVersion?.('20'); // a bookmark
+  assert.deepEqual(seen, ['replaced 5', 'ADDED a/y 6 prev=-', 'MODIFIED a/x 7 prev=1', 'DELETED a/y 8 prev=6', 'progressed 20']);
+  assert.equal(cache.resourceVersion(), 20n);
+});
+
+test('watch cache: waitUntilFresh resolves when the RV is reached, or with undefined at the timeout', async () => {
+  const { cache, store, clock } = cacheWithStore();
+  store.replace([], '5');
+  assert.equal(await cache.waitUntilFresh(5n, 0), 5n, 'already there');
+  const reached = cache.waitUntilFresh(7n, 1000);
+  store.add(cm('a', 'x', 6));
+  store.add(cm('a', 'y', 7));
+  assert.equal(await reached, 7n);
+  const late = cache.waitUntilFresh(9n, 1000);
+  clock.step(1000);
+  assert.equal(await late, undefined);
+  const aborted = new AbortController();
+  const gone = cache.waitUntilFresh(9n, 1000, aborted.signal);
+  aborted.abort();
+  assert.equal(await gone, undefined);
+  assert.equal(clock.waiters(), 0, 'no timer left behind');
+});
+
+test('watch cache: lastProgressAt moves with every change and bookmark', () => {
+  const { cache, store, clock } = cacheWithStore();
+  const start = cache.lastProgressAt();
+  clock.step(5000);
+  store.replace([], '5');
+  assert.equal(cache.lastProgressAt(), start + 5000);
+  clock.step(1000);
+  store.updateResourceVersion?.('9');
+  assert.equal(cache.lastProgressAt(), start + 6000);
+});

@@ -18,11 +18,13 @@ import { newSharedInformerFactory } from '../informer/factory.ts';
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import { newCachedReads } from '../server/cached-reads.ts';
 import type { CachedReads } from '../server/cached-reads.ts';
-import { newStaticCacheSource, resolveCachedResources } from '../server/cached-resources.ts';
+import { newCacheRegistry } from '../cache/cache-registry.ts';
+import type { CacheRegistryLog } from '../cache/cache-registry.ts';
+import { resolveCachedResources, typeName } from '../cache/cached-resources.ts';
 import { newProxyMetrics } from '../server/metrics.ts';
 import type { ProxyMetrics } from '../server/metrics.ts';
 import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
-import type { ResolvedResources } from '../server/cached-resources.ts';
+import type { ResolvedResources } from '../cache/cached-resources.ts';
 import { CliError } from './cli-error.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
 import type { ProxyOptions } from './proxy-options.ts';
@@ -74,7 +76,11 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const client = newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
   const factory = newSharedInformerFactory({ client, metrics: newPrometheusInformerMetricsProvider(metrics.registry) });
-  const cachedReads = await resolveCaches(options, client, factory, metrics);
+  // The caches log through the server's logger, which exists only once the caches are wired.
+  let log: CacheRegistryLog = () => undefined;
+  const cachedReads = await resolveCaches(options, client, factory, metrics, (level, message, fields) => {
+    log(level, message, fields);
+  });
   const app = newProxyServer({
     client,
     logger: { level: options.logLevel },
@@ -95,11 +101,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     const detail = error instanceof Error ? error.message : String(error);
     throw new CliError(`cannot serve on ${where}: ${detail}`, 'Pick another --port (0 picks a free one), --address or --unix-socket.');
   }
+  log = (level, message, fields) => {
+    app.log[level](fields ?? {}, message);
+  };
   for (const { name, reason } of cachedReads.skipped)
     app.log.warn({ resource: name }, `not cached: ${reason}; its reads are passed through`);
-  if (cachedReads.reads !== undefined) {
-    const reads = cachedReads.reads;
-    reads.start();
+  cachedReads.reads.start();
+  if (cachedReads.cached.length > 0) {
     void factory.waitForCacheSync().then(
       () => {
         app.log.info({ resources: cachedReads.cached }, 'caches synced');
@@ -126,7 +134,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     } finally {
       clearTimeout(timer);
     }
-    await (cachedReads.reads?.stop() ?? factory.shutdown());
+    await cachedReads.reads.stop();
     await client.close();
   };
   return {
@@ -141,29 +149,43 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   };
 }
 
-/** The caches for --resources, resolved through discovery; none when no resource is named. */
+/**
+ * The caches, over discovery: the --resources types, resolved now (what cannot be cached is
+ * reported as skipped), or, with none named, every cacheable type on its first read.
+ */
 async function resolveCaches(
   options: ProxyOptions,
   client: UpstreamClient,
   factory: SharedInformerFactory,
   metrics: ProxyMetrics,
-): Promise<{ reads: CachedReads | undefined; cached: string[]; skipped: ResolvedResources['skipped'] }> {
-  if (options.resources.length === 0) return { reads: undefined, cached: [], skipped: [] };
-  const discovery = newDiscovery(client);
-  try {
-    await discovery.refresh();
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new CliError(
-      `cannot read the apiserver's discovery to resolve --resources: ${detail}`,
-      'Check that the apiserver is reachable with this kubeconfig.',
-    );
+  log: CacheRegistryLog,
+): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
+  const discovery = newDiscovery(client, {
+    log: (level, message) => {
+      log(level, message);
+    },
+  });
+  // Named types are resolved now, so discovery must answer; with none named the registry's
+  // discovery loop reads it (and retries) while reads are passed through.
+  if (options.resources.length > 0) {
+    try {
+      await discovery.refresh();
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `cannot read the apiserver's discovery to resolve --resources: ${detail}`,
+        'Check that the apiserver is reachable with this kubeconfig.',
+      );
+    }
   }
-  const { specs, skipped } = resolveCachedResources(discovery, options.resources);
-  const cached = specs.map((s) => (s.group === '' ? s.resource : `${s.resource}.${s.group}`));
-  if (specs.length === 0) return { reads: undefined, cached, skipped };
-  const source = newStaticCacheSource(factory, specs, options.namespace);
-  return { reads: newCachedReads({ source, client, consistency: options.readConsistency, metrics }), cached, skipped };
+  const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
+  const cached = (named?.specs ?? []).map((s) => typeName(s.group, s.resource));
+  const source = newCacheRegistry({ factory, discovery, resources: named?.specs, namespace: options.namespace, log });
+  return {
+    reads: newCachedReads({ source, client, consistency: options.readConsistency, metrics }),
+    cached,
+    skipped: named?.skipped ?? [],
+  };
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

@@ -38,7 +38,10 @@ export interface ProxyOptions {
   /** A Unix socket to serve on instead of address:port. */
   readonly unixSocket: string | undefined;
   readonly filter: RequestFilterOptions;
-  /** Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`. */
+  /**
+   * Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`;
+   * empty: every listable and watchable type, cached on its first read (secrets only when named).
+   */
   readonly resources: readonly string[];
   /** Cache only this namespace; undefined: all namespaces. */
   readonly namespace: string | undefined;
@@ -58,7 +61,8 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})
   --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS})
   --reject-methods RE,...  regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)
-  --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: none)
+  --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: every listable and
+                           watchable type, cached on its first read; secrets only when named)
   --namespace NAME         cache only this namespace (default: all)
   --read-consistency MODE  strong: "most recent" reads come from the cache only when it is proven as fresh as
                            the apiserver, else from the apiserver; bounded: from the cache while its watch is

@@ -80,6 +80,11 @@ export function isServerError(error: unknown): boolean {
   return e !== undefined && e.code >= 500;
 }
 
+/** 403: the caller's identity may not do this (IsForbidden). */
+export function isForbidden(error: unknown): boolean {
+  return statusOf(error)?.code === 403;
+}
+
 export function isNotFound(error: unknown): boolean {
   return statusOf(error)?.code === 404;
 }

@@ -10,9 +10,10 @@ import { request } from 'undici';
 import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
 import { newCachedReads } from '../../../src/server/cached-reads.ts';
 import type { CachedReads, CachedReadsOptions } from '../../../src/server/cached-reads.ts';
-import { newStaticCacheSource } from '../../../src/server/cached-resources.ts';
+import { newCacheRegistry } from '../../../src/cache/cache-registry.ts';
 import { newProxyServer } from '../../../src/server/app.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
+import { newDiscovery } from '../../../src/upstream/discovery.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -41,10 +42,16 @@ async function startCachingProxy(
     },
   };
   const factory = newSharedInformerFactory({ client });
-  const source = newStaticCacheSource(factory, [
-    { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false },
-    { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, unstructured: false },
-  ]);
+  const discovery = newDiscovery(upstream);
+  await discovery.refresh();
+  const source = newCacheRegistry({
+    factory,
+    discovery,
+    resources: [
+      { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false },
+      { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, unstructured: false },
+    ],
+  });
   const reads = newCachedReads({ source, client: upstream, ...options });
   const app: FastifyInstance = newProxyServer({ client, cachedReads: reads });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,0 +1,502 @@
+/**
+ * The lifecycle of the watch caches: which types are cached, in which scope, when each cache
+ * starts and stops. (The apiserver's cacher makes one cache per resource at startup; the proxy
+ * makes them as reads arrive, over a SharedInformerFactory.)
+ *
+ * - Named (`--resources`): only those types. Their caches, at the group's preferred version and
+ *   in the --namespace scope, start with start() and are never stopped for idleness; readiness
+ *   (synced()) waits for them. Another version of a named type is cached on demand.
+ * - Unnamed: every type discovery reports as listable and watchable, cached on its first read,
+ *   stopped once not read for idleTimeoutMs, or when a new one would exceed maxLazyCaches (the
+ *   least recently read goes first). Secrets only when named: a proxy holding every secret of
+ *   the cluster in memory is a choice the operator makes, not a default.
+ * - Only types kube-apiserver serves itself (built-in groups and custom resources): an
+ *   aggregated API server writes its own list bodies, which the cache cannot reproduce; see
+ *   api-services.ts for how they are told apart.
+ * - cacheFor() never waits: a read before its cache has synced is passed through.
+ *
+ * Discovery stays current (discovery.ts refreshes by ETag, so an unchanged refresh costs two
+ * 304s): the registry runs discovery's periodic loop as a backstop, and asks for a refresh at
+ * once when an APIService comes, goes or changes (the APIService informer: every CRD group
+ * version and every aggregated API has one), when a read names a type discovery does not know
+ * (a new CRD in a known group makes no APIService event; its first read is passed through
+ * anyway), and when a cache's LIST answers 404 (its type went away). No CRD informer: a
+ * namespaced sidecar may not list CRDs, and these signals cover what caching needs. A type that
+ * discovery drops, or describes differently, has its caches stopped; the next read starts anew.
+ *
+ * The proxy's own identity: a cache whose LIST is forbidden (403) is stopped and that scope is
+ * remembered as forbidden for forbiddenRetryMs, so reads are passed through without a LIST each.
+ * For a namespaced type forbidden cluster-wide (a sidecar with a namespaced Role), reads in
+ * namespace N get a cache of N alone, which is tried (and remembered) the same way.
+ *
+ * Invariants: #running holds the caches whose informer runs, each started for the Want that
+ * #wanted held for its key at the time; cacheFor() serves a cache only while that Want is still
+ * the wanted one. Changes to #wanted are synchronous; the control loop (a rate-limited
+ * workqueue of scope keys, stingy: one key is never reconciled twice at once) brings #running
+ * to #wanted, so a stop and the start that follows it never interleave.
+ */
+import type { SharedInformerFactory } from '../informer/factory.ts';
+import { scopeKey } from '../informer/factory.ts';
+import type { ResourceScope } from '../informer/lister-watcher.ts';
+import type { SharedIndexInformer } from '../informer/shared-informer.ts';
+import { isForbidden, isNotFound } from '../upstream/api-error.ts';
+import type { Discovery } from '../upstream/discovery.ts';
+import type { ResourceInfo } from '../upstream/resource-map.ts';
+import { isCacheable } from '../upstream/resource-map.ts';
+import type { Clock, Timer } from '../workqueue/clock.ts';
+import { realClock } from '../workqueue/clock.ts';
+import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters.ts';
+import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
+import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
+import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
+import { BUILT_IN_GROUPS, specOf, typeName } from './cached-resources.ts';
+import { selectableFieldsFor } from './selectable-fields.ts';
+import type { CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
+import { newWatchCache } from './watch-cache.ts';
+
+export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
+
+export interface CacheRegistryOptions {
+  readonly factory: SharedInformerFactory;
+  /** Refreshed at least once before start() (named types are resolved against it); kept current while running. */
+  readonly discovery: Discovery;
+  /** The `--resources` types; undefined: every cacheable type, cached on its first read. */
+  readonly resources?: readonly CachedResourceSpec[] | undefined;
+  /** `--namespace`: namespaced types are cached in this namespace only; undefined: all namespaces. */
+  readonly namespace?: string | undefined;
+  /** A lazily started cache not read for this long is stopped. Default 10 min. */
+  readonly idleTimeoutMs?: number;
+  /** The most lazily started caches held at once. Default 64. */
+  readonly maxLazyCaches?: number;
+  /** How long a forbidden LIST is remembered before it is tried again. Default 5 min. */
+  readonly forbiddenRetryMs?: number;
+  /** clock allows tests to manipulate time (idleness, forbidden memory, the control loop's backoff). */
+  readonly clock?: Clock;
+  readonly log?: CacheRegistryLog;
+}
+
+/** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+/** A bound on memory and upstream watches when clients read many types once (kubectl api-resources sweeps). */
+export const DEFAULT_MAX_LAZY_CACHES = 64;
+/** Permissions change rarely; one LIST per type and scope every 5 min is what a denial then costs. */
+export const DEFAULT_FORBIDDEN_RETRY_MS = 5 * 60_000;
+/** At most one discovery refresh per this long for reads of types discovery does not know (404s, new CRDs). */
+const DISCOVERY_MISS_REFRESH_MS = 5_000;
+/** The idle sweep's period: idleness is enforced to within this (and at most a minute). */
+const MAX_SWEEP_MS = 60_000;
+
+/** A cache the registry wants running. */
+interface Want {
+  /** The factory's scope key. */
+  readonly key: string;
+  readonly spec: CachedResourceSpec;
+  /** The namespace the cache holds; undefined: all (or a cluster-scoped type). */
+  readonly namespace: string | undefined;
+  /** Named (or the registry's own APIService cache): never stopped for idleness or room. */
+  readonly pinned: boolean;
+  /** When it was last read (clock ms): the LRU order and the idle timeout. */
+  lastRead: number;
+}
+
+interface Running {
+  readonly want: Want;
+  readonly cache: WatchCache;
+  /** Removes what the registry registered on the informer. */
+  readonly detach: () => void;
+}
+
+export function newCacheRegistry(options: CacheRegistryOptions): WatchCacheSource {
+  return new CacheRegistry(options);
+}
+
+const API_SERVICES_KEY = scopeKey(API_SERVICES);
+
+function scopeOf(spec: CachedResourceSpec, namespace: string | undefined): ResourceScope {
+  return { group: spec.group, version: spec.version, resource: spec.resource, namespace };
+}
+
+class CacheRegistry implements WatchCacheSource {
+  readonly #factory: SharedInformerFactory;
+  readonly #discovery: Discovery;
+  /** Named types (`resource.group`); undefined: every type, lazily. */
+  readonly #named: ReadonlySet<string> | undefined;
+  readonly #namedSpecs: readonly CachedResourceSpec[];
+  readonly #namespace: string | undefined;
+  readonly #idleMs: number;
+  readonly #maxLazy: number;
+  readonly #forbiddenMs: number;
+  readonly #clock: Clock;
+  readonly #log: CacheRegistryLog;
+  readonly #queue: RateLimitingQueue<string>;
+  readonly #wanted = new Map<string, Want>();
+  readonly #running = new Map<string, Running>();
+  /** Scope key -> until when (clock ms) its LIST is known to be forbidden. */
+  readonly #forbidden = new Map<string, number>();
+  /** Named types readiness still waits for: removed once their cache synced, or once they cannot be cached. */
+  readonly #namedPending = new Set<string>();
+  /** One spec per discovery entry, so a cache's spec is the same object for as long as discovery says the same. */
+  readonly #specs = new WeakMap<ResourceInfo, CachedResourceSpec>();
+  readonly #abort = new AbortController();
+  #lastMissRefresh = Number.NEGATIVE_INFINITY;
+  #sweepTimer: Timer | undefined;
+  #worker: Promise<void> | undefined;
+  #discoveryLoop: Promise<void> | undefined;
+  #unsubscribeDiscovery: (() => void) | undefined;
+  #started = false;
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: CacheRegistryOptions) {
+    this.#factory = options.factory;
+    this.#discovery = options.discovery;
+    this.#namedSpecs = options.resources ?? [];
+    this.#named = options.resources === undefined ? undefined : new Set(options.resources.map((s) => typeName(s.group, s.resource)));
+    this.#namespace = options.namespace;
+    this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
+    this.#forbiddenMs = options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS;
+    this.#clock = options.clock ?? realClock;
+    this.#log = options.log ?? (() => undefined);
+    this.#queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(this.#clock), { clock: this.#clock });
+  }
+
+  start(): void {
+    if (this.#started || this.#stopping !== undefined) return;
+    this.#started = true;
+    for (const spec of this.#namedSpecs) this.#namedPending.add(typeName(spec.group, spec.resource));
+    this.#unsubscribeDiscovery = this.#discovery.onChange((_added, removed) => {
+      this.#discoveryChanged(removed);
+    });
+    this.#discoveryLoop = this.#discovery.start(this.#abort.signal);
+    this.#worker = this.#runWorker();
+    this.#scheduleSweep();
+    this.#startNamed();
+  }
+
+  synced(): boolean {
+    if (!this.#started) return false;
+    for (const want of this.#wanted.values()) {
+      const name = typeName(want.spec.group, want.spec.resource);
+      if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.cache.informer.hasSynced() === true) {
+        this.#namedPending.delete(name);
+      }
+    }
+    return this.#namedPending.size === 0;
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#abort.abort();
+      this.#sweepTimer?.cancel();
+      this.#unsubscribeDiscovery?.();
+      this.#queue.shutDown();
+      await this.#worker;
+      await this.#discoveryLoop;
+      for (const running of this.#running.values()) running.detach();
+      this.#running.clear();
+      this.#wanted.clear();
+      await this.#factory.shutdown();
+    })();
+    return this.#stopping;
+  }
+
+  cacheFor(group: string, version: string, resource: string, namespace: string): WatchCache | undefined {
+    if (!this.#started || this.#stopping !== undefined) return undefined;
+    const spec = this.#specFor(group, version, resource);
+    if (spec === undefined) return undefined;
+    const now = this.#clock.now();
+    const scope = this.#scopeFor(spec, namespace, now);
+    if (scope === false) return undefined;
+    const key = scopeKey(scopeOf(spec, scope));
+    const want = this.#wanted.get(key);
+    if (want === undefined) {
+      if (!this.#isForbidden(key, now)) this.#want(spec, scope, this.#isNamedScope(spec, scope), false);
+      return undefined;
+    }
+    want.lastRead = now;
+    return this.#servable(want);
+  }
+
+  /** A call, not a field read: TypeScript would keep a narrowing of the field across awaits. */
+  #isStopping(): boolean {
+    return this.#stopping !== undefined;
+  }
+
+  /** The wanted cache, if it runs for this want and has synced. */
+  #servable(want: Want): WatchCache | undefined {
+    const running = this.#running.get(want.key);
+    return running?.want === want && running.cache.informer.hasSynced() ? running.cache : undefined;
+  }
+
+  /** What a read of this type is cached as, or undefined when it is not to be cached. */
+  #specFor(group: string, version: string, resource: string): CachedResourceSpec | undefined {
+    const info = this.#discovery.resolve(group, version, resource);
+    if (info === undefined) {
+      this.#discoveryMissed();
+      return undefined;
+    }
+    if (!isCacheable(info)) return undefined;
+    const name = typeName(group, resource);
+    if (this.#named === undefined ? name === 'secrets' : !this.#named.has(name)) return undefined;
+    if (!BUILT_IN_GROUPS.has(group) && this.#servedLocally(group, version) !== true) return undefined;
+    let spec = this.#specs.get(info);
+    if (spec === undefined) {
+      spec = specOf(info);
+      this.#specs.set(info, spec);
+    }
+    return spec;
+  }
+
+  /**
+   * The namespace the cache for this read holds (undefined: all), or false when no cache may
+   * answer it: outside --namespace, or the type is forbidden cluster-wide and the read is not
+   * limited to one namespace.
+   */
+  #scopeFor(spec: CachedResourceSpec, namespace: string, now: number): string | undefined | false {
+    if (!spec.namespaced) return undefined;
+    if (this.#namespace !== undefined) return namespace === this.#namespace ? namespace : false;
+    if (!this.#isForbidden(scopeKey(scopeOf(spec, undefined)), now)) return undefined;
+    return namespace === '' ? false : namespace;
+  }
+
+  /** A named type's own cache: its preferred version, in the --namespace scope. */
+  #isNamedScope(spec: CachedResourceSpec, scope: string | undefined): boolean {
+    if (this.#named?.has(typeName(spec.group, spec.resource)) !== true) return false;
+    return spec.version === this.#discovery.preferredVersion(spec.group) && scope === (spec.namespaced ? this.#namespace : undefined);
+  }
+
+  /**
+   * True when kube-apiserver serves this group version itself, false when an aggregated API
+   * server does, undefined while not known: the APIService cache (started here on the first
+   * need) has not synced, or the proxy may not list APIServices (then custom resources are not
+   * cached: telling them from aggregated APIs needs it).
+   */
+  #servedLocally(group: string, version: string): boolean | undefined {
+    const now = this.#clock.now();
+    let want = this.#wanted.get(API_SERVICES_KEY);
+    if (want === undefined) {
+      const info = this.#discovery.resolve(API_SERVICES.group, API_SERVICES.version, API_SERVICES.resource);
+      if (info === undefined || this.#isForbidden(API_SERVICES_KEY, now)) return undefined;
+      want = this.#want(specOf(info), undefined, true, true);
+    }
+    want.lastRead = now;
+    const apiServices = this.#servable(want);
+    if (apiServices === undefined) return undefined;
+    const apiService = apiServices.get(apiServiceName(group, version));
+    return apiService !== undefined && isLocalApiService(apiService);
+  }
+
+  /**
+   * Wants a cache: started now (named caches, at start()) or by the control loop. A lazily
+   * started one may push out the least recently read.
+   */
+  #want(spec: CachedResourceSpec, namespace: string | undefined, pinned: boolean, startNow: boolean): Want {
+    const want: Want = { key: scopeKey(scopeOf(spec, namespace)), spec, namespace, pinned, lastRead: this.#clock.now() };
+    if (!pinned) this.#makeRoom();
+    this.#wanted.set(want.key, want);
+    if (startNow && !this.#running.has(want.key)) this.#startCache(want);
+    else this.#queue.add(want.key);
+    this.#log('debug', `caching ${describe(want)}${pinned ? '' : ' (read, not cached yet)'}`);
+    return want;
+  }
+
+  /** Stops wanting a cache; the control loop stops it. */
+  #unwant(key: string, why: string): void {
+    const want = this.#wanted.get(key);
+    if (want === undefined) return;
+    this.#wanted.delete(key);
+    this.#queue.add(key);
+    this.#log('debug', `not caching ${describe(want)} any more: ${why}`);
+  }
+
+  /** Unwants the least recently read lazily started caches until there is room for one more. */
+  #makeRoom(): void {
+    for (;;) {
+      let lazy = 0;
+      let oldest: Want | undefined;
+      for (const want of this.#wanted.values()) {
+        if (want.pinned) continue;
+        lazy++;
+        if (oldest === undefined || want.lastRead < oldest.lastRead) oldest = want;
+      }
+      if (oldest === undefined || lazy < this.#maxLazy) return;
+      this.#unwant(oldest.key, `more than ${this.#maxLazy} caches, and it is the least recently read`);
+    }
+  }
+
+  /** Wants each named type's cache that is not wanted yet and can be. Idempotent. */
+  #startNamed(): void {
+    if (this.#stopping !== undefined) return;
+    const now = this.#clock.now();
+    for (const named of this.#namedSpecs) {
+      const name = typeName(named.group, named.resource);
+      const version = this.#discovery.preferredVersion(named.group);
+      const info = version === undefined ? undefined : this.#discovery.resolve(named.group, version, named.resource);
+      if (info === undefined || !isCacheable(info)) continue; // gone since resolved: passed through until it is back
+      if (!BUILT_IN_GROUPS.has(named.group)) {
+        const local = this.#servedLocally(named.group, info.version);
+        if (local === undefined && !this.#isForbidden(API_SERVICES_KEY, now)) continue; // asked again once APIServices synced
+        if (local !== true) {
+          if (this.#namedPending.delete(name)) {
+            const reason =
+              local === false
+                ? 'an aggregated API server serves it (its list bodies are its own)'
+                : 'the proxy may not list APIServices, to tell a custom resource from an aggregated API';
+            this.#log('warn', `not cached: ${reason}; its reads are passed through`, { resource: name });
+          }
+          continue;
+        }
+      }
+      const spec = this.#specFor(named.group, info.version, named.resource) ?? specOf(info);
+      const namespace = spec.namespaced ? this.#namespace : undefined;
+      const key = scopeKey(scopeOf(spec, namespace));
+      if (this.#wanted.has(key) || this.#isForbidden(key, now)) continue;
+      this.#want(spec, namespace, true, true);
+    }
+  }
+
+  #isForbidden(key: string, now: number): boolean {
+    const until = this.#forbidden.get(key);
+    if (until === undefined) return false;
+    if (now < until) return true;
+    this.#forbidden.delete(key);
+    return false;
+  }
+
+  /** A read of a type discovery does not know: perhaps a CRD newer than the map. */
+  #discoveryMissed(): void {
+    const now = this.#clock.now();
+    if (now - this.#lastMissRefresh < DISCOVERY_MISS_REFRESH_MS) return;
+    this.#lastMissRefresh = now;
+    this.#discovery.invalidate();
+  }
+
+  /** Types gone or changed: their caches stop (and their permission memory goes); the next read starts anew. */
+  #discoveryChanged(removed: readonly ResourceInfo[]): void {
+    const gone = new Set(removed.map((r) => scopeKey({ group: r.group, version: r.version, resource: r.resource })));
+    const typeOf = (key: string): string => scopeKey({ ...parseKey(key), namespace: undefined });
+    for (const key of [...this.#wanted.keys()]) if (gone.has(typeOf(key))) this.#unwant(key, 'discovery no longer describes it so');
+    for (const key of [...this.#forbidden.keys()]) if (gone.has(typeOf(key))) this.#forbidden.delete(key);
+    // A named type that came back (or changed) is wanted again.
+    this.#startNamed();
+  }
+
+  /** A list-and-watch attempt of a running cache failed. */
+  #listAndWatchFailed(want: Want, error: unknown): void {
+    if (this.#running.get(want.key)?.want !== want || this.#wanted.get(want.key) !== want) return;
+    if (isForbidden(error)) {
+      this.#forbidden.set(want.key, this.#clock.now() + this.#forbiddenMs);
+      if (want.pinned) this.#namedPending.delete(typeName(want.spec.group, want.spec.resource));
+      const fallback =
+        want.spec.namespaced && want.namespace === undefined
+          ? 'reads in one namespace get a cache of that namespace'
+          : 'reads are passed through';
+      this.#log('info', `the proxy may not list ${describe(want)}: ${fallback} (tried again in ${this.#forbiddenMs / 1000} s)`);
+      this.#unwant(want.key, 'its LIST is forbidden');
+    } else if (isNotFound(error)) {
+      // The type may be gone (a deleted CRD): discovery's change stops the cache.
+      this.#discovery.invalidate();
+    }
+  }
+
+  /** Creates, runs and registers the cache of a want. Synchronous: no await between the check and the set. */
+  #startCache(want: Want): void {
+    const { spec } = want;
+    const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
+    const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract });
+    const detachError = informer.onListAndWatchError((error) => {
+      this.#listAndWatchFailed(want, error);
+    });
+    const detachEvents = want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined;
+    informer.run();
+    const cache = newWatchCache({ spec, fields, informer, namespace: want.namespace });
+    this.#running.set(want.key, {
+      want,
+      cache,
+      detach: () => {
+        detachError();
+        detachEvents();
+      },
+    });
+  }
+
+  /** APIService changes mean groups came, went or moved: refresh discovery, then the named types may be cacheable. */
+  #watchApiServices(informer: SharedIndexInformer): () => void {
+    const changed = (): void => {
+      this.#discovery.invalidate();
+      this.#startNamed();
+    };
+    const registration = informer.addEventHandler({
+      onAdd: (_obj, isInInitialList) => {
+        if (!isInInitialList) changed();
+      },
+      onUpdate: changed,
+      onDelete: changed,
+    });
+    informer.waitForSync(this.#abort.signal).then(
+      () => {
+        this.#startNamed();
+      },
+      () => undefined,
+    );
+    return () => {
+      informer.removeEventHandler(registration);
+    };
+  }
+
+  /** The control loop: one worker, so caches start and stop one at a time. */
+  async #runWorker(): Promise<void> {
+    for (;;) {
+      const next = await this.#queue.get();
+      if (next.shutdown) return;
+      const key = next.item;
+      try {
+        await this.#reconcile(key);
+        this.#queue.forget(key);
+      } catch (error) {
+        this.#log('warn', `starting or stopping the cache of ${key} failed, retrying: ${String(error)}`);
+        this.#queue.addRateLimited(key);
+      } finally {
+        this.#queue.done(key);
+      }
+    }
+  }
+
+  /** Brings the key's running cache to the wanted one: stops a cache no longer wanted (or wanted anew), starts a wanted one. */
+  async #reconcile(key: string): Promise<void> {
+    if (this.#stopping !== undefined) return;
+    const running = this.#running.get(key);
+    if (running !== undefined && running.want !== this.#wanted.get(key)) {
+      this.#running.delete(key);
+      running.detach();
+      await this.#factory.stop(scopeOf(running.want.spec, running.want.namespace));
+    }
+    const want = this.#wanted.get(key);
+    if (!this.#isStopping() && want !== undefined && !this.#running.has(key)) this.#startCache(want);
+  }
+
+  /** Stops lazily started caches not read for idleTimeoutMs; forgets expired permission denials. */
+  #scheduleSweep(): void {
+    const period = Math.max(1, Math.min(MAX_SWEEP_MS, this.#idleMs / 2));
+    this.#sweepTimer = this.#clock.setTimeout(() => {
+      const now = this.#clock.now();
+      for (const want of [...this.#wanted.values()]) {
+        if (!want.pinned && now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
+      }
+      for (const key of [...this.#forbidden.keys()]) this.#isForbidden(key, now);
+      if (this.#stopping === undefined) this.#scheduleSweep();
+    }, period);
+  }
+}
+
+/** The scope key's parts (scopeKey joins group, version, resource, namespace and selectors with '|'). */
+function parseKey(key: string): ResourceScope {
+  const [group = '', version = '', resource = '', namespace = ''] = key.split('|');
+  return { group, version, resource, namespace: namespace === '' ? undefined : namespace };
+}
+
+function describe(want: Want): string {
+  const { group, version, resource } = want.spec;
+  const type = group === '' ? `${resource} (${version})` : `${resource}.${group} (${version})`;
+  return want.namespace === undefined ? type : `${type} in ${want.namespace}`;
+}

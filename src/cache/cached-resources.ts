@@ -1,0 +1,73 @@
+/**
+ * What a cached type is, from discovery: `specOf` turns a ResourceInfo into the spec a watch
+ * cache serves by, and `resolveCachedResources` resolves the `--resources` names (the group's
+ * preferred version, the kind, the scope). A name the cache cannot serve exactly is skipped with
+ * the reason, and its reads are passed through.
+ */
+import type { ResourceInfo, ResourceMap } from '../upstream/resource-map.ts';
+import { isCacheable } from '../upstream/resource-map.ts';
+import type { CachedResourceSpec } from './watch-cache.ts';
+
+/**
+ * The API groups served by kube-apiserver itself. Their list bodies are typed (`kind`,
+ * `apiVersion`, `metadata`, `items`, items without kind); other groups' (custom resources)
+ * are unstructured: keys sorted, items with kind and apiVersion.
+ */
+export const BUILT_IN_GROUPS = new Set([
+  '',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'apiregistration.k8s.io',
+  'apps',
+  'authentication.k8s.io',
+  'authorization.k8s.io',
+  'autoscaling',
+  'batch',
+  'certificates.k8s.io',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+  'events.k8s.io',
+  'flowcontrol.apiserver.k8s.io',
+  'internal.apiserver.k8s.io',
+  'networking.k8s.io',
+  'node.k8s.io',
+  'policy',
+  'rbac.authorization.k8s.io',
+  'resource.k8s.io',
+  'scheduling.k8s.io',
+  'storage.k8s.io',
+  'storagemigration.k8s.io',
+]);
+
+export interface ResolvedResources {
+  readonly specs: readonly CachedResourceSpec[];
+  readonly skipped: readonly { readonly name: string; readonly reason: string }[];
+}
+
+/** Resolves names such as `configmaps` or `deployments.apps` (kubectl's resource.group form). */
+export function resolveCachedResources(map: ResourceMap, names: readonly string[]): ResolvedResources {
+  const specs: CachedResourceSpec[] = [];
+  const skipped: { name: string; reason: string }[] = [];
+  for (const name of names) {
+    const dot = name.indexOf('.');
+    const resource = dot < 0 ? name : name.slice(0, dot);
+    const group = dot < 0 ? '' : name.slice(dot + 1);
+    const version = map.preferredVersion(group);
+    const info = version === undefined ? undefined : map.resolve(group, version, resource);
+    if (info === undefined) skipped.push({ name, reason: 'the apiserver does not serve it' });
+    else if (!isCacheable(info)) skipped.push({ name, reason: 'it cannot be listed and watched' });
+    else specs.push(specOf(info));
+  }
+  return { specs, skipped };
+}
+
+/** `configmaps`, `deployments.apps`: kubectl's resource.group form, as --resources names types. */
+export function typeName(group: string, resource: string): string {
+  return group === '' ? resource : `${resource}.${group}`;
+}
+
+/** The spec of a cacheable top-level resource. */
+export function specOf(info: ResourceInfo): CachedResourceSpec {
+  const { group, version, resource, kind, namespaced } = info;
+  return { group, version, resource, kind, namespaced, unstructured: !BUILT_IN_GROUPS.has(group) };
+}

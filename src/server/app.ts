@@ -16,7 +16,7 @@ import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequestInfo } from './request-info.ts';
-import { installRequestFilter } from './request-filter.ts';
+import { filterRequest, installRequestFilter, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
 
@@ -56,7 +56,14 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     // The apiserver's header limit and its answers to malformed requests (client-errors.ts).
     serverFactory: (handler) => createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
     clientErrorHandler: goClientErrorHandler,
+    // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
+    // apiserver's to answer, as is anything else the framework would refuse on its own.
+    frameworkErrors: (_error, request, reply) => {
+      reply.hijack();
+      void routeUndecodable(request.raw, reply.raw, request.log);
+    },
   });
+  let routeUndecodable = (_req: IncomingMessage, _res: ServerResponse, _log: FastifyBaseLogger): Promise<void> => Promise.resolve();
   // Leave every body as the raw stream: the pass-through forwards it byte for byte.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => {
@@ -133,6 +140,20 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
     for (const chunk of cached.body) res.write(chunk);
     res.end();
+  };
+  // No onRequest hook runs for a path the router rejected: the filter is applied here.
+  routeUndecodable = (req, res, log) => {
+    if (options.filter !== undefined) {
+      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '');
+      logFilterDecision(log, decision);
+      if (decision.kind !== 'accept') {
+        const { statusCode, headers, body } = decision.answer;
+        res.writeHead(statusCode, headers);
+        res.end(body);
+        return Promise.resolve();
+      }
+    }
+    return handle(req, res, log);
   };
   app.all('/*', (request, reply) => {
     reply.hijack();

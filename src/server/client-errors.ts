@@ -22,6 +22,10 @@ interface ParserError extends Error {
   readonly rawPacket?: unknown;
 }
 
+function rawText(error: ParserError): string {
+  return Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1') : '';
+}
+
 /** What Go writes for this parse failure; undefined: nothing (the peer is gone). */
 export function goClientErrorResponse(error: ParserError): string | undefined {
   switch (error.code) {
@@ -31,11 +35,18 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
     case 'HPE_HEADER_OVERFLOW':
       return `HTTP/1.1 431 Request Header Fields Too Large${ERROR_HEADERS}431 Request Header Fields Too Large`;
     case 'HPE_INVALID_TRANSFER_ENCODING':
+      // Go refuses a coding it does not know with a 501, but both framings at once with a 400.
+      if (/\r\ncontent-length:/i.test(rawText(error))) return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
       return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+    case 'HPE_INVALID_CHUNK_SIZE': {
+      // The body fails while the handler reads it: the apiserver answers a 500 Status with the
+      // reader's error (net/http/internal/chunked.go), ErrorToAPIStatus of a plain error.
+      const body = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"invalid byte in chunk length","code":500}\n`;
+      return `HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${String(body.length)}\r\nConnection: close\r\n\r\n${body}`;
+    }
     case 'HPE_INVALID_VERSION': {
       // Go parses any HTTP/d.d and then refuses what is not 1.x with a 505; other spellings are a 400.
-      const raw = Buffer.isBuffer(error.rawPacket) ? error.rawPacket : Buffer.alloc(0);
-      const line = raw.toString('latin1').split('\r\n', 1)[0] ?? '';
+      const line = rawText(error).split('\r\n', 1)[0] ?? '';
       if (/ HTTP\/[0-9]\.[0-9]$/.test(line)) {
         const text = '505 HTTP Version Not Supported: unsupported protocol version';
         return `HTTP/1.1 ${text}${ERROR_HEADERS}${text}`;

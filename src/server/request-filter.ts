@@ -5,9 +5,13 @@
  * holding cluster credentials against DNS rebinding: a page on evil.example whose name now
  * resolves to 127.0.0.1 still sends `Host: evil.example`.
  *
- * Before the filter, the path is cleaned as Go's http.ServeMux (which kubectl proxy mounts the
- * filter under) does: `//api/...`, `/a/../b` and `/./` get a 301 to the clean path, so a reject
- * pattern such as `^/api/.*\/pods/.*\/exec` cannot be side-stepped by spelling the path oddly.
+ * The path is checked both as written and as Go's path cleaning reads it (`//api/...`,
+ * `/a/../b`, `/./`): a request passes only when both forms are accepted and neither is
+ * rejected, so a reject pattern such as `^/api/.*\/pods/.*\/exec` cannot be side-stepped by
+ * spelling the path oddly. Unlike kubectl proxy (whose http.ServeMux answers an unclean path with
+ * a 301 to the clean one), the request then goes to the apiserver as written: the apiserver
+ * answers such paths itself (404, or 400 for a name of `.` or `..`), and the proxy must answer
+ * as it does.
  */
 import { posix } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -152,11 +156,6 @@ export function unescapePath(raw: string): string | undefined {
   return Buffer.from(bytes).toString('utf8');
 }
 
-/** url.URL{Path: p}.String() for a redirect: characters that cannot stand in a path escaped. */
-function escapePath(p: string): string {
-  return encodeURI(p).replace(/[?#]/g, (c) => encodeURIComponent(c));
-}
-
 interface Target {
   readonly path: string | undefined;
   readonly rawQuery: string | undefined;
@@ -199,7 +198,7 @@ export interface FilterAnswer {
 export type FilterDecision =
   | { readonly kind: 'accept'; readonly method: string; readonly path: string; readonly host: string }
   | { readonly kind: 'reject'; readonly method: string; readonly path: string; readonly host: string; readonly answer: FilterAnswer }
-  | { readonly kind: 'bad-request' | 'redirect'; readonly answer: FilterAnswer };
+  | { readonly kind: 'bad-request'; readonly answer: FilterAnswer };
 
 /** http.Error (Go's net/http/server.go): text/plain, nosniff, the text and a newline. */
 function httpError(code: number, text: string): FilterAnswer {
@@ -210,32 +209,19 @@ function httpError(code: number, text: string): FilterAnswer {
   };
 }
 
-/** http.Redirect with 301 (Go's net/http/server.go), as ServeMux answers an unclean path. */
-function redirect(method: string, location: string): FilterAnswer {
-  if (method !== 'GET' && method !== 'HEAD') return { statusCode: 301, headers: { location }, body: undefined };
-  const escaped = location.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  return {
-    statusCode: 301,
-    headers: { location, 'content-type': 'text/html; charset=utf-8' },
-    body: method === 'GET' ? `<a href="${escaped}">Moved Permanently</a>.\n\n` : '',
-  };
-}
-
 /**
  * The filter's decision for a request line and Host header (FilterServer.ServeHTTP behind
  * ServeMux's path cleaning). Shared by the Fastify hook and the 'upgrade' path (upgrade.ts), so
  * that an exec reached by `Upgrade: SPDY/3.1` is filtered exactly as a plain POST to it.
  */
 export function filterRequest(options: RequestFilterOptions, method: string, url: string, hostHeader: string): FilterDecision {
-  const { path, rawQuery, host: hostFromTarget } = target(url, hostHeader);
+  const { path, host: hostFromTarget } = target(url, hostHeader);
   if (path === undefined) return { kind: 'bad-request', answer: httpError(400, 'Bad Request') };
-  const clean = cleanPath(path);
-  if (clean !== path) {
-    const location = rawQuery === undefined ? escapePath(clean) : `${escapePath(clean)}?${rawQuery}`;
-    return { kind: 'redirect', answer: redirect(method, location) };
-  }
   const host = extractHost(hostFromTarget);
-  if (accept(options, method, path, host)) return { kind: 'accept', method, path, host };
+  const clean = cleanPath(path);
+  if (accept(options, method, path, host) && (clean === path || accept(options, method, clean, host))) {
+    return { kind: 'accept', method, path, host };
+  }
   // FilterServer.ServeHTTP: `http.Error(rw, http.StatusText(http.StatusForbidden), http.StatusForbidden)`.
   return { kind: 'reject', method, path, host, answer: httpError(403, 'Forbidden') };
 }

@@ -232,9 +232,17 @@ function typeKey(group: string, resource: string): string {
   return `${group}/${resource}`;
 }
 
-/** The key prefix continue tokens are relative to: the namespace's keys, or all keys. */
-function keyPrefixOf(cache: WatchCache, info: RequestInfo): string {
-  return cache.spec.namespaced && info.namespace !== '' ? `/${info.namespace}/` : '/';
+/**
+ * The storage key of an object, as continue tokens see it: a root standing for the apiserver's
+ * `/registry/<resource>`, then the cache key (`namespace/name` or `name`). A token's start key
+ * is relative to the list's key without its trailing slash (`/name\0` in a namespace,
+ * `/namespace/name\0` across namespaces), as the apiserver's (cacher.go PrepareContinueToken).
+ */
+const KEY_ROOT = '/r';
+
+/** The list's key: the namespace's keys, or all keys. Tokens are encoded against it and decoded against it plus `/`. */
+function listKeyOf(cache: WatchCache, info: RequestInfo): string {
+  return cache.spec.namespaced && info.namespace !== '' ? `${KEY_ROOT}/${info.namespace}` : KEY_ROOT;
 }
 
 /** Which state the request reads, or undefined to pass it through (see the file comment). */
@@ -248,7 +256,7 @@ function readPlan(info: RequestInfo, options: ListOptions, cache: WatchCache): R
   if (options.continue !== '') {
     let from: DecodedContinue;
     try {
-      from = decodeContinue(options.continue, keyPrefixOf(cache, info));
+      from = decodeContinue(options.continue, `${listKeyOf(cache, info)}/`);
     } catch {
       return undefined;
     }
@@ -293,8 +301,8 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   if (ordered === undefined) return undefined;
   // The request's range: one namespace's keys (a contiguous run in key order), or all.
   const prefix = cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
-  const keyPrefix = keyPrefixOf(cache, info);
-  const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(1) : prefix;
+  const listKey = listKeyOf(cache, info);
+  const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(KEY_ROOT.length + 1) : prefix;
   let start = lowerBound(ordered, fromKey < prefix ? prefix : fromKey);
   // A continue key outside this request's range yields nothing, as the apiserver's range read.
   if (!fromKey.startsWith(prefix)) start = ordered.length;
@@ -322,7 +330,7 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   const page: Page = {
     items,
     resourceVersion: rv,
-    continue: hasMore ? encodeContinue(`/${last}\u0000`, keyPrefix, rv) : '',
+    continue: hasMore ? encodeContinue(`${KEY_ROOT}/${last}\u0000`, listKey, rv) : '',
     remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
   return { statusCode: 200, headers: JSON_HEADERS, body: listBody(cache.spec, page) };

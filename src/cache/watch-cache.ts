@@ -18,6 +18,11 @@ import type { SharedIndexInformer } from '../informer/shared-informer.ts';
 import type { ReflectorStore } from '../informer/store.ts';
 import type { Clock } from '../workqueue/clock.ts';
 import { realClock } from '../workqueue/clock.ts';
+import type { BookmarkFrames } from './bookmark.ts';
+import type { EventWindow, Interval } from './event-window.ts';
+import { newEventWindow } from './event-window.ts';
+import { WindowEvent } from './window-event.ts';
+import { newBookmarkFrames } from './bookmark.ts';
 import type { ResourceSelectableFields } from './selectable-fields.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
@@ -48,21 +53,10 @@ export interface WatchCacheSource {
   stop(): Promise<void>;
 }
 
-/** One change, as the watch cache saw it (watchCacheEvent). */
-export interface WatchCacheEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly key: string;
-  /** The new state; for DELETED, the object's final state as the apiserver sent it. */
-  readonly object: KubeObject;
-  /** The state before the change, if the cache held one: selectors are checked against both. */
-  readonly prevObject: KubeObject | undefined;
-  readonly resourceVersion: bigint;
-}
-
 /** What the event window and the watchers are told, synchronously, in RV order. */
 export interface WatchCacheListener {
-  /** A change applied at event.resourceVersion. */
-  event(event: WatchCacheEvent): void;
+  /** A change applied at event.resourceVersion (already in the window). */
+  event(event: WindowEvent): void;
   /** The whole state was replaced (a relist) at `resourceVersion`: what came before is not a history of it. */
   replaced(resourceVersion: bigint): void;
   /** The RV moved without a change to this type (a bookmark). */
@@ -91,6 +85,12 @@ export interface WatchCache {
   lastProgressAt(): number;
   /** Adds a listener of every later change; returns the function that removes it. */
   addListener(listener: WatchCacheListener): () => void;
+  /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts). */
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer;
+  /** The window's events after `rv`, or why a watch cannot start there (410). */
+  since(rv: bigint): Interval;
+  /** The event window's capacity, size and oldest RV (metrics). */
+  windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined };
 }
 
 /**
@@ -145,6 +145,8 @@ class WatchCacheImpl implements WatchCache {
   #lastProgressAt: number;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
+  readonly #bookmarks: BookmarkFrames;
+  readonly #window: EventWindow;
 
   constructor(options: WatchCacheOptions) {
     this.spec = options.spec;
@@ -154,7 +156,13 @@ class WatchCacheImpl implements WatchCache {
     this.#clock = options.clock ?? realClock;
     this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
     this.#lastProgressAt = this.#clock.now();
+    this.#window = newEventWindow(this.#clock);
+    const { group, version, kind, unstructured } = this.spec;
+    this.#bookmarks = newBookmarkFrames(kind, group === '' ? version : `${group}/${version}`, unstructured);
     const store: ReflectorStore = {
+      observeBookmark: (object) => {
+        this.#bookmarks.learn(object);
+      },
       add: (obj) => {
         this.#apply(obj, false);
       },
@@ -183,6 +191,18 @@ class WatchCacheImpl implements WatchCache {
 
   lastProgressAt(): number {
     return this.#lastProgressAt;
+  }
+
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
+    return this.#bookmarks.frame(rv, initialEventsEnd);
+  }
+
+  since(rv: bigint): Interval {
+    return this.#window.since(rv);
+  }
+
+  windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined } {
+    return { capacity: this.#window.capacity(), size: this.#window.size(), oldest: this.#window.oldestResourceVersion() };
   }
 
   addListener(listener: WatchCacheListener): () => void {
@@ -243,13 +263,14 @@ class WatchCacheImpl implements WatchCache {
     }
     const rv = rvOf(obj);
     if (this.#rv === undefined || rv > this.#rv) this.#rv = rv;
-    const event: WatchCacheEvent = {
+    const event = new WindowEvent({
       type: deleted ? 'DELETED' : prev === undefined ? 'ADDED' : 'MODIFIED',
       key: obj.key,
       object: obj,
       prevObject: prev,
       resourceVersion: rv,
-    };
+    });
+    this.#window.append(event);
     this.#progressed();
     for (const listener of this.#listeners) listener.event(event);
   }
@@ -261,6 +282,7 @@ class WatchCacheImpl implements WatchCache {
     this.#orderedShared = false;
     this.#snapshots.clear();
     this.#rv = /^[0-9]+$/.test(rv) ? BigInt(rv) : 0n;
+    this.#window.reset(this.#rv);
     this.#progressed();
     for (const listener of this.#listeners) listener.replaced(this.#rv);
   }

@@ -32,7 +32,13 @@ export interface ListPage {
 
 export type WatchEvent =
   | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: KubeObject }
-  | { readonly type: 'BOOKMARK'; readonly resourceVersion: string; readonly initialEventsEnd: boolean }
+  | {
+      readonly type: 'BOOKMARK';
+      readonly resourceVersion: string;
+      readonly initialEventsEnd: boolean;
+      /** The bookmark object's bytes (the watch cache copies its shape for its own bookmarks). */
+      readonly object?: Buffer;
+    }
   | { readonly type: 'ERROR'; readonly status: ApiStatus };
 
 /** An open watch. */
@@ -193,6 +199,7 @@ export function decodeWatchLine(line: Buffer, extract: FieldExtractor = metadata
         type,
         resourceVersion: meta.resourceVersion ?? '',
         initialEventsEnd: meta.annotations?.['k8s.io/initial-events-end'] === 'true',
+        object: raw,
       };
     }
     case 'ERROR':

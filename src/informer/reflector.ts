@@ -435,6 +435,7 @@ class ReflectorImpl implements Reflector {
             setResourceVersion(event.object.resourceVersion);
             break;
           case 'BOOKMARK':
+            if (event.object !== undefined) this.#store.observeBookmark?.(event.object);
             setResourceVersion(event.resourceVersion);
             if (exitOnInitialEventsEnd && event.initialEventsEnd) return { kind: 'initial-events-end' };
             break;

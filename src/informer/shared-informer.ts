@@ -168,6 +168,9 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
           this.#notifyIfSynced();
         },
+        observeBookmark: (object) => {
+          for (const observer of this.#storeObservers) observer.observeBookmark?.(object);
+        },
         // A bookmark moves the RV without a change to pop.
         updateResourceVersion: (rv) => {
           for (const observer of this.#storeObservers) observer.updateResourceVersion?.(rv);

@@ -13,6 +13,8 @@ export interface ReflectorStore {
   replace(list: readonly KubeObject[], resourceVersion: string): void;
   /** Called when a bookmark or event moves the resourceVersion (client-go ResourceVersionUpdater). */
   updateResourceVersion?(resourceVersion: string): void;
+  /** Called with the object of each BOOKMARK the watch received, before its RV is applied. */
+  observeBookmark?(object: Buffer): void;
 }
 
 /** What the DeltaFIFO asks of the informer's indexer to detect deletions and resync (client-go KeyListerGetter). */

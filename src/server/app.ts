@@ -123,6 +123,10 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     res.on('close', onClose);
     let cached: CachedResponse | undefined;
     try {
+      if (await reads.tryWatch(req, res)) {
+        countServed(method, url, 'cache');
+        return;
+      }
       cached = await reads.tryServe(method, url, req.headers.accept, gone.signal);
     } catch (error) {
       // Never a client's failure: the apiserver answers instead.
@@ -131,6 +135,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       res.off('close', onClose);
     }
     if (gone.signal.aborted) return;
+    // A failure after the cache began to answer: the client re-requests; no second answer.
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
     if (cached === undefined) {
       countServed(method, url, 'apiserver');
       return passThrough(options.client, req, res);

@@ -24,6 +24,9 @@ import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import { lowerBound } from '../cache/watch-cache.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Cacher } from '../cache/cacher.ts';
+import { newCacher } from '../cache/cacher.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock } from '../workqueue/clock.ts';
 import type { ProxyMetrics } from './metrics.ts';
@@ -36,6 +39,7 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { RequestInfo } from './request-info.ts';
 import { parseRequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
+import { serveWatch } from './cached-watch.ts';
 
 /**
  * How RV-unset ("most recent") reads are answered:
@@ -64,6 +68,11 @@ export interface CachedReads {
   /** The answer from the cache, or undefined to pass the request through. */
   tryServe(method: string, url: string, accept: string | undefined, signal?: AbortSignal): Promise<CachedResponse | undefined>;
   /**
+   * Serves a WATCH from the cache on `res` and resolves true, or resolves false having written
+   * nothing (the request goes to the apiserver).
+   */
+  tryWatch(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /**
    * A write passed through the proxy was answered 2xx; `resourceVersion` is the written
    * object's (undefined when the answer carried none, e.g. a delete's Status).
    */
@@ -84,7 +93,7 @@ export interface CachedReadsOptions {
   readonly freshnessWaitMs?: number;
   /** The caches' clock (bounded mode compares it with lastProgressAt). */
   readonly clock?: Clock;
-  readonly metrics?: Pick<ProxyMetrics, 'probe'>;
+  readonly metrics?: Pick<ProxyMetrics, 'probe' | 'cacher'>;
 }
 
 export const DEFAULT_FRESHNESS_WAIT_MS = 50;
@@ -132,6 +141,16 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const clock = options.clock ?? realClock;
   const metrics = options.metrics ?? noopProxyMetrics;
   const probes = new WeakMap<WatchCache, ConsistencyProbe>();
+  const cachers = new WeakMap<WatchCache, Cacher>();
+  const cacherOf = (cache: WatchCache): Cacher => {
+    let cacher = cachers.get(cache);
+    if (cacher === undefined) {
+      const { group, resource } = cache.spec;
+      cacher = newCacher(cache, { clock, metrics: metrics.cacher(group === '' ? resource : `${resource}.${group}`) });
+      cachers.set(cache, cacher);
+    }
+    return cacher;
+  };
   /**
    * Bounded mode, read-your-writes: per type, the newest RV written through this proxy, or
    * 'probe' after a write whose RV the answer did not carry (reads then probe, as in strong mode,
@@ -189,6 +208,43 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const before = written.get(key);
       if (resourceVersion === undefined || before === 'probe') written.set(key, 'probe');
       else if (before === undefined || before < resourceVersion) written.set(key, resourceVersion);
+    },
+    async tryWatch(req, res) {
+      const method = req.method ?? 'GET';
+      const url = req.url ?? '/';
+      if (method !== 'GET' || !acceptsPlainJson(req.headers.accept)) return false;
+      let info: RequestInfo;
+      let options: ListOptions;
+      try {
+        info = parseRequestInfo(method, url);
+        // Collections only: a watch of one named object is the apiserver's (it becomes a field selector there).
+        if (!info.isResourceRequest || info.subresource !== '' || info.verb !== 'watch' || info.name !== '') return false;
+        options = parseListOptions(new URL(url, 'http://proxy').searchParams, { forceWatch: info.legacyWatch });
+      } catch {
+        return false; // the apiserver words the error
+      }
+      if (info.namespace !== '' && !plainName(info.namespace)) return false;
+      const cache = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
+      if (cache === undefined) return false;
+      if (!cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return false;
+      const gone = new AbortController();
+      const onClose = (): void => {
+        gone.abort();
+      };
+      res.on('close', onClose);
+      try {
+        return await serveWatch({
+          cache,
+          cacher: cacherOf(cache),
+          info,
+          options,
+          res,
+          consistentReady: () => consistentReady(cache, gone.signal),
+          waitMs,
+        });
+      } finally {
+        res.off('close', onClose);
+      }
     },
     async tryServe(method, url, accept, signal) {
       if (method !== 'GET' || !acceptsPlainJson(accept)) return undefined;

@@ -4,7 +4,9 @@
  * operator asks of a cache: how much of the read load it took off the apiserver
  * (served_from="cache" against "apiserver"), and what the consistency probes cost.
  */
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { CacherMetrics } from '../cache/cacher.ts';
+import { noopCacherMetrics } from '../cache/cacher.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -14,6 +16,8 @@ export interface ProxyMetrics {
   served(verb: string, resource: string, from: ServedFrom): void;
   /** One consistency probe sent upstream for `resource`. */
   probe(resource: string): void;
+  /** The watch metrics of one resource's cacher. */
+  cacher(resource: string): CacherMetrics;
 }
 
 export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetrics {
@@ -29,8 +33,80 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames: ['resource'] as const,
     registers: [registry],
   });
+  const labelNames = ['resource'] as const;
+  const watchers = new Gauge({
+    name: 'kube_cache_proxy_watchers',
+    help: 'Client watches served from the cache, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const events = new Counter({
+    name: 'kube_cache_proxy_watch_cache_events_total',
+    help: 'Changes received by the watch cache (each serialized once, whatever the number of watchers), by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const framesSent = new Counter({
+    name: 'kube_cache_proxy_watch_events_sent_total',
+    help: 'Watch events written to clients, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const bytesSent = new Counter({
+    name: 'kube_cache_proxy_watch_sent_bytes_total',
+    help: 'Bytes of watch events written to clients, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const closedSlow = new Counter({
+    name: 'kube_cache_proxy_watchers_closed_slow_total',
+    help: 'Client watches closed because their connection stayed backed up past the per-watcher buffer, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const capacity = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_capacity',
+    help: 'Capacity of the event window, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const size = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_size',
+    help: 'Events held in the event window, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const oldest = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_oldest_resource_version',
+    help: 'The resourceVersion of the oldest event in the window (a watch from an older one gets 410), by resource.',
+    labelNames,
+    registers: [registry],
+  });
   return {
     registry,
+    cacher(resource) {
+      const l = { resource };
+      return {
+        watchers: (count) => {
+          watchers.set(l, count);
+        },
+        events: (count) => {
+          events.inc(l, count);
+        },
+        sent: (bytes) => {
+          framesSent.inc(l);
+          bytesSent.inc(l, bytes);
+        },
+        closedSlow: () => {
+          closedSlow.inc(l);
+        },
+        window: (cap, held, oldestRv) => {
+          capacity.set(l, cap);
+          size.set(l, held);
+          if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
+        },
+      };
+    },
     served(verb, resource, from) {
       requests.inc({ verb, resource, served_from: from });
     },
@@ -44,4 +120,5 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
   probe: () => undefined,
+  cacher: () => noopCacherMetrics,
 };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CachedResourceSpec, WatchCache, WatchCacheEvent } from '../../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
+import type { WindowEvent } from '../../../src/cache/window-event.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
@@ -62,7 +63,7 @@ test('watch cache: key order after list and changes; a handed-out list never cha
 test('watch cache: listeners get each change with its previous state, a relist, and bookmarks', () => {
   const { cache, store } = cacheWithStore();
   const seen: string[] = [];
-  const events: WatchCacheEvent[] = [];
+  const events: WindowEvent[] = [];
   cache.addListener({
     event: (e) => {
       events.push(e);

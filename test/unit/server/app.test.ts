@@ -10,6 +10,7 @@ function readsSynced(synced: () => boolean): CachedReads {
     synced,
     stop: () => Promise.resolve(),
     tryServe: () => Promise.resolve(undefined),
+    tryWatch: () => Promise.resolve(false),
     observeWrite: () => undefined,
   };
 }

@@ -65,6 +65,9 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     snapshot: (want) => (want === cache.rv ? cache.orderedList() : kept.get(want)),
     lastProgressAt: () => Date.now(),
     addListener: () => () => undefined,
+    bookmarkFrame: () => Buffer.alloc(0),
+    since: () => ({ kind: 'events', events: [] }),
+    windowStats: () => ({ capacity: 0, size: 0, oldest: undefined }),
   };
   return cache;
 }

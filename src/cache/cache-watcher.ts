@@ -1,0 +1,215 @@
+/**
+ * One client's watch on a watch cache (kube-apiserver's cacher/cache_watcher.go): it first sends
+ * its initial events (the state as ADDED events, or the replay of the window after its RV),
+ * then every later change that its selectors see, converted as the apiserver converts them
+ * (an object entering the selection is ADDED, leaving it DELETED with its previous state), then
+ * bookmarks when asked for, until its deadline.
+ *
+ * Bounded: the connection's own write buffer is the watcher's buffer. Initial events are
+ * written with backpressure (read lazily from an immutable snapshot); live events are written at
+ * once, and a watcher whose unsent bytes pass MAX_PENDING_BYTES is closed: its client re-watches
+ * from its last RV and replays from the window, and one slow client never holds the others or
+ * grows the proxy's memory past the cap.
+ */
+import type { Writable } from 'node:stream';
+import type { FieldSelector } from './field-selector.ts';
+import type { LabelSelector } from './label-selector.ts';
+import type { KubeObject } from '../informer/object.ts';
+import type { Clock, Timer } from '../workqueue/clock.ts';
+import type { WatchEventType, WindowEvent } from './window-event.ts';
+import { watchFrame } from './window-event.ts';
+
+/**
+ * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
+ * type's events. The apiserver bounds a watcher by events (10 to 1,000) plus a shared time
+ * budget; bytes bound the memory a slow client can pin whatever the object size.
+ */
+export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
+/** Initial events are written until this many bytes wait in the connection, then it drains. */
+const INITIAL_HIGH_WATER_BYTES = 1024 * 1024;
+/** defaultBookmarkFrequency (cacher.go). */
+export const BOOKMARK_FREQUENCY_MS = 60_000;
+/** Bookmarks are also sent this long before the deadline (cache_watcher.go nextBookmarkTime). */
+const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
+
+/** What a watcher selects: namespace ('' for all), label and field selectors. */
+export interface WatcherFilter {
+  readonly namespace: string;
+  readonly labels: LabelSelector;
+  readonly fields: FieldSelector;
+}
+
+export function matches(filter: WatcherFilter, obj: KubeObject): boolean {
+  if (filter.namespace !== '' && obj.namespace !== filter.namespace) return false;
+  return filter.labels.matches(obj.labels) && filter.fields.matches(obj.fields);
+}
+
+/** The initial events: the state at an RV (as ADDED), or the window's replay after an RV. */
+export type InitialEvents =
+  | { readonly kind: 'state'; readonly objects: readonly KubeObject[]; readonly resourceVersion: bigint; readonly endBookmark: boolean }
+  | { readonly kind: 'replay'; readonly events: readonly WindowEvent[]; readonly resourceVersion: bigint };
+
+export type CloseReason = 'done' | 'timeout' | 'slow' | 'client' | 'terminated';
+
+export interface CacheWatcherOptions {
+  readonly sink: Writable;
+  readonly filter: WatcherFilter;
+  readonly initial: InitialEvents;
+  readonly allowWatchBookmarks: boolean;
+  /** When the watch ends (timeoutSeconds), on `clock`. */
+  readonly deadline: number;
+  /** The cache's current RV, for bookmarks. */
+  readonly currentResourceVersion: () => bigint;
+  /** A BOOKMARK frame at `rv`; `initialEventsEnd` annotates it k8s.io/initial-events-end. */
+  readonly bookmark: (rv: bigint, initialEventsEnd: boolean) => Buffer;
+  readonly clock: Clock;
+  /** Called once when the watcher ends, whatever the reason. */
+  readonly onClose: (watcher: CacheWatcher, reason: CloseReason) => void;
+  /** Called with each frame's size as it is written (metrics). */
+  readonly onSent?: (bytes: number) => void;
+}
+
+export class CacheWatcher {
+  readonly filter: WatcherFilter;
+  readonly #sink: Writable;
+  readonly #options: CacheWatcherOptions;
+  /** Highest RV sent (or covered by the initial state): later events only. */
+  #resourceVersion: bigint;
+  /** Live events that arrived while initial events are still being written. */
+  #pending: Buffer[] | undefined = [];
+  #pendingBytes = 0;
+  #closed = false;
+  #bookmarkTimer: Timer | undefined;
+  #deadlineTimer: Timer | undefined;
+
+  constructor(options: CacheWatcherOptions) {
+    this.filter = options.filter;
+    this.#sink = options.sink;
+    this.#options = options;
+    this.#resourceVersion = options.initial.resourceVersion;
+    this.#sink.on('close', () => {
+      this.#close('client');
+    });
+    this.#sink.on('error', () => {
+      this.#close('client');
+    });
+    const now = options.clock.now();
+    this.#deadlineTimer = options.clock.setTimeout(() => {
+      this.#close('timeout');
+    }, options.deadline - now);
+    this.#scheduleBookmark();
+    void this.#writeInitial();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** A change from the cache, in RV order. Synchronous. */
+  deliver(event: WindowEvent): void {
+    if (this.#closed || event.resourceVersion <= this.#resourceVersion) return;
+    const type = convert(this.filter, event);
+    if (type === undefined) return;
+    this.#resourceVersion = event.resourceVersion;
+    this.#send(event.frame(type));
+  }
+
+  /** Ends the stream without an error (the cache relisted, or the proxy stops). */
+  terminate(): void {
+    this.#close('terminated');
+  }
+
+  #send(frame: Buffer): void {
+    if (this.#pending !== undefined) {
+      this.#pending.push(frame);
+      this.#pendingBytes += frame.length;
+      if (this.#pendingBytes + this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+      return;
+    }
+    this.#sink.write(frame);
+    this.#options.onSent?.(frame.length);
+    if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+  }
+
+  async #writeInitial(): Promise<void> {
+    const initial = this.#options.initial;
+    const frames =
+      initial.kind === 'state'
+        ? initial.objects.filter((o) => matches(this.filter, o)).map((o) => (): Buffer => watchFrame('ADDED', o.raw))
+        : initial.events.flatMap((e) => {
+            const type = convert(this.filter, e);
+            return type === undefined ? [] : [(): Buffer => e.frame(type)];
+          });
+    for (const frame of frames) {
+      if (this.#closed) return;
+      const bytes = frame();
+      this.#sink.write(bytes);
+      this.#options.onSent?.(bytes.length);
+      if (this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES) await this.#drained();
+    }
+    if (this.#closed) return;
+    if (initial.kind === 'replay') {
+      const last = initial.events.at(-1);
+      if (last !== undefined && last.resourceVersion > this.#resourceVersion) this.#resourceVersion = last.resourceVersion;
+    }
+    if (initial.kind === 'state' && initial.endBookmark) {
+      const bookmark = this.#options.bookmark(initial.resourceVersion, true);
+      this.#sink.write(bookmark);
+    }
+    const pending = this.#pending ?? [];
+    this.#pending = undefined;
+    for (const frame of pending) this.#send(frame);
+  }
+
+  #drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#sink.off('drain', done);
+        this.#sink.off('close', done);
+        resolve();
+      };
+      this.#sink.on('drain', done);
+      this.#sink.on('close', done);
+    });
+  }
+
+  /** nextBookmarkTime: every BOOKMARK_FREQUENCY_MS, and 2 s before the deadline. */
+  #scheduleBookmark(): void {
+    if (!this.#options.allowWatchBookmarks || this.#closed) return;
+    const now = this.#options.clock.now();
+    const at = Math.min(now + BOOKMARK_FREQUENCY_MS, this.#options.deadline - PRE_TIMEOUT_BOOKMARK_MS);
+    if (at < now) return;
+    this.#bookmarkTimer = this.#options.clock.setTimeout(() => {
+      this.#bookmarkTimer = undefined;
+      const rv = this.#options.currentResourceVersion();
+      // process(): after the initial events, and only when it moves the watcher's RV.
+      if (this.#pending === undefined && rv > this.#resourceVersion) {
+        this.#resourceVersion = rv;
+        this.#send(this.#options.bookmark(rv, false));
+      }
+      this.#scheduleBookmark();
+    }, at - now);
+  }
+
+  #close(reason: CloseReason): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#bookmarkTimer?.cancel();
+    this.#deadlineTimer?.cancel();
+    this.#pending = undefined;
+    if (reason === 'slow') this.#sink.destroy();
+    else if (reason !== 'client') this.#sink.end();
+    this.#options.onClose(this, reason);
+  }
+}
+
+/**
+ * convertToWatchEvent (cache_watcher.go): which event, if any, a watcher with this filter sees.
+ * A deleted object passes only through its previous state.
+ */
+export function convert(filter: WatcherFilter, event: WindowEvent): WatchEventType | undefined {
+  const current = event.type !== 'DELETED' && matches(filter, event.object);
+  const previous = event.prevObject !== undefined && matches(filter, event.prevObject);
+  if (current) return previous ? 'MODIFIED' : 'ADDED';
+  return previous ? 'DELETED' : undefined;
+}

@@ -1,0 +1,92 @@
+/**
+ * One change in the event window, with its watch-event bytes built at most once per event type
+ * (kube-apiserver's cachingObject: "cache its serializations so that each of those is computed
+ * exactly once"). Every watcher the event goes to is written the same Buffer.
+ *
+ * HOT PATH: frame() is called once per watcher per event; it returns a cached Buffer after the
+ * first call. No object is parsed or serialized per watcher.
+ */
+import { objectMembers } from '../informer/json-scan.ts';
+import type { KubeObject } from '../informer/object.ts';
+
+/** One change, as the watch cache saw it (watchCacheEvent). */
+export interface WatchCacheEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly key: string;
+  /** The new state; for DELETED, the object's final state as the apiserver sent it. */
+  readonly object: KubeObject;
+  /** The state before the change, if the cache held one: selectors are checked against both. */
+  readonly prevObject: KubeObject | undefined;
+  readonly resourceVersion: bigint;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+const ADDED_HEAD = Buffer.from('{"type":"ADDED","object":');
+const MODIFIED_HEAD = Buffer.from('{"type":"MODIFIED","object":');
+const DELETED_HEAD = Buffer.from('{"type":"DELETED","object":');
+const TAIL = Buffer.from('}\n');
+
+/** `{"type":T,"object":OBJ}\n`, the apiserver's JSON watch framing, as one Buffer. */
+export function watchFrame(type: WatchEventType | 'BOOKMARK' | 'ERROR', object: Buffer): Buffer {
+  const head =
+    type === 'ADDED'
+      ? ADDED_HEAD
+      : type === 'MODIFIED'
+        ? MODIFIED_HEAD
+        : type === 'DELETED'
+          ? DELETED_HEAD
+          : Buffer.from(`{"type":"${type}","object":`);
+  return Buffer.concat([head, object, TAIL]);
+}
+
+/**
+ * The object's JSON with metadata.resourceVersion set to `rv` (versioner.UpdateObject): the
+ * apiserver sends an object leaving a watcher's selection as its previous state at the event's
+ * RV. The member is found by scanning, not by searching for the text (a label could be named
+ * resourceVersion).
+ */
+export function withResourceVersion(raw: Buffer, rv: bigint): Buffer {
+  const metadata = objectMembers(raw).get('metadata');
+  if (metadata === undefined) return raw;
+  const inner = objectMembers(raw.subarray(metadata.start, metadata.end)).get('resourceVersion');
+  const value = Buffer.from(`"${String(rv)}"`);
+  if (inner === undefined) return raw;
+  const start = metadata.start + inner.start;
+  const end = metadata.start + inner.end;
+  return Buffer.concat([raw.subarray(0, start), value, raw.subarray(end)]);
+}
+
+export class WindowEvent {
+  readonly type: WatchCacheEvent['type'];
+  readonly key: string;
+  readonly object: KubeObject;
+  readonly prevObject: KubeObject | undefined;
+  readonly resourceVersion: bigint;
+  #added: Buffer | undefined;
+  #modified: Buffer | undefined;
+  #deleted: Buffer | undefined;
+
+  constructor(event: WatchCacheEvent) {
+    this.type = event.type;
+    this.key = event.key;
+    this.object = event.object;
+    this.prevObject = event.prevObject;
+    this.resourceVersion = event.resourceVersion;
+  }
+
+  /**
+   * The frame of this event as a watcher sees it (cache_watcher.go convertToWatchEvent): ADDED
+   * and MODIFIED carry the new object; DELETED the previous object at the event's RV.
+   */
+  frame(type: WatchEventType): Buffer {
+    switch (type) {
+      case 'ADDED':
+        return (this.#added ??= watchFrame('ADDED', this.object.raw));
+      case 'MODIFIED':
+        return (this.#modified ??= watchFrame('MODIFIED', this.object.raw));
+      case 'DELETED':
+        return (this.#deleted ??= watchFrame('DELETED', withResourceVersion((this.prevObject ?? this.object).raw, this.resourceVersion)));
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * WATCH answered from a watch cache (kube-apiserver's endpoints/handlers/watch.go in front of
+ * cacher.Watch): the stream's head, the watch's timeout, and the start rules.
+ * - sendInitialEvents=true (a WatchList, and what the apiserver's defaulting makes of a watch
+ *   from RV "" or "0"): the state as ADDED events, then a BOOKMARK annotated
+ *   k8s.io/initial-events-end when bookmarks are allowed, then changes. From RV "" the state must
+ *   be the most recent (the caller's consistency check); from N the cache must have reached N.
+ * - RV=N otherwise: the window's events after N, then changes; an N older than the window is one
+ *   ERROR event (410 Expired) on a 200 stream; an N the cache has not reached yet simply waits.
+ * Returns false, before writing anything, when the request must go to the apiserver.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Cacher } from '../cache/cacher.ts';
+import type { FieldSelector } from '../cache/field-selector.ts';
+import { parseFieldSelector } from '../cache/field-selector.ts';
+import type { LabelSelector } from '../cache/label-selector.ts';
+import { parseLabelSelector } from '../cache/label-selector.ts';
+import type { WatchCache } from '../cache/watch-cache.ts';
+import type { ListOptions } from './list-options.ts';
+import type { RequestInfo } from './request-info.ts';
+
+/**
+ * --min-request-timeout (1800 s): the apiserver times a watch without timeoutSeconds out after
+ * a random duration in [1800, 3600) s, spreading the re-watches of many clients.
+ */
+export const MIN_REQUEST_TIMEOUT_MS = 1_800_000;
+
+/** The stream's head (observed on v1.37.2; Audit-Id and the flow-control UIDs are the apiserver's own). */
+const WATCH_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' } as const;
+
+export interface WatchContext {
+  readonly cache: WatchCache;
+  readonly cacher: Cacher;
+  readonly info: RequestInfo;
+  readonly options: ListOptions;
+  readonly res: ServerResponse;
+  /** Resolves true once an RV-unset read may be served from this cache (cached-reads.ts). */
+  readonly consistentReady: () => Promise<boolean>;
+  /** How long to wait for the cache to reach a requested RV before passing through. */
+  readonly waitMs: number;
+  readonly random?: () => number;
+}
+
+/** serveWatch's timeout: timeoutSeconds, or the random default when it is absent or 0. */
+export function watchTimeoutMs(timeoutSeconds: number | undefined, random: () => number = Math.random): number {
+  if (timeoutSeconds === undefined || timeoutSeconds === 0) return MIN_REQUEST_TIMEOUT_MS * (random() + 1);
+  return Math.max(0, timeoutSeconds * 1000);
+}
+
+export async function serveWatch(ctx: WatchContext): Promise<boolean> {
+  const { cache, info, options, res } = ctx;
+  let labels: LabelSelector;
+  let fields: FieldSelector;
+  try {
+    labels = parseLabelSelector(options.labelSelector);
+    fields = parseFieldSelector(options.fieldSelector, cache.fields.conversion);
+  } catch {
+    return false; // the apiserver words the error
+  }
+  const rv = options.resourceVersion;
+  if (rv === '') {
+    if (!(await ctx.consistentReady())) return false;
+  } else if (rv !== '0') {
+    if (!/^[1-9][0-9]{0,18}$/.test(rv)) return false;
+    // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
+    if (options.sendInitialEvents === true && (await cache.waitUntilFresh(BigInt(rv), ctx.waitMs)) === undefined) return false;
+  }
+  if (res.destroyed) return true;
+  res.writeHead(200, WATCH_HEADERS);
+  res.flushHeaders();
+  // From here on synchronous: the initial state or replay is read and the watcher registered in one turn.
+  const start = ctx.cacher.watch({
+    sink: res,
+    filter: { namespace: cache.spec.namespaced ? info.namespace : '', labels, fields },
+    resourceVersion: rv,
+    sendInitialEvents: options.sendInitialEvents,
+    allowWatchBookmarks: options.allowWatchBookmarks,
+    timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),
+  });
+  if (start.kind === 'error') res.end(start.frame);
+  return true;
+}

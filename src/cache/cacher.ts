@@ -120,8 +120,16 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     watch(request) {
       const current = cache.resourceVersion() ?? 0n;
       let initial: ConstructorParameters<typeof CacheWatcher>[0]['initial'];
-      if (request.sendInitialEvents === true) {
-        initial = { kind: 'state', objects: cache.orderedList(), resourceVersion: current, endBookmark: request.allowWatchBookmarks };
+      // getAllEventsSinceLocked: initial events for a WatchList, and for the legacy watch from
+      // RV ""/"0" that the defaulting left alone (a /watch/ path).
+      const legacyFromAny = request.sendInitialEvents === undefined && (request.resourceVersion === '' || request.resourceVersion === '0');
+      if (request.sendInitialEvents === true || legacyFromAny) {
+        initial = {
+          kind: 'state',
+          objects: cache.orderedList(),
+          resourceVersion: current,
+          endBookmark: request.sendInitialEvents === true && request.allowWatchBookmarks,
+        };
       } else if (request.resourceVersion === '' || request.resourceVersion === '0') {
         // sendInitialEvents=false: from now on (from the caller's fresh RV, or any).
         initial = { kind: 'replay', events: [], resourceVersion: current };

@@ -59,7 +59,9 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   }
   const rv = options.resourceVersion;
   if (rv === '') {
-    if (!(await ctx.consistentReady())) return false;
+    // Most recent state, except for the legacy watch the defaulting left alone: from any state
+    // (getWatchCacheResourceVersion's "legacy case").
+    if (options.sendInitialEvents !== undefined && !(await ctx.consistentReady())) return false;
   } else if (rv !== '0') {
     if (!/^[1-9][0-9]{0,18}$/.test(rv)) return false;
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.

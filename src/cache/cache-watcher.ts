@@ -178,7 +178,8 @@ export class CacheWatcher {
     if (!this.#options.allowWatchBookmarks || this.#closed) return;
     const now = this.#options.clock.now();
     const at = Math.min(now + BOOKMARK_FREQUENCY_MS, this.#options.deadline - PRE_TIMEOUT_BOOKMARK_MS);
-    if (at < now) return;
+    // Past (or at) the pre-timeout point: no more bookmarks; the deadline ends the watch.
+    if (at <= now) return;
     this.#bookmarkTimer = this.#options.clock.setTimeout(() => {
       this.#bookmarkTimer = undefined;
       const rv = this.#options.currentResourceVersion();

@@ -144,7 +144,10 @@ test('decodeWatchLine: BOOKMARK gives its resourceVersion and the initial-events
   );
   assert.deepEqual({ ...end, object: undefined }, { type: 'BOOKMARK', resourceVersion: '100', initialEventsEnd: true, object: undefined });
   const plain = decodeWatchLine(line('BOOKMARK', '{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"101"}}'));
-  assert.deepEqual({ ...plain, object: undefined }, { type: 'BOOKMARK', resourceVersion: '101', initialEventsEnd: false, object: undefined });
+  assert.deepEqual(
+    { ...plain, object: undefined },
+    { type: 'BOOKMARK', resourceVersion: '101', initialEventsEnd: false, object: undefined },
+  );
 });
 
 test('decodeWatchLine: ERROR gives the Status; an unknown type throws', () => {
@@ -310,7 +313,10 @@ test('ListerWatcher: watch sends its options and streams events split across chu
   const added = await settles(first, 'the ADDED event');
   assert.ok(added?.type === 'ADDED');
   assert.equal(added.object.raw.toString('utf8'), object);
-  assert.deepEqual({ ...(await watch.next()), object: undefined }, { type: 'BOOKMARK', resourceVersion: '12', initialEventsEnd: true, object: undefined });
+  assert.deepEqual(
+    { ...(await watch.next()), object: undefined },
+    { type: 'BOOKMARK', resourceVersion: '12', initialEventsEnd: true, object: undefined },
+  );
   stream.end();
   assert.equal(await watch.next(), undefined);
 });

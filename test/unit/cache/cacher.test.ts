@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { PassThrough, Writable } from 'node:stream';
+import { test } from 'node:test';
+import { MAX_PENDING_BYTES } from '../../../src/cache/cache-watcher.ts';
+import type { WatcherFilter } from '../../../src/cache/cache-watcher.ts';
+import { newCacher } from '../../../src/cache/cacher.ts';
+import type { Cacher, WatchRequest } from '../../../src/cache/cacher.ts';
+import { everythingFieldSelector } from '../../../src/cache/field-selector.ts';
+import { everythingLabelSelector, parseLabelSelector } from '../../../src/cache/label-selector.ts';
+import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import type { WatchCache } from '../../../src/cache/watch-cache.ts';
+import { newWatchCache } from '../../../src/cache/watch-cache.ts';
+import type { KubeObject } from '../../../src/informer/object.ts';
+import { decodeObject } from '../../../src/informer/object.ts';
+import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
+import type { ReflectorStore } from '../../../src/informer/store.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
+
+function cm(namespace: string, name: string, rv: number, labels: Record<string, string> = {}, size = 0): KubeObject {
+  const data = size > 0 ? { blob: 'x'.repeat(size) } : undefined;
+  return decodeObject(
+    Buffer.from(
+      JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: String(rv), labels }, data }),
+    ),
+  );
+}
+
+interface Harness {
+  cache: WatchCache;
+  store: ReflectorStore;
+  cacher: Cacher;
+  clock: FakeClock;
+}
+
+function harness(): Harness {
+  let store: ReflectorStore | undefined;
+  const informer = {
+    addStoreObserver(observer: ReflectorStore) {
+      store = observer;
+      return () => undefined;
+    },
+  } as unknown as SharedIndexInformer;
+  const clock = new FakeClock();
+  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), informer, clock });
+  assert.ok(store !== undefined);
+  return { cache, store, cacher: newCacher(cache, { clock }), clock };
+}
+
+const ALL: WatcherFilter = { namespace: '', labels: everythingLabelSelector(), fields: everythingFieldSelector() };
+
+/** A watch whose received lines are collected as {type, name, rv}. */
+function watch(
+  h: Harness,
+  request: Partial<WatchRequest> = {},
+): { lines: () => string[]; text: () => string; sink: PassThrough; ended: () => boolean } {
+  const sink = new PassThrough();
+  let text = '';
+  let ended = false;
+  sink.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  sink.on('end', () => (ended = true));
+  const start = h.cacher.watch({
+    sink,
+    filter: ALL,
+    resourceVersion: '0',
+    sendInitialEvents: false,
+    allowWatchBookmarks: false,
+    timeoutMs: 60_000,
+    ...request,
+  });
+  if (start.kind === 'error') sink.end(start.frame);
+  return {
+    sink,
+    text: () => text,
+    ended: () => ended,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => {
+          const e = JSON.parse(l) as {
+            type: string;
+            object: { metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> }; message?: string };
+          };
+          const end = e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true' ? 'end' : '';
+          return [e.type, e.object.metadata.name ?? e.object.message ?? '', e.object.metadata.resourceVersion ?? '', end]
+            .filter((p) => p !== '')
+            .join(' ');
+        }),
+  };
+}
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('cacher: a selector watch sees objects enter (ADDED), change (MODIFIED) and leave (DELETED at the event RV)', async () => {
+  const h = harness();
+  h.store.replace([cm('a', 'x', 1)], '10');
+  const w = watch(h, { filter: { ...ALL, labels: parseLabelSelector('app=web') } });
+  h.store.update(cm('a', 'x', 11, { app: 'web' }));
+  h.store.update(cm('a', 'x', 12, { app: 'web', v: '2' }));
+  h.store.update(cm('a', 'x', 13));
+  h.store.add(cm('a', 'y', 14));
+  await flush();
+  assert.deepEqual(w.lines(), ['ADDED x 11', 'MODIFIED x 12', 'DELETED x 13']);
+});
+
+test('cacher: a namespace watch gets nothing from other namespaces; deletes carry the previous state', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  const b = watch(h, { filter: { ...ALL, namespace: 'b' } });
+  const all = watch(h);
+  h.store.add(cm('a', 'x', 11));
+  h.store.add(cm('b', 'y', 12, { k: 'v' }));
+  h.store.delete(cm('b', 'y', 13));
+  await flush();
+  assert.deepEqual(b.lines(), ['ADDED y 12', 'DELETED y 13']);
+  assert.deepEqual(all.lines(), ['ADDED x 11', 'ADDED y 12', 'DELETED y 13']);
+  assert.equal(h.cacher.watcherCount(), 2);
+});
+
+test('cacher: from an RV in the window, exactly the events after it; below the window, one 410 ERROR', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  for (let rv = 11; rv <= 15; rv++) h.store.add(cm('a', `o${String(rv)}`, rv));
+  const replay = watch(h, { resourceVersion: '13' });
+  h.store.add(cm('a', 'live', 16));
+  const old = watch(h, { resourceVersion: '5' });
+  await flush();
+  assert.deepEqual(replay.lines(), ['ADDED o14 14', 'ADDED o15 15', 'ADDED live 16']);
+  assert.deepEqual(old.lines(), ['ERROR too old resource version: 5 (10)']);
+  assert.equal(old.ended(), true);
+});
+
+test('cacher: a WatchList gets the state, the annotated bookmark in the learned shape, then changes', async () => {
+  const h = harness();
+  h.store.observeBookmark?.(
+    Buffer.from(
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}},"extra":{}}',
+    ),
+  );
+  h.store.replace([cm('b', 'y', 2), cm('a', 'x', 1)], '10');
+  const w = watch(h, { resourceVersion: '', sendInitialEvents: true, allowWatchBookmarks: true });
+  h.store.add(cm('a', 'z', 11));
+  await flush();
+  assert.deepEqual(w.lines(), ['ADDED x 1', 'ADDED y 2', 'BOOKMARK 10 end', 'ADDED z 11']);
+  assert.match(
+    w.text(),
+    /\{"type":"BOOKMARK","object":\{"kind":"ConfigMap","apiVersion":"v1","metadata":\{"resourceVersion":"10","annotations":\{"k8s\.io\/initial-events-end":"true"\}\},"extra":\{\}\}\}\n/,
+  );
+});
+
+test('cacher: the timeout ends the stream; bookmarks only when asked, 2 s before the end', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  const plain = watch(h, { timeoutMs: 10_000 });
+  const marked = watch(h, { timeoutMs: 10_000, allowWatchBookmarks: true });
+  h.store.updateResourceVersion?.('20');
+  h.clock.step(8_000);
+  await flush();
+  assert.deepEqual(marked.lines(), ['BOOKMARK 20']);
+  assert.deepEqual(plain.lines(), []);
+  h.clock.step(2_000);
+  await flush();
+  assert.equal(plain.ended(), true);
+  assert.equal(marked.ended(), true);
+  assert.equal(h.cacher.watcherCount(), 0);
+});
+
+test('cacher: a relist ends every watch', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  const w = watch(h);
+  h.store.replace([cm('a', 'x', 30)], '30');
+  await flush();
+  assert.equal(w.ended(), true);
+  assert.equal(h.cacher.watcherCount(), 0);
+});
+
+test('cacher: a watcher that does not read is closed past its byte bound; the others go on', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  let destroyed = false;
+  const stuck = new Writable({
+    write(_chunk, _encoding, _callback) {
+      // never calls back: the client stopped reading
+    },
+    destroy(_error, callback) {
+      destroyed = true;
+      callback(null);
+    },
+  });
+  h.cacher.watch({
+    sink: stuck,
+    filter: ALL,
+    resourceVersion: '0',
+    sendInitialEvents: false,
+    allowWatchBookmarks: false,
+    timeoutMs: 60_000,
+  });
+  const reader = watch(h);
+  const size = 1024 * 1024;
+  const count = Math.ceil(MAX_PENDING_BYTES / size) + 2;
+  for (let i = 0; i < count; i++) h.store.add(cm('a', `big-${String(i)}`, 11 + i, {}, size));
+  await flush();
+  assert.equal(destroyed, true, 'the stuck watcher was closed');
+  assert.equal(reader.lines().length, count, 'the reading watcher got every event');
+  assert.equal(h.cacher.watcherCount(), 1);
+});

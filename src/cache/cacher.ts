@@ -70,11 +70,32 @@ export function tooOldFrame(requested: bigint, oldest: bigint): Buffer {
   return watchFrame('ERROR', Buffer.from(status));
 }
 
+/** Bucket key separators: no name or value contains a NUL or a SOH. */
+const NO_TRIGGER = '\u0001';
+const TRIGGER = '\u0000';
+
+/**
+ * The field watchers are indexed by, as the apiserver's indexedTrigger (pkg/registry/core/pod/
+ * storage: pods by spec.nodeName); none for other types.
+ */
+function triggerFieldOf(cache: WatchCache): string | undefined {
+  return cache.spec.group === '' && cache.spec.resource === 'pods' ? 'spec.nodeName' : undefined;
+}
+
 export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cacher {
   const clock = options.clock ?? realClock;
   const metrics = options.metrics ?? noopCacherMetrics;
-  /** Watchers by namespace; '' holds the all-namespaces (and cluster-scoped) ones. */
-  const byNamespace = new Map<string, Set<CacheWatcher>>();
+  /**
+   * Watchers by bucket: namespace ('' for all namespaces and cluster-scoped types), then the
+   * trigger field's value when the watcher selects one exactly (pods by spec.nodeName: a
+   * kubelet's watch costs nothing for the other nodes' pods), else no trigger.
+   */
+  const buckets = new Map<string, Set<CacheWatcher>>();
+  const trigger = triggerFieldOf(cache);
+  const bucketOf = (filter: WatcherFilter): string => {
+    const value = trigger === undefined ? undefined : filter.fields.requiresExactMatch(trigger);
+    return value === undefined ? `${filter.namespace}${NO_TRIGGER}` : `${filter.namespace}${TRIGGER}${value}`;
+  };
   let count = 0;
 
   const reportWindow = (): void => {
@@ -82,29 +103,41 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     metrics.window(stats.capacity, stats.size, stats.oldest);
   };
   const remove = (watcher: CacheWatcher, reason: CloseReason): void => {
-    const set = byNamespace.get(watcher.filter.namespace);
+    const bucket = bucketOf(watcher.filter);
+    const set = buckets.get(bucket);
     if (set?.delete(watcher) === true) {
       count--;
-      if (set.size === 0) byNamespace.delete(watcher.filter.namespace);
+      if (set.size === 0) buckets.delete(bucket);
       metrics.watchers(count);
     }
     if (reason === 'slow') metrics.closedSlow();
   };
-  const dispatch = (set: Set<CacheWatcher> | undefined, event: WindowEvent): void => {
+  const dispatch = (bucket: string, event: WindowEvent): void => {
+    const set = buckets.get(bucket);
     if (set === undefined) return;
     for (const watcher of set) watcher.deliver(event);
   };
+  /** Offers the event to every bucket whose watchers could see its new or its previous state. */
+  const dispatchAll = (event: WindowEvent): void => {
+    const namespaces = event.object.namespace === '' ? [''] : [event.object.namespace, ''];
+    for (const ns of namespaces) {
+      dispatch(`${ns}${NO_TRIGGER}`, event);
+      if (trigger === undefined) continue;
+      const current = event.object.fields[trigger] ?? '';
+      dispatch(`${ns}${TRIGGER}${current}`, event);
+      const previous = event.prevObject?.fields[trigger];
+      if (previous !== undefined && previous !== current) dispatch(`${ns}${TRIGGER}${previous}`, event);
+    }
+  };
   const terminateAll = (): void => {
-    for (const set of [...byNamespace.values()]) for (const watcher of [...set]) watcher.terminate();
+    for (const set of [...buckets.values()]) for (const watcher of [...set]) watcher.terminate();
   };
 
   const stopListening = cache.addListener({
     event(event) {
       metrics.events(1);
       reportWindow();
-      const namespace = event.object.namespace;
-      if (namespace !== '') dispatch(byNamespace.get(namespace), event);
-      dispatch(byNamespace.get(''), event);
+      dispatchAll(event);
     },
     replaced() {
       // startCaching after a relist: every watcher is ended (the window restarts at the list).
@@ -154,8 +187,9 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         },
       });
       if (watcher.closed) return { kind: 'started', watcher };
-      let set = byNamespace.get(request.filter.namespace);
-      if (set === undefined) byNamespace.set(request.filter.namespace, (set = new Set()));
+      const bucket = bucketOf(request.filter);
+      let set = buckets.get(bucket);
+      if (set === undefined) buckets.set(bucket, (set = new Set()));
       set.add(watcher);
       count++;
       metrics.watchers(count);

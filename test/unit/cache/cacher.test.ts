@@ -5,7 +5,7 @@ import { MAX_PENDING_BYTES } from '../../../src/cache/cache-watcher.ts';
 import type { WatcherFilter } from '../../../src/cache/cache-watcher.ts';
 import { newCacher } from '../../../src/cache/cacher.ts';
 import type { Cacher, WatchRequest } from '../../../src/cache/cacher.ts';
-import { everythingFieldSelector } from '../../../src/cache/field-selector.ts';
+import { everythingFieldSelector, parseFieldSelector } from '../../../src/cache/field-selector.ts';
 import { everythingLabelSelector, parseLabelSelector } from '../../../src/cache/label-selector.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
@@ -32,7 +32,7 @@ interface Harness {
   clock: FakeClock;
 }
 
-function harness(): Harness {
+function harness(resource: 'configmaps' | 'pods' = 'configmaps'): Harness {
   let store: ReflectorStore | undefined;
   const informer = {
     addStoreObserver(observer: ReflectorStore) {
@@ -41,8 +41,9 @@ function harness(): Harness {
     },
   } as unknown as SharedIndexInformer;
   const clock = new FakeClock();
-  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
-  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), informer, clock });
+  const kind = resource === 'pods' ? 'Pod' : 'ConfigMap';
+  const spec = { group: '', version: 'v1', resource, kind, namespaced: true, unstructured: false };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', resource, true), informer, clock });
   assert.ok(store !== undefined);
   return { cache, store, cacher: newCacher(cache, { clock }), clock };
 }
@@ -205,4 +206,24 @@ test('cacher: a watcher that does not read is closed past its byte bound; the ot
   assert.equal(destroyed, true, 'the stuck watcher was closed');
   assert.equal(reader.lines().length, count, 'the reading watcher got every event');
   assert.equal(h.cacher.watcherCount(), 1);
+});
+
+function pod(name: string, rv: number, nodeName: string): KubeObject {
+  const json = { kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: String(rv) }, spec: { nodeName } };
+  return decodeObject(Buffer.from(JSON.stringify(json)), selectableFieldsFor('', 'pods', true).extract);
+}
+
+test('cacher: pods watched by spec.nodeName see their node only, including a pod moving away', async () => {
+  const h = harness('pods');
+  h.store.replace([], '10');
+  const nodeA = watch(h, {
+    filter: { ...ALL, fields: parseFieldSelector('spec.nodeName=node-a', selectableFieldsFor('', 'pods', true).conversion) },
+  });
+  const everyPod = watch(h);
+  h.store.add(pod('p1', 11, 'node-a'));
+  h.store.add(pod('p2', 12, 'node-b'));
+  h.store.update(pod('p1', 13, 'node-b'));
+  await flush();
+  assert.deepEqual(nodeA.lines(), ['ADDED p1 11', 'DELETED p1 13']);
+  assert.deepEqual(everyPod.lines(), ['ADDED p1 11', 'ADDED p2 12', 'MODIFIED p1 13']);
 });

@@ -79,6 +79,7 @@ export class CacheWatcher {
   #pending: Buffer[] | undefined = [];
   #pendingBytes = 0;
   #closed = false;
+  #corked = false;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
 
@@ -126,9 +127,20 @@ export class CacheWatcher {
       if (this.#pendingBytes + this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
       return;
     }
+    // The events of one batch from the upstream watch (one turn) go out in one write: corked
+    // now, uncorked once the turn is over, when what the connection could not take is measured
+    // against the bound.
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#sink.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#sink.uncork();
+        if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+      });
+    }
     this.#sink.write(frame);
     this.#options.onSent?.(frame.length);
-    if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
   }
 
   async #writeInitial(): Promise<void> {

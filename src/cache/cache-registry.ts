@@ -192,7 +192,10 @@ class CacheRegistry implements WatchCacheSource {
       this.#queue.shutDown();
       await this.#worker;
       await this.#discoveryLoop;
-      for (const running of this.#running.values()) running.detach();
+      for (const running of this.#running.values()) {
+        running.detach();
+        running.cache.close();
+      }
       this.#running.clear();
       this.#wanted.clear();
       await this.#factory.shutdown();
@@ -317,6 +320,8 @@ class CacheRegistry implements WatchCacheSource {
       for (const want of this.#wanted.values()) {
         if (want.pinned) continue;
         lazy++;
+        // A cache with open watches is in use, whatever its last read.
+        if (this.#running.get(want.key)?.cache.inUse() === true) continue;
         if (oldest === undefined || want.lastRead < oldest.lastRead) oldest = want;
       }
       if (oldest === undefined || lazy < this.#maxLazy) return;
@@ -469,6 +474,7 @@ class CacheRegistry implements WatchCacheSource {
     if (running !== undefined && running.want !== this.#wanted.get(key)) {
       this.#running.delete(key);
       running.detach();
+      running.cache.close();
       await this.#factory.stop(scopeOf(running.want.spec, running.want.namespace));
     }
     const want = this.#wanted.get(key);
@@ -481,7 +487,10 @@ class CacheRegistry implements WatchCacheSource {
     this.#sweepTimer = this.#clock.setTimeout(() => {
       const now = this.#clock.now();
       for (const want of [...this.#wanted.values()]) {
-        if (!want.pinned && now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
+        if (want.pinned) continue;
+        // Open watches read it all the time, without asking for it again.
+        if (this.#running.get(want.key)?.cache.inUse() === true) want.lastRead = now;
+        else if (now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
       }
       for (const key of [...this.#forbidden.keys()]) this.#isForbidden(key, now);
       if (this.#stopping === undefined) this.#scheduleSweep();

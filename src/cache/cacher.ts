@@ -147,6 +147,11 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     progressed() {
       // Bookmarks read the cache's RV when they are due (cache-watcher.ts).
     },
+    closed() {
+      // The cache stops (idle, gone from discovery, forbidden): its watches end; clients re-watch.
+      terminateAll();
+    },
+    active: () => count > 0,
   });
 
   return {

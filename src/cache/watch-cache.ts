@@ -61,6 +61,10 @@ export interface WatchCacheListener {
   replaced(resourceVersion: bigint): void;
   /** The RV moved without a change to this type (a bookmark). */
   progressed(resourceVersion: bigint): void;
+  /** The cache is closed (its informer is stopped): nothing will follow. */
+  closed?(): void;
+  /** True while the listener serves someone (open watches): the cache is in use even if not read. */
+  active?(): boolean;
 }
 
 export interface WatchCache {
@@ -87,6 +91,10 @@ export interface WatchCache {
   addListener(listener: WatchCacheListener): () => void;
   /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts). */
   bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer;
+  /** True while a listener is active (open watches): a cache in use is not stopped for idleness. */
+  inUse(): boolean;
+  /** Tells the listeners the cache is done (its informer is being stopped); watches end. */
+  close(): void;
   /** The window's events after `rv`, or why a watch cannot start there (410). */
   since(rv: bigint): Interval;
   /** The event window's capacity, size and oldest RV (metrics). */
@@ -199,6 +207,16 @@ class WatchCacheImpl implements WatchCache {
 
   since(rv: bigint): Interval {
     return this.#window.since(rv);
+  }
+
+  inUse(): boolean {
+    for (const listener of this.#listeners) if (listener.active?.() === true) return true;
+    return false;
+  }
+
+  close(): void {
+    for (const listener of [...this.#listeners]) listener.closed?.();
+    this.#listeners.clear();
   }
 
   windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined } {

@@ -227,3 +227,15 @@ test('cacher: pods watched by spec.nodeName see their node only, including a pod
   assert.deepEqual(nodeA.lines(), ['ADDED p1 11', 'DELETED p1 13']);
   assert.deepEqual(everyPod.lines(), ['ADDED p1 11', 'ADDED p2 12', 'MODIFIED p1 13']);
 });
+
+test('cacher: open watches keep the cache in use; closing the cache ends them', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  assert.equal(h.cache.inUse(), false);
+  const w = watch(h);
+  assert.equal(h.cache.inUse(), true, 'an open watch');
+  h.cache.close();
+  await flush();
+  assert.equal(w.ended(), true);
+  assert.equal(h.cache.inUse(), false);
+});

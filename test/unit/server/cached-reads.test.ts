@@ -68,6 +68,8 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     bookmarkFrame: () => Buffer.alloc(0),
     since: () => ({ kind: 'events', events: [] }),
     windowStats: () => ({ capacity: 0, size: 0, oldest: undefined }),
+    inUse: () => false,
+    close: () => undefined,
   };
   return cache;
 }

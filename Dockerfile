@@ -1,23 +1,39 @@
-# kube-cache-proxy as a sidecar image. Node 24 runs the TypeScript sources directly (type
-# stripping), so the image holds the sources and the production dependencies only.
-# deploy/ shows how to add it to a Deployment; the in-cluster service account is used upstream.
+# kube-cache-proxy as a sidecar image (deploy/ adds it to a Deployment; the pod's service account
+# is its identity upstream). There is no build step: Node 24 runs the TypeScript sources by type
+# stripping, so the image holds what `npm pack` packs (package.json "files") and the production
+# dependencies of package-lock.json, nothing else. test/e2e/deploy/packed-install.test.ts
+# repeats these steps (pack, unpack, `npm ci --omit=dev`, start) against a real apiserver, and
+# test/unit/deploy/dockerfile.test.ts checks this file. The Node version is the one the tests
+# run on (the node@24 devDependency in package-lock.json).
 
-FROM node:24-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-# --omit=dev: no node@24 binary, compilers or linters in the image; --ignore-scripts: nothing to build.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-
-FROM node:24-slim
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
+# Build: the dev dependencies type-check the sources, then `npm pack` selects what ships and
+# `npm ci --omit=dev` installs its runtime dependencies into /app.
+FROM node:24.21.0-slim AS build
+WORKDIR /build
+COPY package.json package-lock.json tsconfig.json ./
+# --ignore-scripts: the node@24 devDependency would fetch a second Node binary; the image has one.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY bin/ ./bin/
 COPY src/ ./src/
-# The image's `node` user (uid 1000); nothing is written to the filesystem, so the root
-# filesystem can be mounted read-only.
+COPY tools/controlplane/ ./tools/controlplane/
+RUN npx tsc --noEmit -p . \
+  && npm pack --pack-destination /tmp \
+  && mkdir /app \
+  && tar -xzf /tmp/kube-cache-proxy-*.tgz --strip-components=1 -C /app \
+  && cp package-lock.json /app/ \
+  && cd /app \
+  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# Run: the official image with /app owned by root and read-only to the process, which runs as
+# the image's unprivileged `node` user by number (so runAsNonRoot can verify it) and writes
+# nothing: the root filesystem can be mounted read-only.
+FROM node:24.21.0-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app ./
 USER 1000:1000
+# The proxy's default port (kubectl proxy's); it listens on 127.0.0.1, for the pod's containers.
 EXPOSE 8001
-ENTRYPOINT ["node", "bin/kube-cache-proxy.mjs"]
-CMD ["start"]
+# No HEALTHCHECK: Kubernetes probes /livez and /readyz (deploy/sidecar/).
+ENTRYPOINT ["node", "src/cli/main.ts"]
+CMD ["proxy"]

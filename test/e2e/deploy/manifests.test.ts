@@ -1,0 +1,217 @@
+/**
+ * deploy/: every kustomize base is accepted by the real apiserver (`kubectl apply -k
+ * --dry-run=server`: admission, validation and RBAC's escalation check run, nothing is stored),
+ * used as a user would (an overlay of their own that sets the namespace), and says what the
+ * sidecar needs: probes, resources, a locked-down securityContext, and no more RBAC than reads.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { mustRun } from './run.ts';
+
+const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+const shared = useSharedAdmin();
+
+interface KubeObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly [field: string]: unknown;
+}
+
+interface PolicyRule {
+  readonly apiGroups?: string[];
+  readonly resources?: string[];
+  readonly nonResourceURLs?: string[];
+  readonly verbs: string[];
+}
+
+interface Container {
+  readonly name: string;
+  readonly image: string;
+  readonly args?: string[];
+  readonly command?: string[];
+  readonly restartPolicy?: string;
+  readonly startupProbe?: Probe;
+  readonly livenessProbe?: Probe;
+  readonly readinessProbe?: Probe;
+  readonly resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  readonly securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
+}
+
+interface Probe {
+  readonly exec?: { command: string[] };
+}
+
+interface Deployment extends KubeObject {
+  readonly spec: { template: { spec: { serviceAccountName?: string; containers: Container[]; initContainers?: Container[] } } };
+}
+
+/** `kubectl apply -k DIR --dry-run=server -o json`: the objects as the apiserver would store them. */
+async function dryRun(dir: string, namespace?: string): Promise<KubeObject[]> {
+  const args = ['apply', '-k', dir, '--dry-run=server', '-o', 'json', '--kubeconfig', shared.cp.kubeconfig];
+  if (namespace !== undefined) args.push('-n', namespace);
+  const out = JSON.parse(await mustRun(shared.cp.binaries.kubectl, args)) as KubeObject & { items?: KubeObject[] };
+  return out.kind === 'List' ? (out.items ?? []) : [out];
+}
+
+/** A kustomization of the test's own, as a user writes one: resources, components, a namespace. */
+function overlay(
+  t: TestContext,
+  body: { namespace: string; resources: string[]; components?: string[]; extra?: Record<string, string> },
+): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kcp-kustomize-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // kustomize takes bases by relative path only.
+  const rel = (p: string): string => (p.startsWith('/') ? relative(dir, p) : p);
+  const lines = [
+    'apiVersion: kustomize.config.k8s.io/v1beta1',
+    'kind: Kustomization',
+    `namespace: ${body.namespace}`,
+    'resources:',
+    ...body.resources.map((r) => `  - ${rel(r)}`),
+  ];
+  if (body.components !== undefined) lines.push('components:', ...body.components.map((c) => `  - ${rel(c)}`));
+  writeFileSync(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+  for (const [name, text] of Object.entries(body.extra ?? {})) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function only(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  assert.equal(found.length, 1, `one ${kind}${name === undefined ? '' : ` ${name}`} in ${objects.map((o) => o.kind).join(', ')}`);
+  return found[0] as KubeObject;
+}
+
+/** The RBAC the base grants: reads only, no secrets, no wildcards, discovery cluster-wide. */
+function assertLeastRbac(objects: readonly KubeObject[], namespace: string): void {
+  const role = only(objects, 'Role') as KubeObject & { rules: PolicyRule[] };
+  const clusterRole = only(objects, 'ClusterRole') as KubeObject & { rules: PolicyRule[] };
+  for (const rule of [...role.rules, ...clusterRole.rules]) {
+    assert.deepEqual(
+      rule.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)),
+      [],
+      `reads only: ${JSON.stringify(rule)}`,
+    );
+    for (const field of [rule.apiGroups, rule.resources, rule.nonResourceURLs, rule.verbs]) {
+      assert.ok(!(field ?? []).includes('*'), `no wildcard: ${JSON.stringify(rule)}`);
+    }
+    assert.ok(!(rule.resources ?? []).includes('secrets'), 'no secrets unless configured');
+  }
+  assert.equal(role.metadata.namespace, namespace);
+  // Cluster-wide: discovery's URLs and APIServices, nothing namespaced.
+  for (const rule of clusterRole.rules) {
+    if (rule.nonResourceURLs !== undefined) {
+      assert.deepEqual(
+        rule.nonResourceURLs.filter((u) => !/^\/apis?(\/\*)?$/.test(u)),
+        [],
+      );
+    } else {
+      assert.deepEqual(rule.apiGroups, ['apiregistration.k8s.io']);
+      assert.deepEqual(rule.resources, ['apiservices']);
+    }
+  }
+  const account = only(objects, 'ServiceAccount', 'kube-cache-proxy');
+  assert.equal(account.metadata.namespace, namespace);
+  for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+    const binding = only(objects, kind) as KubeObject & { subjects: { kind: string; name: string; namespace?: string }[] };
+    assert.deepEqual(
+      binding.subjects.map((s) => `${s.kind}/${s.namespace ?? namespace}/${s.name}`),
+      [`ServiceAccount/${namespace}/kube-cache-proxy`],
+    );
+  }
+}
+
+/** The proxy container the sidecar component adds, checked for what a sidecar needs. */
+function assertSidecar(deployment: Deployment): Container {
+  const pod = deployment.spec.template.spec;
+  assert.equal(pod.serviceAccountName, 'kube-cache-proxy');
+  const proxy = (pod.initContainers ?? []).find((c) => c.name === 'kube-cache-proxy');
+  assert.ok(proxy !== undefined, 'the proxy is added as a native sidecar');
+  assert.equal(proxy.restartPolicy, 'Always');
+  assert.deepEqual(proxy.args, ['proxy']);
+  const probed = (probe: Probe | undefined): string => (probe?.exec?.command ?? []).join(' ');
+  assert.match(probed(proxy.livenessProbe), /http:\/\/127\.0\.0\.1:8001\/livez/);
+  assert.match(probed(proxy.readinessProbe), /http:\/\/127\.0\.0\.1:8001\/readyz/);
+  assert.match(probed(proxy.startupProbe), /http:\/\/127\.0\.0\.1:8001\/livez/);
+  for (const resource of ['cpu', 'memory']) {
+    assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
+    assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
+  }
+  const security = proxy.securityContext;
+  assert.equal(security?.runAsNonRoot, true);
+  assert.ok((security.runAsUser ?? 0) > 0);
+  assert.equal(security.readOnlyRootFilesystem, true);
+  assert.equal(security.allowPrivilegeEscalation, false);
+  assert.deepEqual(security.capabilities?.drop, ['ALL']);
+  assert.equal(security.capabilities.add, undefined);
+  return proxy;
+}
+
+test('deploy/rbac: accepted by the apiserver, as is and in an overlay; reads only, no secrets', { timeout: 60_000 }, async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await dryRun(join(DEPLOY, 'rbac'), ns);
+  assertLeastRbac(await dryRun(overlay(t, { namespace: ns, resources: [join(DEPLOY, 'rbac')] })), ns);
+});
+
+test(
+  'deploy/sidecar: added to any Deployment, which keeps its own containers; accepted by the apiserver',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const web = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: { name: web }',
+      'spec:',
+      '  selector: { matchLabels: { app: web } }',
+      '  template:',
+      '    metadata: { labels: { app: web } }',
+      '    spec:',
+      '      initContainers: [{ name: migrate, image: busybox, command: ["true"] }]',
+      '      containers: [{ name: web, image: nginx }]',
+      '',
+    ].join('\n');
+    const dir = overlay(t, { namespace: ns, resources: ['web.yaml'], components: [join(DEPLOY, 'sidecar')], extra: { 'web.yaml': web } });
+    const objects = await dryRun(dir);
+    const deployment = only(objects, 'Deployment', 'web') as Deployment;
+    assertSidecar(deployment);
+    assert.deepEqual(
+      deployment.spec.template.spec.containers.map((c) => c.name),
+      ['web'],
+    );
+    assert.deepEqual((deployment.spec.template.spec.initContainers ?? []).map((c) => c.name).sort(), ['kube-cache-proxy', 'migrate']);
+  },
+);
+
+test('deploy/example: an app that lists its pods through the sidecar; accepted by the apiserver', { timeout: 60_000 }, async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await dryRun(join(DEPLOY, 'example'), ns);
+  const objects = await dryRun(overlay(t, { namespace: ns, resources: [join(DEPLOY, 'example')] }));
+  assertLeastRbac(objects, ns);
+  const deployment = only(objects, 'Deployment', 'pod-lister') as Deployment;
+  assert.equal(deployment.metadata.namespace, ns);
+  assertSidecar(deployment);
+  const [app] = deployment.spec.template.spec.containers;
+  assert.ok(app !== undefined);
+  assert.match(
+    [...(app.command ?? []), ...(app.args ?? [])].join(' '),
+    /curl .*"http:\/\/127\.0\.0\.1:8001\/api\/v1\/namespaces\/\$NS\/pods"/,
+  );
+  assert.equal(app.securityContext?.runAsNonRoot, true);
+  assert.equal(app.securityContext.readOnlyRootFilesystem, true);
+  assert.deepEqual(app.securityContext.capabilities?.drop, ['ALL']);
+});

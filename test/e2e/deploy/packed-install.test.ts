@@ -1,0 +1,110 @@
+/**
+ * The image's steps, reproduced in a temporary directory (there is no Docker engine here): what
+ * `npm pack` packs (package.json "files"), unpacked, plus package-lock.json, then
+ * `npm ci --omit=dev`, then the Dockerfile's own ENTRYPOINT and CMD started from there against
+ * the real apiserver. A runtime dependency declared as a dev one, or a file "files" leaves out,
+ * fails here as it would fail in the image.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { DockerfileParser } from 'dockerfile-ast';
+import { request } from 'undici';
+import { useSharedAdmin, testNamespace } from '../../helpers/control-plane.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { kube } from '../../helpers/kube.ts';
+import { mustRun, npmEnv } from './run.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const shared = useSharedAdmin();
+
+/** The last stage's ENTRYPOINT and CMD, exec form. */
+function imageCommand(): string[] {
+  const dockerfile = DockerfileParser.parse(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  const last = (instructions: { getArgumentsContent(): string | null }[]): string[] =>
+    JSON.parse(instructions.at(-1)?.getArgumentsContent() ?? '[]') as string[];
+  return [...last(dockerfile.getENTRYPOINTs()), ...last(dockerfile.getCMDs())];
+}
+
+test(
+  'packed install: npm pack, npm ci --omit=dev, then the image command serves /readyz and lists through the cache',
+  { timeout: 300_000 },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kcp-packed-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const env = npmEnv();
+
+    await mustRun('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, env });
+    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
+    assert.ok(tarball !== undefined, 'npm pack made a tarball');
+    const app = join(dir, 'app');
+    mkdirSync(app);
+    await mustRun('tar', ['-xzf', join(dir, tarball), '--strip-components=1', '-C', app]);
+    assert.ok(!existsSync(join(app, 'test')), 'tests are not packed');
+    copyFileSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
+    await mustRun('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: app,
+      env,
+      timeoutMs: 240_000,
+    });
+    for (const dev of ['typescript', 'eslint', 'node', 'dockerfile-utils']) {
+      assert.ok(!existsSync(join(app, 'node_modules', dev)), `dev dependency ${dev} is not installed`);
+    }
+
+    const ns = await testNamespace(t, shared.admin);
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'packed' },
+      data: { a: 'b' },
+    });
+
+    const [node, ...args] = imageCommand();
+    assert.equal(node, 'node');
+    const child = spawn(process.execPath, [...args, '--kubeconfig', shared.cp.kubeconfig, '--port', '0', '--log-level', 'info'], {
+      cwd: app,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    t.after(() => child.kill('SIGKILL'));
+
+    await eventually('the serving line', () => /Starting to serve on \S+/.test(output) || child.exitCode !== null, 60_000);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(address !== undefined, output);
+    const base = `http://${address}`;
+
+    const ready = await request(`${base}/readyz`);
+    assert.equal(ready.statusCode, 200);
+    assert.equal(await ready.body.text(), 'ok');
+    const live = await request(`${base}/livez`);
+    assert.equal(live.statusCode, 200);
+    await live.body.dump();
+
+    const path = `/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`;
+    await eventually('the configmaps list to be served from the cache', async () => {
+      const res = await request(`${base}${path}`);
+      const list = (await res.body.json()) as { kind: string; items: { metadata: { name: string } }[] };
+      assert.equal(res.statusCode, 200);
+      assert.equal(list.kind, 'ConfigMapList');
+      assert.deepEqual(
+        list.items.map((i) => i.metadata.name),
+        ['packed'],
+      );
+      const metrics = await (await request(`${base}/metrics`)).body.text();
+      return /kube_cache_proxy_requests_total\{[^}]*resource="configmaps"[^}]*served_from="cache"[^}]*\} [1-9]/.test(metrics);
+    });
+
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output);
+  },
+);

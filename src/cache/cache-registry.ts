@@ -413,8 +413,9 @@ class CacheRegistry implements WatchCacheSource {
       this.#listAndWatchFailed(want, error);
     });
     const detachEvents = want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined;
-    informer.run();
+    // The watch cache observes the reflector from its first list: created before the informer runs.
     const cache = newWatchCache({ spec, fields, informer, namespace: want.namespace });
+    informer.run();
     this.#running.set(want.key, {
       want,
       cache,

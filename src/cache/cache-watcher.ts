@@ -17,7 +17,7 @@ import type { LabelSelector } from './label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { Clock, Timer } from '../workqueue/clock.ts';
 import type { WatchEventType, WindowEvent } from './window-event.ts';
-import { watchFrame } from './window-event.ts';
+import { watchFramePieces } from './window-event.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -145,18 +145,26 @@ export class CacheWatcher {
 
   async #writeInitial(): Promise<void> {
     const initial = this.#options.initial;
-    const frames =
-      initial.kind === 'state'
-        ? initial.objects.filter((o) => matches(this.filter, o)).map((o) => (): Buffer => watchFrame('ADDED', o.raw))
-        : initial.events.flatMap((e) => {
-            const type = convert(this.filter, e);
-            return type === undefined ? [] : [(): Buffer => e.frame(type)];
-          });
-    for (const frame of frames) {
+    // Read lazily, item by item, so that a large state is written as the connection drains.
+    const count = initial.kind === 'state' ? initial.objects.length : initial.events.length;
+    for (let i = 0; i < count; i++) {
       if (this.#closed) return;
-      const bytes = frame();
-      this.#sink.write(bytes);
-      this.#options.onSent?.(bytes.length);
+      let pieces: readonly Buffer[];
+      if (initial.kind === 'state') {
+        const obj = initial.objects[i];
+        if (obj === undefined || !matches(this.filter, obj)) continue;
+        // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
+        pieces = watchFramePieces('ADDED', obj.raw);
+      } else {
+        const event = initial.events[i];
+        const type = event === undefined ? undefined : convert(this.filter, event);
+        if (event === undefined || type === undefined) continue;
+        pieces = [event.frame(type)];
+      }
+      this.#sink.cork();
+      for (const piece of pieces) this.#sink.write(piece);
+      this.#sink.uncork();
+      this.#options.onSent?.(pieces.reduce((n, p) => n + p.length, 0));
       if (this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES) await this.#drained();
     }
     if (this.#closed) return;

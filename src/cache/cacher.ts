@@ -17,10 +17,10 @@ import type { CloseReason, WatcherFilter } from './cache-watcher.ts';
 import { CacheWatcher } from './cache-watcher.ts';
 import type { WatchCache } from './watch-cache.ts';
 import type { WindowEvent } from './window-event.ts';
-import { watchFrame } from './window-event.ts';
 
 export interface CacherMetrics {
-  watchers(count: number): void;
+  /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
+  watchers(delta: number): void;
   sent(bytes: number): void;
   events(count: number): void;
   closedSlow(): void;
@@ -47,8 +47,15 @@ export interface WatchRequest {
   readonly timeoutMs: number;
 }
 
-/** How a watch starts: a watcher, or one ERROR event on a 200 stream (newErrWatcher). */
-export type WatchStart = { readonly kind: 'started'; readonly watcher: CacheWatcher } | { readonly kind: 'error'; readonly frame: Buffer };
+/**
+ * How a watch starts: a watcher; or an RV older than the window (the server answers it with one
+ * ERROR event on a 200 stream, newErrWatcher); or a cache already closed (the request goes to
+ * the apiserver).
+ */
+export type WatchStart =
+  | { readonly kind: 'started'; readonly watcher: CacheWatcher }
+  | { readonly kind: 'too-old'; readonly requested: bigint; readonly oldest: bigint }
+  | { readonly kind: 'closed' };
 
 export interface Cacher {
   /** Registers a watcher, synchronously with reading its initial events. */
@@ -61,13 +68,6 @@ export interface Cacher {
 export interface CacherOptions {
   readonly clock?: Clock;
   readonly metrics?: CacherMetrics;
-}
-
-/** errors.NewResourceExpired("too old resource version: %d (%d)") as an ERROR event's object. */
-export function tooOldFrame(requested: bigint, oldest: bigint): Buffer {
-  const message = `too old resource version: ${String(requested)} (${String(oldest)})`;
-  const status = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":${JSON.stringify(message)},"reason":"Expired","code":410}`;
-  return watchFrame('ERROR', Buffer.from(status));
 }
 
 /** Bucket key separators: no name or value contains a NUL or a SOH. */
@@ -108,14 +108,21 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     if (set?.delete(watcher) === true) {
       count--;
       if (set.size === 0) buckets.delete(bucket);
-      metrics.watchers(count);
+      metrics.watchers(-1);
     }
     if (reason === 'slow') metrics.closedSlow();
   };
   const dispatch = (bucket: string, event: WindowEvent): void => {
     const set = buckets.get(bucket);
     if (set === undefined) return;
-    for (const watcher of set) watcher.deliver(event);
+    for (const watcher of set) {
+      try {
+        watcher.deliver(event);
+      } catch {
+        // This watcher's failure ends it alone; the others, and the cache, go on.
+        watcher.terminate();
+      }
+    }
   };
   /** Offers the event to every bucket whose watchers could see its new or its previous state. */
   const dispatchAll = (event: WindowEvent): void => {
@@ -144,9 +151,6 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       reportWindow();
       terminateAll();
     },
-    progressed() {
-      // Bookmarks read the cache's RV when they are due (cache-watcher.ts).
-    },
     closed() {
       // The cache stops (idle, gone from discovery, forbidden): its watches end; clients re-watch.
       terminateAll();
@@ -156,6 +160,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
 
   return {
     watch(request) {
+      if (cache.isClosed()) return { kind: 'closed' };
       const current = cache.resourceVersion() ?? 0n;
       let initial: ConstructorParameters<typeof CacheWatcher>[0]['initial'];
       // getAllEventsSinceLocked: initial events for a WatchList, and for the legacy watch from
@@ -174,7 +179,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       } else {
         const from = BigInt(request.resourceVersion);
         const interval = cache.since(from);
-        if (interval.kind === 'too-old') return { kind: 'error', frame: tooOldFrame(interval.requested, interval.oldest) };
+        if (interval.kind === 'too-old') return interval;
         initial = { kind: 'replay', events: interval.events, resourceVersion: from };
       }
       const watcher = new CacheWatcher({
@@ -191,13 +196,12 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
           metrics.sent(bytes);
         },
       });
-      if (watcher.closed) return { kind: 'started', watcher };
       const bucket = bucketOf(request.filter);
       let set = buckets.get(bucket);
       if (set === undefined) buckets.set(bucket, (set = new Set()));
       set.add(watcher);
       count++;
-      metrics.watchers(count);
+      metrics.watchers(1);
       return { kind: 'started', watcher };
     },
     watcherCount: () => count,

@@ -11,6 +11,7 @@
  * flight per type: a burst of any size costs two probes.
  */
 import { decodeList } from '../informer/lister-watcher.ts';
+import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 
 export interface ConsistencyProbe {
@@ -88,6 +89,5 @@ export function newConsistencyProbe(
 async function probe(client: UpstreamClient, collectionPath: string): Promise<bigint | undefined> {
   const res = await client.request({ method: 'GET', path: `${collectionPath}?limit=1`, headers: { accept: 'application/json' } });
   if (res.statusCode !== 200) return undefined;
-  const rv = decodeList(res.body).resourceVersion;
-  return /^[0-9]+$/.test(rv) ? BigInt(rv) : undefined;
+  return parseResourceVersionNumber(decodeList(res.body).resourceVersion);
 }

@@ -14,6 +14,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
+import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { SharedIndexInformer } from '../informer/shared-informer.ts';
 import type { ReflectorStore } from '../informer/store.ts';
 import type { Clock } from '../workqueue/clock.ts';
@@ -60,7 +61,7 @@ export interface WatchCacheListener {
   /** The whole state was replaced (a relist) at `resourceVersion`: what came before is not a history of it. */
   replaced(resourceVersion: bigint): void;
   /** The RV moved without a change to this type (a bookmark). */
-  progressed(resourceVersion: bigint): void;
+  progressed?(resourceVersion: bigint): void;
   /** The cache is closed (its informer is stopped): nothing will follow. */
   closed?(): void;
   /** True while the listener serves someone (open watches): the cache is in use even if not read. */
@@ -95,6 +96,8 @@ export interface WatchCache {
   inUse(): boolean;
   /** Tells the listeners the cache is done (its informer is being stopped); watches end. */
   close(): void;
+  /** True once closed: nothing it holds may be served any more (its informer no longer runs). */
+  isClosed(): boolean;
   /** The window's events after `rv`, or why a watch cannot start there (410). */
   since(rv: bigint): Interval;
   /** The event window's capacity, size and oldest RV (metrics). */
@@ -130,7 +133,7 @@ function compareKeys(a: KubeObject, b: KubeObject): number {
 
 /** An object's RV as a number; 0 when it has none (never from the apiserver). */
 function rvOf(obj: KubeObject): bigint {
-  return /^[0-9]+$/.test(obj.resourceVersion) ? BigInt(obj.resourceVersion) : 0n;
+  return parseResourceVersionNumber(obj.resourceVersion) ?? 0n;
 }
 
 interface Waiter {
@@ -153,6 +156,7 @@ class WatchCacheImpl implements WatchCache {
   #lastProgressAt: number;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
+  #closed = false;
   readonly #bookmarks: BookmarkFrames;
   readonly #window: EventWindow;
 
@@ -183,11 +187,12 @@ class WatchCacheImpl implements WatchCache {
       replace: (list, rv) => {
         this.#replace(list, rv);
       },
-      updateResourceVersion: (rv) => {
-        if (!/^[0-9]+$/.test(rv) || this.#rv === undefined || BigInt(rv) <= this.#rv) return;
-        this.#rv = BigInt(rv);
+      updateResourceVersion: (text) => {
+        const rv = parseResourceVersionNumber(text);
+        if (rv === undefined || this.#rv === undefined || rv <= this.#rv) return;
+        this.#rv = rv;
         this.#progressed();
-        for (const listener of this.#listeners) listener.progressed(this.#rv);
+        this.#notify((listener) => listener.progressed?.(rv));
       },
     };
     this.informer.addStoreObserver(store);
@@ -215,8 +220,14 @@ class WatchCacheImpl implements WatchCache {
   }
 
   close(): void {
-    for (const listener of [...this.#listeners]) listener.closed?.();
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#notify((listener) => listener.closed?.());
     this.#listeners.clear();
+  }
+
+  isClosed(): boolean {
+    return this.#closed;
   }
 
   windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined } {
@@ -224,8 +235,26 @@ class WatchCacheImpl implements WatchCache {
   }
 
   addListener(listener: WatchCacheListener): () => void {
+    if (this.#closed) {
+      listener.closed?.();
+      return () => undefined;
+    }
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Tells every listener, each guarded: a listener's failure (a watcher's bug) must not reach the
+   * reflector, which would end its watch and relist.
+   */
+  #notify(call: (listener: WatchCacheListener) => void): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        call(listener);
+      } catch {
+        // the listener's own failure; the others and the cache go on
+      }
+    }
   }
 
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<bigint | undefined> {
@@ -290,7 +319,9 @@ class WatchCacheImpl implements WatchCache {
     });
     this.#window.append(event);
     this.#progressed();
-    for (const listener of this.#listeners) listener.event(event);
+    this.#notify((listener) => {
+      listener.event(event);
+    });
   }
 
   #replace(list: readonly KubeObject[], rv: string): void {
@@ -299,10 +330,13 @@ class WatchCacheImpl implements WatchCache {
     this.#ordered = [...this.#objects.values()].sort(compareKeys);
     this.#orderedShared = false;
     this.#snapshots.clear();
-    this.#rv = /^[0-9]+$/.test(rv) ? BigInt(rv) : 0n;
+    this.#rv = parseResourceVersionNumber(rv) ?? 0n;
     this.#window.reset(this.#rv);
     this.#progressed();
-    for (const listener of this.#listeners) listener.replaced(this.#rv);
+    const listRv = this.#rv;
+    this.#notify((listener) => {
+      listener.replaced(listRv);
+    });
   }
 
   #writableOrdered(): KubeObject[] {

@@ -114,6 +114,14 @@ export function copyBytes(buf: Buffer, start = 0, end = buf.length): Buffer {
  * Compares two resourceVersions. They are etcd revisions: decimal integers of any length, so a
  * shorter one is smaller. Callers must not rely on this for RVs of other storages.
  */
+/**
+ * A resourceVersion as the number it is (an etcd revision), or undefined when it is not one
+ * (empty, or not decimal digits: never from the apiserver). The one place RVs are parsed.
+ */
+export function parseResourceVersionNumber(rv: string): bigint | undefined {
+  return /^[0-9]{1,20}$/.test(rv) ? BigInt(rv) : undefined;
+}
+
 export function compareResourceVersions(a: string, b: string): number {
   if (a.length !== b.length) return a.length - b.length;
   return a < b ? -1 : a > b ? 1 : 0;

@@ -56,12 +56,6 @@ export interface SharedIndexInformer {
    */
   snapshotResourceVersion(): string | undefined;
   /**
-   * Calls `listener` whenever snapshotResourceVersion() may have moved: after each batch of
-   * changes reaches the indexer, and after a bookmark. Synchronous, so a waiter reads the
-   * indexer in the same turn. Returns the function that removes it.
-   */
-  onProgress(listener: () => void): () => void;
-  /**
    * Adds a second store the reflector writes to, synchronously and in the order the apiserver
    * sent the changes, before they are queued for the indexer (the DeltaFIFO batches each
    * object's changes, so the indexer sees them in another order across objects). The watch cache
@@ -133,7 +127,6 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #resyncTimer: Timer | undefined;
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
-  readonly #progressListeners = new Set<() => void>();
   readonly #storeObservers = new Set<ReflectorStore>();
   readonly #errorListeners = new Set<(error: unknown) => void>();
 
@@ -151,30 +144,36 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       // Store observers see each change first, in the watch's order (see addStoreObserver).
       store: {
         add: (obj) => {
-          for (const observer of this.#storeObservers) observer.add(obj);
+          this.#observe((observer) => {
+            observer.add(obj);
+          });
           this.#fifo.add(obj);
         },
         update: (obj) => {
-          for (const observer of this.#storeObservers) observer.update(obj);
+          this.#observe((observer) => {
+            observer.update(obj);
+          });
           this.#fifo.update(obj);
         },
         delete: (obj) => {
-          for (const observer of this.#storeObservers) observer.delete(obj);
+          this.#observe((observer) => {
+            observer.delete(obj);
+          });
           this.#fifo.delete(obj);
         },
         replace: (list, rv) => {
-          for (const observer of this.#storeObservers) observer.replace(list, rv);
+          this.#observe((observer) => {
+            observer.replace(list, rv);
+          });
           this.#fifo.replace(list, rv);
           // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
           this.#notifyIfSynced();
         },
         observeBookmark: (object) => {
-          for (const observer of this.#storeObservers) observer.observeBookmark?.(object);
+          this.#observe((observer) => observer.observeBookmark?.(object));
         },
-        // A bookmark moves the RV without a change to pop.
         updateResourceVersion: (rv) => {
-          for (const observer of this.#storeObservers) observer.updateResourceVersion?.(rv);
-          this.#notifyProgress();
+          this.#observe((observer) => observer.updateResourceVersion?.(rv));
         },
       },
       clock: this.#clock,
@@ -292,13 +291,18 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         this.#log('warn', `${this.name}: processing deltas failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       this.#notifyIfSynced();
-      this.#notifyProgress();
     }
   }
 
-  onProgress(listener: () => void): () => void {
-    this.#progressListeners.add(listener);
-    return () => this.#progressListeners.delete(listener);
+  /** Calls each store observer, guarded: an observer's failure must not end the reflector's watch. */
+  #observe(call: (observer: ReflectorStore) => void): void {
+    for (const observer of this.#storeObservers) {
+      try {
+        call(observer);
+      } catch (error) {
+        this.#log('warn', `${this.name}: store observer failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   addStoreObserver(observer: ReflectorStore): () => void {
@@ -309,16 +313,6 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   onListAndWatchError(listener: (error: unknown) => void): () => void {
     this.#errorListeners.add(listener);
     return () => this.#errorListeners.delete(listener);
-  }
-
-  #notifyProgress(): void {
-    for (const listener of this.#progressListeners) {
-      try {
-        listener();
-      } catch (error) {
-        this.#log('warn', `${this.name}: progress listener failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
   }
 
   #notifyIfSynced(): void {

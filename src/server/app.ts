@@ -114,7 +114,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     }
     if (WRITE_METHODS.has(method)) {
       countServed(method, url, 'apiserver');
-      return passThrough(options.client, req, res, observeWrite(reads, url));
+      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, url) : undefined);
     }
     const gone = new AbortController();
     const onClose = (): void => {

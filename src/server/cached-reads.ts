@@ -77,6 +77,8 @@ export interface CachedReads {
    * object's (undefined when the answer carried none, e.g. a delete's Status).
    */
   observeWrite(url: string, resourceVersion: bigint | undefined): void;
+  /** Whether observeWrite is needed (bounded mode's read-your-writes); strong reads probe instead. */
+  readonly observesWrites: boolean;
 }
 
 export interface CachedReadsOptions {
@@ -195,7 +197,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     stop() {
       return source.stop();
     },
+    observesWrites: consistency === 'bounded',
     observeWrite(url, resourceVersion) {
+      if (consistency !== 'bounded') return; // strong reads probe after every write anyway
       let info: RequestInfo;
       try {
         info = parseRequestInfo('POST', url);
@@ -204,7 +208,6 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       }
       if (!info.isResourceRequest) return;
       const key = typeKey(info.apiGroup, info.resource);
-      if (consistency !== 'bounded') return; // strong reads probe after every write anyway
       const before = written.get(key);
       if (resourceVersion === undefined || before === 'probe') written.set(key, 'probe');
       else if (before === undefined || before < resourceVersion) written.set(key, resourceVersion);
@@ -272,6 +275,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       } else if (plan.kind === 'latest') {
         if ((await cache.waitUntilFresh(plan.minRv, waitMs, signal)) === undefined) return undefined;
       }
+      // The cache may have been stopped while this request waited: the apiserver answers then.
+      if (cache.isClosed()) return undefined;
       // From here on synchronous: the RV and the contents are read in one turn.
       if (info.verb === 'get') return cache.resourceVersion() === undefined ? undefined : serveGet(cache, info);
       return serveList(cache, info, options, plan);

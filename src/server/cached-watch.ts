@@ -16,7 +16,9 @@ import { parseFieldSelector } from '../cache/field-selector.ts';
 import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
+import { watchFrame } from '../cache/window-event.ts';
 import type { ListOptions } from './list-options.ts';
+import { tooOldResourceVersion } from './status.ts';
 import type { RequestInfo } from './request-info.ts';
 
 /**
@@ -68,6 +70,8 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
     if (options.sendInitialEvents === true && (await cache.waitUntilFresh(BigInt(rv), ctx.waitMs)) === undefined) return false;
   }
   if (res.destroyed) return true;
+  // The cache may have been stopped while this request waited: the apiserver answers then.
+  if (cache.isClosed()) return false;
   res.writeHead(200, WATCH_HEADERS);
   res.flushHeaders();
   // From here on synchronous: the initial state or replay is read and the watcher registered in one turn.
@@ -79,6 +83,12 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
     allowWatchBookmarks: options.allowWatchBookmarks,
     timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),
   });
-  if (start.kind === 'error') res.end(start.frame);
+  if (start.kind === 'too-old') {
+    // The Status without its trailing newline is the event's object.
+    const status = tooOldResourceVersion(start.requested, start.oldest).body();
+    res.end(watchFrame('ERROR', status.subarray(0, status.length - 1)));
+  } else if (start.kind === 'closed') {
+    res.end();
+  }
   return true;
 }

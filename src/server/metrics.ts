@@ -20,7 +20,11 @@ export interface ProxyMetrics {
   cacher(resource: string): CacherMetrics;
 }
 
+/** Distinct `resource` labels of the request counter; later ones are counted as "other". */
+const MAX_RESOURCE_LABELS = 256;
+
 export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetrics {
+  const resources = new Set<string>();
   const requests = new Counter({
     name: 'kube_cache_proxy_requests_total',
     help: 'Requests answered by the proxy, by verb, resource and whether the cache or the apiserver answered.',
@@ -108,6 +112,11 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       };
     },
     served(verb, resource, from) {
+      // Labels come from request paths: a bounded set, so that invented types cannot grow it.
+      if (!resources.has(resource)) {
+        if (resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
+        else resources.add(resource);
+      }
       requests.inc({ verb, resource, served_from: from });
     },
     probe(resource) {

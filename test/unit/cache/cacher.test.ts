@@ -69,7 +69,10 @@ function watch(
     timeoutMs: 60_000,
     ...request,
   });
-  if (start.kind === 'error') sink.end(start.frame);
+  if (start.kind === 'too-old')
+    sink.end(
+      `{"type":"ERROR","object":{"metadata":{},"message":"too old resource version: ${String(start.requested)} (${String(start.oldest)})"}}\n`,
+    );
   return {
     sink,
     text: () => text,

@@ -12,6 +12,7 @@ function readsSynced(synced: () => boolean): CachedReads {
     tryServe: () => Promise.resolve(undefined),
     tryWatch: () => Promise.resolve(false),
     observeWrite: () => undefined,
+    observesWrites: false,
   };
 }
 

@@ -70,6 +70,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     windowStats: () => ({ capacity: 0, size: 0, oldest: undefined }),
     inUse: () => false,
     close: () => undefined,
+    isClosed: () => false,
   };
   return cache;
 }

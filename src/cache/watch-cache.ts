@@ -4,8 +4,8 @@
  * store observer of the informer: the DeltaFIFO would batch each object's changes and so reorder
  * them across objects). It holds the objects in key order at its resourceVersion, keeps
  * snapshots of that order for paging (ListFromCacheSnapshot), lets readers wait until it reaches
- * an RV, and tells its event listeners (the event window and the watchers) of every change with
- * the previous state, as watchCacheEvent does.
+ * an RV, appends every change (with its previous state, as watchCacheEvent) to its event window,
+ * and tells its listeners (the cacher and its watchers) of it.
  *
  * Invariants: everything read in one synchronous turn (resourceVersion(), get(), orderedList())
  * is the state the apiserver held at resourceVersion(); #ordered holds exactly the objects of

@@ -16,6 +16,7 @@ import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequestInfo } from './request-info.ts';
+import { typeName } from '../cache/cached-resources.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
@@ -26,7 +27,7 @@ export interface ProxyServerOptions {
   readonly logger?: boolean | { level: string };
   /** kubectl proxy's request filter; none when undefined (tests that talk to the app directly). */
   readonly filter?: RequestFilterOptions | undefined;
-  /** Reads answered from the informers' caches; none: everything is passed through. */
+  /** Reads answered from the watch caches; none: everything is passed through. */
   readonly cachedReads?: CachedReads | undefined;
   /** Served at /metrics; none: /metrics is the apiserver's, passed through. */
   readonly metrics?: ProxyMetrics | undefined;
@@ -99,7 +100,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     try {
       const info = parseRequestInfo(method, url);
       verb = info.verb;
-      resource = info.isResourceRequest ? (info.apiGroup === '' ? info.resource : `${info.resource}.${info.apiGroup}`) : '';
+      resource = info.isResourceRequest ? typeName(info.apiGroup, info.resource) : '';
     } catch {
       // a path the apiserver will reject: counted without a resource
     }

@@ -24,6 +24,7 @@ import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import { lowerBound } from '../cache/watch-cache.ts';
+import { typeName } from '../cache/cached-resources.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cacher } from '../cache/cacher.ts';
 import { newCacher } from '../cache/cacher.ts';
@@ -148,7 +149,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     let cacher = cachers.get(cache);
     if (cacher === undefined) {
       const { group, resource } = cache.spec;
-      cacher = newCacher(cache, { clock, metrics: metrics.cacher(group === '' ? resource : `${resource}.${group}`) });
+      cacher = newCacher(cache, { clock, metrics: metrics.cacher(typeName(group, resource)) });
       cachers.set(cache, cacher);
     }
     return cacher;
@@ -164,7 +165,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     let probe = probes.get(cache);
     if (probe === undefined) {
       const { group, version, resource } = cache.spec;
-      const name = group === '' ? resource : `${resource}.${group}`;
+      const name = typeName(group, resource);
       probe = newConsistencyProbe(client, collectionPath({ group, version, resource, namespace: cache.namespace }), () => {
         metrics.probe(name);
       });

@@ -18,10 +18,6 @@ import type { KubeObject } from '../informer/object.ts';
 import { collectionPath } from '../informer/lister-watcher.ts';
 import type { ConsistencyProbe } from '../cache/consistency-probe.ts';
 import { newConsistencyProbe } from '../cache/consistency-probe.ts';
-import type { FieldSelector } from '../cache/field-selector.ts';
-import { parseFieldSelector } from '../cache/field-selector.ts';
-import type { LabelSelector } from '../cache/label-selector.ts';
-import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import { lowerBound } from '../cache/watch-cache.ts';
 import { typeName } from '../cache/cached-resources.ts';
@@ -40,7 +36,7 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { RequestInfo } from './request-info.ts';
 import { parseRequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
-import { serveWatch } from './cached-watch.ts';
+import { selectionOf, serveWatch } from './cached-watch.ts';
 
 /**
  * How RV-unset ("most recent") reads are answered:
@@ -349,14 +345,9 @@ interface Page {
 }
 
 function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): CachedResponse | undefined {
-  let labels: LabelSelector;
-  let fields: FieldSelector;
-  try {
-    labels = parseLabelSelector(options.labelSelector);
-    fields = parseFieldSelector(options.fieldSelector, cache.fields.conversion);
-  } catch {
-    return undefined; // the apiserver words the error
-  }
+  const selection = selectionOf(cache, info, options);
+  if (selection === undefined) return undefined; // the apiserver words the error
+  const { labels, fields } = selection;
   const rv = plan.kind === 'exact' ? plan.rv : cache.resourceVersion();
   if (rv === undefined) return undefined;
   const ordered = cache.snapshot(rv);
@@ -398,10 +389,28 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   return { statusCode: 200, headers: JSON_HEADERS, body: listBody(cache.spec, page) };
 }
 
-const typeMetas = new WeakMap<CachedResourceSpec, { typeMeta: Buffer; head: string }>();
+/** Per type, computed once: the JSON strings of its list's kind and apiVersion, and its objects' leading TypeMeta. */
+interface ListShape {
+  readonly apiVersion: string;
+  readonly listKind: string;
+  /** `{"kind":K,"apiVersion":V,`: cut from each stored object to make a typed list item. */
+  readonly typeMeta: Buffer;
+}
 
-function apiVersionOf(spec: CachedResourceSpec): string {
-  return spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
+const shapes = new WeakMap<CachedResourceSpec, ListShape>();
+
+function shapeOf(spec: CachedResourceSpec): ListShape {
+  let shape = shapes.get(spec);
+  if (shape === undefined) {
+    const apiVersion = JSON.stringify(spec.group === '' ? spec.version : `${spec.group}/${spec.version}`);
+    shape = {
+      apiVersion,
+      listKind: JSON.stringify(`${spec.kind}List`),
+      typeMeta: Buffer.from(`{"kind":${JSON.stringify(spec.kind)},"apiVersion":${apiVersion},`),
+    };
+    shapes.set(spec, shape);
+  }
+  return shape;
 }
 
 /**
@@ -410,8 +419,7 @@ function apiVersionOf(spec: CachedResourceSpec): string {
  * resources) has its keys sorted and items as stored.
  */
 function listBody(spec: CachedResourceSpec, page: Page): Buffer[] {
-  const apiVersion = JSON.stringify(apiVersionOf(spec));
-  const listKind = JSON.stringify(`${spec.kind}List`);
+  const { apiVersion, listKind, typeMeta } = shapeOf(spec);
   const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
   const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
   const remaining = page.remainingItemCount === undefined ? '' : `"remainingItemCount":${String(page.remainingItemCount)}`;
@@ -429,12 +437,6 @@ function listBody(spec: CachedResourceSpec, page: Page): Buffer[] {
   }
   const metadata = [rv, cont, remaining].filter((s) => s !== '').join(',');
   body.push(Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${metadata}},"items":[`));
-  let meta = typeMetas.get(spec);
-  if (meta === undefined) {
-    meta = { typeMeta: Buffer.from(`{"kind":${JSON.stringify(spec.kind)},"apiVersion":${apiVersion},`), head: '' };
-    typeMetas.set(spec, meta);
-  }
-  const typeMeta = meta.typeMeta;
   page.items.forEach((obj, i) => {
     if (i > 0) body.push(COMMA);
     // Typed list items carry no kind and apiVersion: the stored object's leading TypeMeta is cut.

@@ -11,9 +11,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Cacher } from '../cache/cacher.ts';
-import type { FieldSelector } from '../cache/field-selector.ts';
+import type { WatcherFilter } from '../cache/cache-watcher.ts';
 import { parseFieldSelector } from '../cache/field-selector.ts';
-import type { LabelSelector } from '../cache/label-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
 import { watchFrame } from '../cache/window-event.ts';
@@ -49,16 +48,26 @@ export function watchTimeoutMs(timeoutSeconds: number | undefined, random: () =>
   return Math.max(0, timeoutSeconds * 1000);
 }
 
+/**
+ * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; undefined
+ * for a selector the apiserver rejects (its words, so the request goes to it).
+ */
+export function selectionOf(cache: WatchCache, info: RequestInfo, options: ListOptions): WatcherFilter | undefined {
+  try {
+    return {
+      namespace: cache.spec.namespaced ? info.namespace : '',
+      labels: parseLabelSelector(options.labelSelector),
+      fields: parseFieldSelector(options.fieldSelector, cache.fields.conversion),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   const { cache, info, options, res } = ctx;
-  let labels: LabelSelector;
-  let fields: FieldSelector;
-  try {
-    labels = parseLabelSelector(options.labelSelector);
-    fields = parseFieldSelector(options.fieldSelector, cache.fields.conversion);
-  } catch {
-    return false; // the apiserver words the error
-  }
+  const filter = selectionOf(cache, info, options);
+  if (filter === undefined) return false;
   const rv = options.resourceVersion;
   if (rv === '') {
     // Most recent state, except for the legacy watch the defaulting left alone: from any state
@@ -77,7 +86,7 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   // From here on synchronous: the initial state or replay is read and the watcher registered in one turn.
   const start = ctx.cacher.watch({
     sink: res,
-    filter: { namespace: cache.spec.namespaced ? info.namespace : '', labels, fields },
+    filter,
     resourceVersion: rv,
     sendInitialEvents: options.sendInitialEvents,
     allowWatchBookmarks: options.allowWatchBookmarks,

@@ -101,7 +101,10 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
     rejectUnauthorized: config.tls.rejectUnauthorized,
     ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
   };
-  const pool = new Pool(config.server.origin, { ...options, connect });
+  // HTTP/1.1, one request per connection at a time: over HTTP/2 every request would share one
+  // connection's flow-control window, so a pass-through client that stops reading its watch or
+  // `logs -f` could stall the informers' watches and everyone else's requests with it.
+  const pool = new Pool(config.server.origin, { allowH2: false, ...options, connect });
   // Upgrades need HTTP/1.1 (RFC 9113 §8.6 forbids Upgrade in HTTP/2), but undici offers h2 by
   // ALPN and the apiserver takes it, so they get connections of their own. Each one leaves this
   // pool at its 101, so the pool holds only connections that are opening or were refused.

@@ -1,0 +1,119 @@
+/**
+ * The benchmark's sizes and switches: `npm run bench -- [scenario...] [--flag value...]`, each flag
+ * also an environment variable `KCP_BENCH_<FLAG>` (e.g. `KCP_BENCH_PODS=2000`). A scenario
+ * argument selects every scenario whose name starts with it (`list` runs the four LIST ones).
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const SCENARIOS = [
+  'list-rv0',
+  'list-consistent',
+  'list-selector',
+  'list-namespace',
+  'get',
+  'watch',
+  'cold-start',
+  'memory',
+] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  readonly scenarios: readonly ScenarioName[];
+  /** Pods seeded across `namespaces` namespaces; 1% carry the selector's label. */
+  readonly pods: number;
+  readonly namespaces: number;
+  /** ConfigMaps seeded for the cold-start and memory scenarios. */
+  readonly configmaps: number;
+  /** Seconds of load per target per repeat, after `warmup` seconds per target. */
+  readonly duration: number;
+  readonly warmup: number;
+  readonly repeats: number;
+  /** Concurrent watcher counts of the fan-out scenario, one run per count and target. */
+  readonly watchers: readonly number[];
+  /** Writer's updates per second, for `watchSeconds`. */
+  readonly watchRate: number;
+  readonly watchSeconds: number;
+  /** Spread between repeats ((max - min) / median of the p50s) above which figures are called unstable. */
+  readonly spread: number;
+  /** Runs the proxy with --cpu-prof during the LIST and watch scenarios. */
+  readonly profile: boolean;
+  /** The bench control plane's directory, brought up and torn down by the run. */
+  readonly dir: string;
+  /** Where latest.json, latest.svg and the raw results go. */
+  readonly out: string;
+}
+
+export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
+
+Scenarios (default: all): ${SCENARIOS.join(', ')}; a prefix selects several (list).
+
+Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
+  --pods N            pods seeded, all Pending (default 10000)
+  --namespaces N      namespaces they are spread over (default 100)
+  --configmaps N      configmaps for cold-start and memory (default 10000)
+  --duration S        seconds of load per target and repeat (default 5)
+  --warmup S          seconds of warm-up per target (default 2)
+  --repeats N         repeats, targets in alternation A B C A B C (default 3)
+  --watchers LIST     watcher counts of the fan-out (default 1000,5000,10000)
+  --watch-rate N      writer's updates per second (default 200)
+  --watch-seconds S   writer's duration (default 30)
+  --spread F          repeat spread above which figures are unstable (default 0.25)
+  --profile           --cpu-prof the proxy during the LIST and watch scenarios
+  --dir DIR           the bench control plane's directory (default $TMPDIR/kcp-bench)
+  --out DIR           results directory (default bench/results)`;
+
+const FLAGS = {
+  pods: { type: 'string' },
+  namespaces: { type: 'string' },
+  configmaps: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  repeats: { type: 'string' },
+  watchers: { type: 'string' },
+  'watch-rate': { type: 'string' },
+  'watch-seconds': { type: 'string' },
+  spread: { type: 'string' },
+  profile: { type: 'boolean' },
+  dir: { type: 'string' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+  const { values, positionals } = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true });
+  if (values.help === true) return 'help';
+  const setting = (name: Exclude<keyof typeof FLAGS, 'profile' | 'help'>): string | undefined =>
+    values[name] ?? env[`KCP_BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
+  const num = (name: Exclude<keyof typeof FLAGS, 'profile' | 'help'>, fallback: number): number => {
+    const raw = setting(name);
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, not ${raw}`);
+    return value;
+  };
+  const scenarios = positionals.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => positionals.some((p) => s.startsWith(p)));
+  const unknown = positionals.filter((p) => !SCENARIOS.some((s) => s.startsWith(p)));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
+  const watchers = (setting('watchers') ?? '1000,5000,10000').split(',').map(Number);
+  if (watchers.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--watchers must list positive integers`);
+  const pods = Math.round(num('pods', 10_000));
+  const namespaces = Math.min(pods, Math.round(num('namespaces', 100)));
+  return {
+    scenarios,
+    pods,
+    namespaces,
+    configmaps: Math.round(num('configmaps', 10_000)),
+    duration: num('duration', 5),
+    warmup: num('warmup', 2),
+    repeats: Math.round(num('repeats', 3)),
+    watchers,
+    watchRate: num('watch-rate', 200),
+    watchSeconds: num('watch-seconds', 30),
+    spread: num('spread', 0.25),
+    profile: values.profile === true || env.KCP_BENCH_PROFILE === '1',
+    dir: setting('dir') ?? join(tmpdir(), 'kcp-bench'),
+    out: setting('out') ?? join(import.meta.dirname, 'results'),
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * One run's results: the figures of every scenario, with what they were measured on (date,
+ * machine, Kubernetes version, commit), written as JSON: `<out>/run-<date>.json` (not committed)
+ * and `<out>/latest.json`, beside the chart `<out>/latest.svg`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { BenchOptions } from './options.ts';
+import type { LoadResult } from './load.ts';
+import type { SyncResult } from './sync.ts';
+import type { TargetName } from './targets.ts';
+import type { WatchResult } from './watch-fanout.ts';
+import { renderChart } from './chart.ts';
+
+export interface LoadRow {
+  readonly scenario: string;
+  readonly title: string;
+  readonly target: TargetName;
+  readonly connections: number;
+  /** Medians over the repeats. */
+  readonly p50: number;
+  readonly p99: number;
+  readonly rps: number;
+  /** (max - min) / median of the repeats' p50. */
+  readonly spread: number;
+  readonly unstable: boolean;
+  /** Requests of the resource the apiserver served during the measured runs, and client requests made. */
+  readonly upstreamRequests: number;
+  readonly clientRequests: number;
+  readonly failures: number;
+  readonly runs: readonly LoadResult[];
+}
+
+export interface WatchRow extends WatchResult {
+  readonly target: TargetName;
+}
+
+export interface ProfileSummary {
+  readonly scenario: string;
+  readonly file: string;
+  readonly totalMs: number;
+  readonly top: readonly { readonly name: string; readonly selfMs: number; readonly share: number }[];
+}
+
+export interface Environment {
+  readonly date: string;
+  readonly machine: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly loadAverageAtStart: readonly number[];
+  readonly node: string;
+  readonly kubernetes: string;
+  readonly commit: string;
+}
+
+export interface BenchResults {
+  readonly environment: Environment;
+  readonly command: string;
+  readonly sizes: Omit<BenchOptions, 'dir' | 'out'> & { readonly dir: undefined; readonly out: undefined };
+  readonly load: readonly LoadRow[];
+  readonly watch: readonly WatchRow[];
+  readonly sync: readonly SyncResult[];
+  readonly profiles: readonly ProfileSummary[];
+  readonly warnings: readonly string[];
+  readonly durationSeconds: number;
+}
+
+/** The measured code's commit: `-dirty` when src/ or bin/ differ from it. */
+function commit(): string {
+  try {
+    const root = join(import.meta.dirname, '..');
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty =
+      execFileSync('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no', '--', 'src', 'bin'], {
+        cwd: root,
+        encoding: 'utf8',
+      }).trim() !== '';
+    return dirty ? `${sha}-dirty` : sha;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function environment(kubernetes: string): Environment {
+  const cpu = cpus();
+  return {
+    date: new Date().toISOString(),
+    machine: `${String(cpu.length)} cores, ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${String(Math.round(totalmem() / 2 ** 30))} GiB`,
+    cores: cpu.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+    node: process.version,
+    kubernetes,
+    commit: commit(),
+  };
+}
+
+/** Writes run-<date>.json, latest.json and latest.svg; returns the paths written. */
+export function writeResults(out: string, results: BenchResults): string[] {
+  mkdirSync(out, { recursive: true });
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  const stamped = join(out, `run-${results.environment.date.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`);
+  const latest = join(out, 'latest.json');
+  const svg = join(out, 'latest.svg');
+  writeFileSync(stamped, text);
+  writeFileSync(latest, text);
+  writeFileSync(svg, renderChart(results));
+  return [stamped, latest, svg];
+}

@@ -1,0 +1,333 @@
+/**
+ * The benchmark: `npm run bench` (all scenarios) or `npm run bench -- <scenario...> [--flags]`
+ * (`--help` lists them; sizes also from KCP_BENCH_* variables).
+ *
+ * Brings up a control plane of its own (dev-cluster, in --dir), seeds it, starts kube-cache-proxy
+ * (and a second one in bounded read-consistency mode) and `kubectl proxy` beside it, then runs
+ * each scenario against each target in alternation (A B C A B C ...) after a warm-up, reads the
+ * apiserver's own request counters around each run, and prints the tables. Writes the results as
+ * JSON and an SVG chart (bench/results/latest.{json,svg}), and tears everything down. Progress
+ * and warnings go to stderr, the tables to stdout.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { formatDuration, newProgress } from '../src/cli/progress.ts';
+import { loadUpstreamConfig } from '../src/upstream/config.ts';
+import { newUpstreamClient } from '../src/upstream/client.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
+import {
+  SELECTED_LABEL,
+  countsDelta,
+  kubernetesVersion,
+  namespaceName,
+  podName,
+  seed,
+  startCluster,
+  stopCluster,
+  upstreamCounts,
+} from './cluster.ts';
+import type { LoadResult } from './load.ts';
+import { runLoad } from './load.ts';
+import type { BenchOptions, ScenarioName } from './options.ts';
+import { BENCH_USAGE, parseBenchOptions } from './options.ts';
+import { summarizeProfile } from './profile.ts';
+import type { BenchResults, LoadRow, ProfileSummary, WatchRow } from './results.ts';
+import { environment, writeResults } from './results.ts';
+import { median, spread } from './stats.ts';
+import type { SyncResult } from './sync.ts';
+import { runSync } from './sync.ts';
+import { formatTables } from './table.ts';
+import type { Target, TargetName } from './targets.ts';
+import { apiserverTarget, startCacheProxy, startKubectlProxy } from './targets.ts';
+import { runWatchFanout } from './watch-fanout.ts';
+
+interface LoadScenario {
+  readonly name: ScenarioName;
+  readonly title: string;
+  readonly path: string;
+  readonly connections: number;
+  /** With an unset resourceVersion the proxy's two consistency modes differ: both are run. */
+  readonly bothModes: boolean;
+}
+
+function loadScenarios(o: BenchOptions): LoadScenario[] {
+  const pods = o.pods.toLocaleString('en-US');
+  const perNamespace = Math.ceil(o.pods / o.namespaces).toLocaleString('en-US');
+  return [
+    {
+      name: 'list-rv0',
+      title: `LIST ${pods} pods, RV=0, 8 clients`,
+      path: '/api/v1/pods?resourceVersion=0',
+      connections: 8,
+      bothModes: false,
+    },
+    { name: 'list-consistent', title: `LIST ${pods} pods, RV unset, 8 clients`, path: '/api/v1/pods', connections: 8, bothModes: true },
+    {
+      name: 'list-selector',
+      title: `LIST labelSelector (1%), RV unset, 8 clients`,
+      path: `/api/v1/pods?labelSelector=${encodeURIComponent(SELECTED_LABEL)}`,
+      connections: 8,
+      bothModes: true,
+    },
+    {
+      name: 'list-namespace',
+      title: `LIST one namespace (${perNamespace} pods), RV unset, 8 clients`,
+      path: `/api/v1/namespaces/${namespaceName(0)}/pods`,
+      connections: 8,
+      bothModes: true,
+    },
+    {
+      name: 'get',
+      title: 'GET one pod, RV unset, 32 clients',
+      path: `/api/v1/namespaces/${namespaceName(0)}/pods/${podName(0)}`,
+      connections: 32,
+      bothModes: true,
+    },
+  ];
+}
+
+/**
+ * Each measured run makes as many requests as the target answered in `duration` seconds of
+ * warm-up, and at least this many per connection: a 10,000-pod LIST from a busy apiserver takes
+ * seconds, and a 5 s run would end with a handful of answers (or none).
+ */
+const MIN_REQUESTS_PER_CONNECTION = 4;
+
+const PROFILED = (name: ScenarioName): boolean => name.startsWith('list') || name === 'watch';
+
+async function main(): Promise<number> {
+  let options: BenchOptions | 'help';
+  try {
+    options = parseBenchOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${BENCH_USAGE}\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    console.log(BENCH_USAGE);
+    return 0;
+  }
+  const o = options;
+  const runStarted = performance.now();
+  const elapsed = (): string => formatDuration(performance.now() - runStarted);
+  const progress = newProgress((line) => process.stderr.write(`${line}\n`), 5_000);
+  const warnings: string[] = [];
+  const warn = (text: string): void => {
+    warnings.push(text);
+    process.stderr.write(`⚠ ${text}\n`);
+  };
+  const [load1] = loadavg();
+  if (load1 !== undefined && load1 > 1) {
+    warn(`load average ${load1.toFixed(2)} before the run: other work shares the machine; figures may be unstable`);
+  }
+  /** Runs one scenario; a failure is reported and the run goes on with the next one. */
+  const attempt = async (name: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (error) {
+      warn(`${name} failed, skipped: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const wants = (name: ScenarioName): boolean => o.scenarios.includes(name);
+  const needConfigmaps = wants('cold-start') || wants('memory');
+  const loads = loadScenarios(o).filter((s) => wants(s.name));
+
+  const state = await startCluster(o.dir, progress);
+  const targets: Target[] = [];
+  let writer: UpstreamClient | undefined;
+  // Ctrl-C: stop what the run started (targets, control plane) before exiting.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`\n${signal}: stopping the targets and the control plane\n`);
+    void Promise.allSettled(targets.map((t) => t.stop()))
+      .then(() => stopCluster(o.dir))
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const load: LoadRow[] = [];
+  const watch: WatchRow[] = [];
+  let sync: SyncResult[] = [];
+  const profiles: ProfileSummary[] = [];
+  try {
+    writer = newUpstreamClient(await loadUpstreamConfig({ kubeconfig: state.kubeconfig }), { connections: 64 });
+    const client = writer;
+    const kubernetes = await kubernetesVersion(client);
+    await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
+
+    const apiserver = apiserverTarget(state);
+    const needTargets = loads.length > 0 || wants('watch');
+    if (needTargets) {
+      const step = progress.step('starting kubectl proxy and kube-cache-proxy (caching pods)');
+      targets.push(await startKubectlProxy(state));
+      if (!o.profile) targets.push(await startCacheProxy(state, { resources: 'pods' }));
+      if (loads.some((s) => s.bothModes)) targets.push(await startCacheProxy(state, { resources: 'pods', readConsistency: 'bounded' }));
+      step.done();
+    }
+    const profileRoot = join(o.out, 'profiles');
+
+    /** The default-mode proxy; under --profile a fresh one per profiled scenario, with --cpu-prof. */
+    const proxyFor = async (scenario: ScenarioName): Promise<Target> => {
+      const current = targets.find((t) => t.name === 'kube-cache-proxy');
+      if (!o.profile && current !== undefined) return current;
+      if (current !== undefined) {
+        await current.stop();
+        targets.splice(targets.indexOf(current), 1);
+      }
+      const dir = join(profileRoot, scenario);
+      if (PROFILED(scenario)) {
+        rmSync(dir, { recursive: true, force: true });
+        mkdirSync(dir, { recursive: true });
+      }
+      const nodeArgs = PROFILED(scenario) ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+      const proxy = await startCacheProxy(state, { resources: 'pods', nodeArgs });
+      targets.push(proxy);
+      return proxy;
+    };
+    /** Under --profile: stops the profiled proxy (which writes its profile) and summarizes it. */
+    const collectProfile = async (scenario: ScenarioName): Promise<void> => {
+      if (!o.profile || !PROFILED(scenario)) return;
+      const current = targets.find((t) => t.name === 'kube-cache-proxy');
+      if (current === undefined) return;
+      await current.stop();
+      targets.splice(targets.indexOf(current), 1);
+      const dir = join(profileRoot, scenario);
+      for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+        const summary = summarizeProfile(join(dir, file));
+        profiles.push({ scenario, file: join(dir, file), ...summary });
+        process.stderr.write(`profile of ${scenario} (${summary.totalMs.toFixed(0)} ms busy), top self time:\n`);
+        for (const t of summary.top.slice(0, 10))
+          process.stderr.write(`  ${t.selfMs.toFixed(0).padStart(7)} ms ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.name}\n`);
+      }
+    };
+
+    for (const scenario of loads) {
+      await attempt(scenario.name, async () => {
+        const proxy = await proxyFor(scenario.name);
+        const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy];
+        if (scenario.bothModes) order.push(targets.find((t) => t.name === 'kube-cache-proxy (bounded)'));
+        const runTargets = order.filter((t): t is Target => t !== undefined);
+        const spec = { path: scenario.path, connections: scenario.connections };
+        const amounts = new Map<TargetName, number>();
+        for (const target of runTargets) {
+          process.stderr.write(`[${elapsed()}] ${scenario.name} · ${target.name} · warm-up ${String(o.warmup)} s\n`);
+          const warm = await runLoad(target, { ...spec, seconds: o.warmup });
+          amounts.set(target.name, Math.max(MIN_REQUESTS_PER_CONNECTION * scenario.connections, Math.round(warm.rps * o.duration)));
+        }
+        const runs = new Map<TargetName, LoadResult[]>();
+        const upstream = new Map<TargetName, number>();
+        for (let repeat = 1; repeat <= o.repeats; repeat++) {
+          for (const target of runTargets) {
+            const amount = amounts.get(target.name);
+            process.stderr.write(
+              `[${elapsed()}] ${scenario.name} · ${target.name} · repeat ${String(repeat)}/${String(o.repeats)} · ${String(amount)} requests\n`,
+            );
+            const before = await upstreamCounts(client, ['pods']);
+            const result = await runLoad(target, { ...spec, seconds: o.duration, ...(amount === undefined ? {} : { amount }) });
+            const delta = countsDelta(await upstreamCounts(client, ['pods']), before).pods;
+            runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
+            upstream.set(target.name, (upstream.get(target.name) ?? 0) + (delta === undefined ? 0 : delta.LIST + delta.GET));
+            process.stderr.write(`    p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${result.rps.toFixed(1)} req/s\n`);
+          }
+        }
+        for (const target of runTargets) {
+          const results = runs.get(target.name) ?? [];
+          const s = spread(results.map((r) => r.p50));
+          const unstable = s > o.spread;
+          if (unstable) {
+            warn(
+              `${scenario.name} · ${target.name}: p50 differs by ${(s * 100).toFixed(0)}% between repeats (threshold ${(o.spread * 100).toFixed(0)}%): the machine is too busy for stable figures; rerun when it is idle`,
+            );
+          }
+          const failures = results.reduce((sum, r) => sum + r.failures, 0);
+          if (failures > 0) warn(`${scenario.name} · ${target.name}: ${String(failures)} requests failed (errors, timeouts or non-2xx)`);
+          load.push({
+            scenario: scenario.name,
+            title: scenario.title,
+            target: target.name,
+            connections: scenario.connections,
+            p50: median(results.map((r) => r.p50)),
+            p99: median(results.map((r) => r.p99)),
+            rps: median(results.map((r) => r.rps)),
+            spread: s,
+            unstable,
+            upstreamRequests: upstream.get(target.name) ?? 0,
+            clientRequests: results.reduce((sum, r) => sum + r.requests, 0),
+            failures,
+            runs: results,
+          });
+        }
+        await collectProfile(scenario.name);
+      });
+    }
+
+    if (wants('watch')) {
+      await attempt('watch', async () => {
+        const proxy = await proxyFor('watch');
+        const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy].filter((t): t is Target => t !== undefined);
+        for (const watchers of o.watchers) {
+          for (const target of order) {
+            const label = `[${elapsed()}] watch · ${watchers.toLocaleString('en-US')} watchers · ${target.name}`;
+            const step = progress.step(label);
+            let result: Awaited<ReturnType<typeof runWatchFanout>>;
+            try {
+              result = await runWatchFanout(
+                target,
+                client,
+                apiserver.pid,
+                { watchers, rate: o.watchRate, seconds: o.watchSeconds, pods: o.pods, namespaces: o.namespaces },
+                (detail) => process.stderr.write(`    ${detail}\n`),
+              );
+            } catch (error) {
+              step.fail();
+              warn(
+                `watch · ${String(watchers)} watchers · ${target.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+              );
+              continue;
+            }
+            step.done(
+              `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${String(result.delivered)} delivered, ${String(result.lost)} lost`,
+            );
+            if (result.lost > 0) warn(`watch · ${String(watchers)} watchers · ${target.name}: ${String(result.lost)} events lost`);
+            watch.push({ ...result, target: target.name });
+          }
+        }
+        await collectProfile('watch');
+      });
+    }
+
+    if (wants('cold-start') || wants('memory')) {
+      for (const target of targets.splice(0)) await target.stop();
+      const step = progress.step(`[${elapsed()}] cold start and memory: ${String(o.pods)} pods + ${String(o.configmaps)} configmaps`);
+      await attempt('cold-start/memory', async () => {
+        sync = await runSync(state, client, { coldStart: wants('cold-start'), memory: wants('memory') }, (detail) =>
+          process.stderr.write(`    ${detail}\n`),
+        );
+        step.done();
+      });
+    }
+
+    const sizes = { ...o, dir: undefined, out: undefined };
+    const results: BenchResults = {
+      environment: environment(kubernetes),
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+      sizes,
+      load,
+      watch,
+      sync,
+      profiles,
+      warnings,
+      durationSeconds: Math.round((performance.now() - runStarted) / 1000),
+    };
+    console.log(`\n${formatTables(results)}`);
+    const written = writeResults(o.out, results);
+    process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
+    return 0;
+  } finally {
+    for (const target of targets) await target.stop();
+    await writer?.close();
+    await stopCluster(o.dir);
+  }
+}
+
+process.exitCode = await main();

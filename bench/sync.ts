@@ -1,0 +1,170 @@
+/**
+ * Cold start and memory: the proxy syncing pods and configmaps from nothing, beside
+ * @kubernetes/client-node's informers (makeInformer) doing the same sync, each a fresh process.
+ *
+ * Cold start is timed from spawn to ready (the proxy's /readyz answering 200; client-node's
+ * informers listed and watching), so both include Node's start and module loading. The upstream
+ * cost is the apiserver's own count of LISTs and of watches opened for the two types meanwhile.
+ * Memory is what each process holds after full collections, minus its baseline with the modules
+ * loaded and nothing cached, per object, beside the objects' JSON bytes.
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
+import { countsDelta, upstreamCounts } from './cluster.ts';
+import type { MemorySample } from './memory-probe.ts';
+import { servingAddress, startCacheProxy, waitReady } from './targets.ts';
+
+const RESOURCES = ['pods', 'configmaps'];
+
+export interface SyncResult {
+  readonly who: 'kube-cache-proxy' | 'client-node informer';
+  readonly objects: number;
+  /** Spawn to synced (ms). */
+  readonly coldStartMs: number;
+  readonly upstreamLists: number;
+  /** Watches opened (including WatchList streams, which carry the initial state). */
+  readonly upstreamWatches: number;
+  readonly memory: MemoryPerObject | undefined;
+}
+
+export interface MemoryPerObject {
+  readonly jsonBytes: number;
+  readonly heap: number;
+  readonly buffers: number;
+  readonly rss: number;
+}
+
+function message<T>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: { type: string }): void => {
+      if (m.type !== type) return;
+      child.off('message', onMessage);
+      resolve(m as T);
+    };
+    child.on('message', onMessage);
+    child.once('exit', (code) => {
+      reject(new Error(`${type}: child exited (${String(code)})`));
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send('stop');
+  await exited;
+}
+
+/** The seeded objects' JSON bytes per object (each item as the apiserver encodes it, compact). */
+async function jsonBytesPerObject(client: UpstreamClient): Promise<{ objects: number; perObject: number }> {
+  let bytes = 0;
+  let objects = 0;
+  for (const resource of RESOURCES) {
+    const res = await client.request({ method: 'GET', path: `/api/v1/${resource}?resourceVersion=0` });
+    const list = JSON.parse(res.body.toString()) as { items: unknown[] };
+    for (const item of list.items) bytes += Buffer.byteLength(JSON.stringify(item));
+    objects += list.items.length;
+  }
+  return { objects, perObject: bytes / objects };
+}
+
+function perObject(after: MemorySample, before: MemorySample, objects: number, jsonBytes: number): MemoryPerObject {
+  return {
+    jsonBytes,
+    heap: (after.heap - before.heap) / objects,
+    buffers: (after.buffers - before.buffers) / objects,
+    rss: (after.rss - before.rss) / objects,
+  };
+}
+
+export async function runSync(
+  state: ControlPlaneState,
+  client: UpstreamClient,
+  what: { readonly coldStart: boolean; readonly memory: boolean },
+  note: (detail: string) => void,
+): Promise<SyncResult[]> {
+  const json = await jsonBytesPerObject(client);
+  const results: SyncResult[] = [];
+  const upstream = async (fn: () => Promise<void>): Promise<{ lists: number; watches: number }> => {
+    const before = await upstreamCounts(client, RESOURCES);
+    await fn();
+    // The apiserver counts a watch in apiserver_request_total when it has seen it end.
+    await sleep(1_000);
+    const delta = countsDelta(await upstreamCounts(client, RESOURCES), before);
+    const sum = (pick: (c: { LIST: number; WATCH: number; openWatches: number }) => number): number =>
+      Object.values(delta).reduce((s, c) => s + pick(c), 0);
+    return { lists: sum((c) => c.LIST), watches: sum((c) => c.WATCH + c.openWatches) };
+  };
+
+  // The proxy as the real command: cold start and upstream cost.
+  let proxyMs = NaN;
+  let memory: MemoryPerObject | undefined;
+  const proxyCost = await upstream(async () => {
+    note('kube-cache-proxy: spawn to ready');
+    const started = performance.now();
+    const target = await startCacheProxy(state, { resources: RESOURCES.join(',') });
+    proxyMs = performance.now() - started;
+    await target.stop();
+  });
+  if (what.memory) {
+    // The same proxy in a process that can collect garbage and measure itself.
+    note('kube-cache-proxy: memory');
+    const child = fork(
+      join(import.meta.dirname, 'proxy-process.ts'),
+      [`--kubeconfig=${state.kubeconfig}`, '--port=0', `--resources=${RESOURCES.join(',')}`, '--log-level=warn'],
+      { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+    );
+    try {
+      const baseline = await message<MemorySample>(child, 'baseline');
+      await waitReady(`http://${await servingAddress(child, 'kube-cache-proxy')}`);
+      child.send('measure');
+      memory = perObject(await message<MemorySample>(child, 'memory'), baseline, json.objects, json.perObject);
+    } finally {
+      await stop(child);
+    }
+  }
+  results.push({
+    who: 'kube-cache-proxy',
+    objects: json.objects,
+    coldStartMs: proxyMs,
+    upstreamLists: proxyCost.lists,
+    upstreamWatches: proxyCost.watches,
+    memory,
+  });
+
+  let informerMs = NaN;
+  let informerMemory: MemoryPerObject | undefined;
+  let informerObjects = 0;
+  const informerCost = await upstream(async () => {
+    note('client-node informer: spawn to synced');
+    const started = performance.now();
+    const child = fork(join(import.meta.dirname, 'informer-process.ts'), [state.kubeconfig], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    try {
+      const baseline = await message<MemorySample>(child, 'baseline');
+      informerObjects = (await message<{ objects: number }>(child, 'synced')).objects;
+      informerMs = performance.now() - started;
+      if (what.memory) {
+        child.send('measure');
+        informerMemory = perObject(await message<MemorySample>(child, 'memory'), baseline, informerObjects, json.perObject);
+      }
+    } finally {
+      await stop(child);
+    }
+  });
+  results.push({
+    who: 'client-node informer',
+    objects: informerObjects,
+    coldStartMs: informerMs,
+    upstreamLists: informerCost.lists,
+    upstreamWatches: informerCost.watches,
+    memory: informerMemory,
+  });
+  return results;
+}

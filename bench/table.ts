@@ -1,0 +1,78 @@
+/**
+ * The run's figures as Markdown tables (printed, and pasted into the README as they are).
+ * `node bench/table.ts [results.json]` prints them again from a results file (default latest.json).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchResults } from './results.ts';
+
+function fixed(value: number, digits = 1): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '–';
+}
+
+function int(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–';
+}
+
+export function formatTables(results: BenchResults): string {
+  const lines: string[] = [];
+  const env = results.environment;
+  lines.push(
+    `${env.date.slice(0, 16).replace('T', ' ')} UTC, ${env.machine}, Kubernetes ${env.kubernetes}, Node ${env.node}, commit ${env.commit}`,
+  );
+  lines.push(`\`${results.command}\` (${int(results.sizes.pods)} pods in ${int(results.sizes.namespaces)} namespaces)`, '');
+  if (results.load.length > 0) {
+    const s = results.sizes;
+    lines.push(
+      `Requests: autocannon; per target ${String(s.warmup)} s of warm-up, then ${String(s.repeats)} repeats in alternation, each making the requests the target answered in ${String(s.duration)} s of warm-up rate (at least 4 per client); medians of the repeats; ⚠ = repeats spread over ${String(s.spread * 100)}%.`,
+      '',
+    );
+    lines.push('| scenario | target | p50 ms | p99 ms | req/s | p50 ÷ apiserver | upstream requests / client requests |');
+    lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+    for (const row of results.load) {
+      const base = results.load.find((r) => r.scenario === row.scenario && r.target === 'apiserver')?.p50 ?? NaN;
+      const flags = `${row.unstable ? ' ⚠' : ''}${row.failures > 0 ? ` (${int(row.failures)} failed)` : ''}`;
+      lines.push(
+        `| ${row.title} | ${row.target}${flags} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${fixed(row.rps)} | ${row.target === 'apiserver' ? '1' : fixed(row.p50 / base, 2)} | ${int(row.upstreamRequests)} / ${int(row.clientRequests)} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (results.watch.length > 0) {
+    const s = results.sizes;
+    lines.push(
+      `Watch fan-out: each watcher watches one namespace's pods (${String(s.namespaces)} namespaces: ${fixed(s.watchRate / s.namespaces)} events/s per watcher); a writer patches ${String(s.watchRate)} pods/s for ${String(s.watchSeconds)} s at the apiserver; latency from the write's response to a watcher's receipt; CPU of the process the watchers talk to.`,
+      '',
+    );
+    lines.push('| watchers | target | opened | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s |');
+    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const row of results.watch) {
+      lines.push(
+        `| ${int(row.watchers)} | ${row.target} | ${int(row.opened)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (results.sync.length > 0) {
+    lines.push('Cold start (spawn to synced) and memory after full collections, per cached object, pods and configmaps:', '');
+    lines.push(
+      '| who | objects | cold start s | upstream LIST | upstream WATCH | JSON B/obj | heap B/obj | Buffers B/obj | RSS B/obj | heap ÷ JSON | (heap + Buffers) ÷ JSON |',
+    );
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const row of results.sync) {
+      const m = row.memory;
+      lines.push(
+        `| ${row.who} | ${int(row.objects)} | ${fixed(row.coldStartMs / 1000, 2)} | ${int(row.upstreamLists)} | ${int(row.upstreamWatches)} | ${int(m?.jsonBytes ?? NaN)} | ${int(m?.heap ?? NaN)} | ${int(m?.buffers ?? NaN)} | ${int(m?.rss ?? NaN)} | ${fixed((m?.heap ?? NaN) / (m?.jsonBytes ?? NaN), 2)} | ${fixed(((m?.heap ?? NaN) + (m?.buffers ?? NaN)) / (m?.jsonBytes ?? NaN), 2)} |`,
+      );
+    }
+    lines.push('');
+  }
+  for (const warning of results.warnings) lines.push(`⚠ ${warning}`);
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const file = process.argv[2] ?? join(import.meta.dirname, 'results', 'latest.json');
+  console.log(formatTables(JSON.parse(readFileSync(file, 'utf8')) as BenchResults));
+}

@@ -1,0 +1,156 @@
+/**
+ * What the scenarios are run against, each its own process on loopback:
+ *   apiserver         kube-apiserver itself, over HTTPS with the admin's bearer token
+ *   kubectl proxy     `kubectl proxy --port 0` of the dev cluster's kubectl
+ *   kube-cache-proxy  `node bin/kube-cache-proxy.mjs proxy --port 0 ...` (this project), default
+ *                     (strong) read consistency, and a second one with `--read-consistency bounded`
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+
+export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (bounded)';
+
+export interface Target {
+  readonly name: TargetName;
+  /** Base URL, no trailing slash. */
+  readonly url: string;
+  /** Headers a client needs (the bearer token for the apiserver; none for the proxies). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The process that answers (whose CPU and memory the scenarios read). */
+  readonly pid: number;
+  /** For HTTPS targets, the CA to trust. */
+  readonly ca: Buffer | undefined;
+  stop(): Promise<void>;
+}
+
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'kube-cache-proxy.mjs');
+/** How long a proxy may take to serve and sync its caches on a busy 2-core machine. */
+const READY_TIMEOUT_MS = 180_000;
+
+export function apiserverTarget(state: ControlPlaneState): Target {
+  const pid = state.processes.find((p) => p.name === 'kube-apiserver')?.pid;
+  if (pid === undefined) throw new Error('no kube-apiserver in the control plane state');
+  return {
+    name: 'apiserver',
+    url: state.server,
+    headers: { authorization: `Bearer ${state.users.admin.token}` },
+    pid,
+    ca: readFileSync(state.caFile),
+    stop: () => Promise.resolve(),
+  };
+}
+
+/** Resolves with `host:port` once the child prints `Starting to serve on HOST:PORT`. */
+export function servingAddress(child: ChildProcess, name: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const address = /Starting to serve on (\S+)/.exec(out)?.[1];
+      if (address !== undefined) {
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve(address);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString()).slice(-4000);
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`${name} exited (${String(code)}) before serving:\n${out.slice(-2000)}${err}`));
+    });
+  });
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    // The proxy gives in-flight requests up to 10 s (SHUTDOWN_GRACE_MS), then exits.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+export async function startKubectlProxy(state: ControlPlaneState): Promise<Target> {
+  const child = spawn(state.binaries.kubectl, ['proxy', '--port=0', `--kubeconfig=${state.kubeconfig}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const address = await servingAddress(child, 'kubectl proxy');
+  if (child.pid === undefined) throw new Error('kubectl proxy has no pid');
+  return { name: 'kubectl proxy', url: `http://${address}`, headers: {}, pid: child.pid, ca: undefined, stop: stopper(child) };
+}
+
+export interface CacheProxyOptions {
+  readonly name?: TargetName;
+  readonly resources: string;
+  readonly readConsistency?: 'strong' | 'bounded';
+  /** Node flags before the script (e.g. --cpu-prof --cpu-prof-dir DIR). */
+  readonly nodeArgs?: readonly string[];
+}
+
+/** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
+export async function startCacheProxy(state: ControlPlaneState, options: CacheProxyOptions): Promise<Target> {
+  const args = [
+    ...(options.nodeArgs ?? []),
+    BIN,
+    'proxy',
+    `--kubeconfig=${state.kubeconfig}`,
+    '--port=0',
+    `--resources=${options.resources}`,
+    '--log-level=warn',
+    ...(options.readConsistency === undefined ? [] : [`--read-consistency=${options.readConsistency}`]),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const address = await servingAddress(child, 'kube-cache-proxy');
+  if (child.pid === undefined) throw new Error('kube-cache-proxy has no pid');
+  const url = `http://${address}`;
+  await waitReady(url);
+  return {
+    name: options.name ?? (options.readConsistency === 'bounded' ? 'kube-cache-proxy (bounded)' : 'kube-cache-proxy'),
+    url,
+    headers: {},
+    pid: child.pid,
+    ca: undefined,
+    stop: stopper(child),
+  };
+}
+
+/** Polls the proxy's /readyz until 200 (every 20 ms: the cold-start scenario times it). */
+export async function waitReady(url: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const res = await request(`${url}/readyz`);
+      await res.body.dump();
+      if (res.statusCode === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} was not ready after ${String(READY_TIMEOUT_MS / 1000)} s`);
+    await sleep(20);
+  }
+}
+
+/** One GET through a target, parsed (for the resourceVersion a watch starts from). */
+export async function getJson(target: Target, path: string): Promise<unknown> {
+  const agent = new Agent(target.ca === undefined ? {} : { connect: { ca: target.ca } });
+  try {
+    const res = await request(`${target.url}${path}`, { dispatcher: agent, headers: { ...target.headers, accept: 'application/json' } });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${target.name} GET ${path}: ${String(res.statusCode)} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as unknown;
+  } finally {
+    await agent.close();
+  }
+}

@@ -17,7 +17,7 @@ import type { LabelSelector } from './label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { Clock, Timer } from '../workqueue/clock.ts';
 import type { WatchEventType, WindowEvent } from './window-event.ts';
-import { watchFramePieces } from './window-event.ts';
+import { HTTP_CHUNK_END, HTTP_LAST_CHUNK, httpChunk, httpChunkHead, watchFramePieces } from './window-event.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -67,6 +67,12 @@ export interface CacheWatcherOptions {
   readonly onClose: (watcher: CacheWatcher, reason: CloseReason) => void;
   /** Called with each frame's size as it is written (metrics). */
   readonly onSent?: (bytes: number) => void;
+  /**
+   * The sink is an HTTP/1.1 response whose chunked framing the watcher writes itself (the
+   * server's own framing turned off): each event's chunk is then built once, like its frame,
+   * and each watcher costs one write per event. The watcher ends the body with the last chunk.
+   */
+  readonly chunked?: boolean;
 }
 
 export class CacheWatcher {
@@ -80,6 +86,7 @@ export class CacheWatcher {
   #pendingBytes = 0;
   #closed = false;
   #corked = false;
+  readonly #chunked: boolean;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
 
@@ -88,6 +95,7 @@ export class CacheWatcher {
     this.#sink = options.sink;
     this.#options = options;
     this.#resourceVersion = options.initial.resourceVersion;
+    this.#chunked = options.chunked ?? false;
     this.#sink.on('close', () => {
       this.#close('client');
     });
@@ -112,7 +120,7 @@ export class CacheWatcher {
     const type = convert(this.filter, event);
     if (type === undefined) return;
     this.#resourceVersion = event.resourceVersion;
-    this.#send(event.frame(type));
+    this.#send(event.frame(type, this.#chunked));
   }
 
   /** Ends the stream without an error (the cache relisted, or the proxy stops). */
@@ -154,12 +162,18 @@ export class CacheWatcher {
         const obj = initial.objects[i];
         if (obj === undefined || !matches(this.filter, obj)) continue;
         // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
-        pieces = watchFramePieces('ADDED', obj.raw);
+        const frame = watchFramePieces('ADDED', obj.raw);
+        if (this.#chunked) {
+          const length = frame.reduce((n, p) => n + p.length, 0);
+          pieces = [httpChunkHead(length), ...frame, HTTP_CHUNK_END];
+        } else {
+          pieces = frame;
+        }
       } else {
         const event = initial.events[i];
         const type = event === undefined ? undefined : convert(this.filter, event);
         if (event === undefined || type === undefined) continue;
-        pieces = [event.frame(type)];
+        pieces = [event.frame(type, this.#chunked)];
       }
       this.#sink.cork();
       for (const piece of pieces) this.#sink.write(piece);
@@ -174,7 +188,7 @@ export class CacheWatcher {
     }
     if (initial.kind === 'state' && initial.endBookmark) {
       const bookmark = this.#options.bookmark(initial.resourceVersion, true);
-      this.#sink.write(bookmark);
+      this.#sink.write(this.#chunked ? httpChunk(bookmark) : bookmark);
     }
     const pending = this.#pending ?? [];
     this.#pending = undefined;
@@ -206,7 +220,8 @@ export class CacheWatcher {
       // process(): after the initial events, and only when it moves the watcher's RV.
       if (this.#pending === undefined && rv > this.#resourceVersion) {
         this.#resourceVersion = rv;
-        this.#send(this.#options.bookmark(rv, false));
+        const bookmark = this.#options.bookmark(rv, false);
+        this.#send(this.#chunked ? httpChunk(bookmark) : bookmark);
       }
       this.#scheduleBookmark();
     }, at - now);
@@ -219,7 +234,7 @@ export class CacheWatcher {
     this.#deadlineTimer?.cancel();
     this.#pending = undefined;
     if (reason === 'slow') this.#sink.destroy();
-    else if (reason !== 'client') this.#sink.end();
+    else if (reason !== 'client') this.#sink.end(this.#chunked ? HTTP_LAST_CHUNK : undefined);
     this.#options.onClose(this, reason);
   }
 }

@@ -45,6 +45,8 @@ export interface WatchRequest {
   readonly allowWatchBookmarks: boolean;
   /** How long the watch lasts (timeoutSeconds, or the apiserver's random default). */
   readonly timeoutMs: number;
+  /** The sink's HTTP/1.1 chunked framing is the watcher's to write (CacheWatcherOptions.chunked). */
+  readonly chunked?: boolean;
 }
 
 /**
@@ -191,6 +193,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         currentResourceVersion: () => cache.resourceVersion() ?? 0n,
         bookmark: (rv, end) => cache.bookmarkFrame(rv, end),
         clock,
+        chunked: request.chunked ?? false,
         onClose: remove,
         onSent: (bytes) => {
           metrics.sent(bytes);

@@ -74,6 +74,9 @@ export class WindowEvent {
   #added: Buffer | undefined;
   #modified: Buffer | undefined;
   #deleted: Buffer | undefined;
+  #addedChunk: Buffer | undefined;
+  #modifiedChunk: Buffer | undefined;
+  #deletedChunk: Buffer | undefined;
 
   constructor(event: WatchCacheEvent) {
     this.type = event.type;
@@ -85,9 +88,20 @@ export class WindowEvent {
 
   /**
    * The frame of this event as a watcher sees it (cache_watcher.go convertToWatchEvent): ADDED
-   * and MODIFIED carry the new object; DELETED the previous object at the event's RV.
+   * and MODIFIED carry the new object; DELETED the previous object at the event's RV. With
+   * `chunked`, framed as one HTTP/1.1 chunk (the connection's own framing, built once too).
    */
-  frame(type: WatchEventType): Buffer {
+  frame(type: WatchEventType, chunked = false): Buffer {
+    if (chunked) {
+      switch (type) {
+        case 'ADDED':
+          return (this.#addedChunk ??= httpChunk(this.frame(type)));
+        case 'MODIFIED':
+          return (this.#modifiedChunk ??= httpChunk(this.frame(type)));
+        case 'DELETED':
+          return (this.#deletedChunk ??= httpChunk(this.frame(type)));
+      }
+    }
     switch (type) {
       case 'ADDED':
         return (this.#added ??= watchFrame('ADDED', this.object.raw));
@@ -98,3 +112,19 @@ export class WindowEvent {
     }
   }
 }
+
+const CRLF = Buffer.from('\r\n');
+
+/** The size line of an HTTP/1.1 chunk of `length` bytes (RFC 9112 §7.1). */
+export function httpChunkHead(length: number): Buffer {
+  return Buffer.from(`${length.toString(16)}\r\n`);
+}
+
+/** `data` as one HTTP/1.1 chunk: size line, data, CRLF. */
+export function httpChunk(data: Buffer): Buffer {
+  return Buffer.concat([httpChunkHead(data.length), data, CRLF]);
+}
+
+/** The end of a chunked body: the last chunk and an empty trailer section. */
+export const HTTP_LAST_CHUNK = Buffer.from('0\r\n\r\n');
+export const HTTP_CHUNK_END = CRLF;

@@ -810,6 +810,9 @@ test('watch conformance: kubectl get cm -w -o json through the proxy sees a late
   await createConfigMap(ns, 'b');
   // kubectl's watch starts after its LIST: seeing b is seeing a change made after it started.
   await Promise.all([viaProxy.printed('"name": "b"'), direct.printed('"name": "b"')]);
+  // b's object is printed to its closing brace before kubectl is stopped (never cut mid-object).
+  const whole = /"name": "b"[\s\S]*\n\}\n$/;
+  await eventually('both kubectls to print b whole', () => whole.test(viaProxy.stdout()) && whole.test(direct.stdout()));
   viaProxy.stop();
   direct.stop();
   await t.test('kubectl printed the same through the proxy as from the apiserver', () => {

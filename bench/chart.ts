@@ -11,7 +11,7 @@ const COLORS: Readonly<Record<TargetName, string>> = {
   apiserver: '#7f7f7f',
   'kubectl proxy': '#e0a030',
   'kube-cache-proxy': '#2a7ab9',
-  'kube-cache-proxy (bounded)': '#39a96b',
+  'kube-cache-proxy (strong)': '#39a96b',
 };
 /** Bars longer than this many times the apiserver's are cut (and say so by their label). */
 const MAX_RATIO = 3;

@@ -13,6 +13,8 @@ export const SCENARIOS = [
   'list-selector',
   'list-namespace',
   'get',
+  'list-busy',
+  'poll',
   'watch',
   'cold-start',
   'memory',
@@ -32,8 +34,11 @@ export interface BenchOptions {
   readonly repeats: number;
   /** Concurrent watcher counts of the fan-out scenario, one run per count and target. */
   readonly watchers: readonly number[];
-  /** Writer's updates per second, for `watchSeconds`. */
+  /** Writer's updates per second: the watch fan-out's, and list-busy's load on the type. */
   readonly watchRate: number;
+  /** The polling scenario: clients, each an RV-unset LIST and GET per second, for pollSeconds. */
+  readonly pollClients: number;
+  readonly pollSeconds: number;
   readonly watchSeconds: number;
   /** Spread between repeats ((max - min) / median of the p50s) above which figures are called unstable. */
   readonly spread: number;
@@ -57,7 +62,9 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --warmup S          seconds of warm-up per target (default 2)
   --repeats N         repeats, targets in alternation A B C A B C (default 3)
   --watchers LIST     watcher counts of the fan-out (default 1000,5000,10000)
-  --watch-rate N      writer's updates per second (default 200)
+  --watch-rate N      writer's pod updates per second, in watch and list-busy (default 200)
+  --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
+  --poll-seconds S    how long they poll (default 30)
   --watch-seconds S   writer's duration (default 30)
   --spread F          repeat spread above which figures are unstable (default 0.25)
   --profile           --cpu-prof the proxy during the LIST and watch scenarios
@@ -73,6 +80,8 @@ const FLAGS = {
   repeats: { type: 'string' },
   watchers: { type: 'string' },
   'watch-rate': { type: 'string' },
+  'poll-clients': { type: 'string' },
+  'poll-seconds': { type: 'string' },
   'watch-seconds': { type: 'string' },
   spread: { type: 'string' },
   profile: { type: 'boolean' },
@@ -110,6 +119,8 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     repeats: Math.round(num('repeats', 3)),
     watchers,
     watchRate: num('watch-rate', 200),
+    pollClients: Math.round(num('poll-clients', 200)),
+    pollSeconds: num('poll-seconds', 30),
     watchSeconds: num('watch-seconds', 30),
     spread: num('spread', 0.25),
     profile: values.profile === true || env.KCP_BENCH_PROFILE === '1',

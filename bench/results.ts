@@ -12,6 +12,7 @@ import type { LoadResult } from './load.ts';
 import type { SyncResult } from './sync.ts';
 import type { TargetName } from './targets.ts';
 import type { WatchResult } from './watch-fanout.ts';
+import type { PollResult } from './poll.ts';
 import { renderChart } from './chart.ts';
 
 export interface LoadRow {
@@ -30,7 +31,13 @@ export interface LoadRow {
   readonly upstreamRequests: number;
   readonly clientRequests: number;
   readonly failures: number;
+  /** For the proxies: the client requests of the measured runs answered from the cache. */
+  readonly fromCache: number | undefined;
   readonly runs: readonly LoadResult[];
+}
+
+export interface PollRow extends PollResult {
+  readonly target: TargetName;
 }
 
 export interface WatchRow extends WatchResult {
@@ -61,6 +68,8 @@ export interface BenchResults {
   readonly sizes: Omit<BenchOptions, 'dir' | 'out'> & { readonly dir: undefined; readonly out: undefined };
   readonly load: readonly LoadRow[];
   readonly watch: readonly WatchRow[];
+  /** Absent in results written before the poll scenario existed. */
+  readonly poll?: readonly PollRow[];
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];

@@ -3,7 +3,7 @@
  * (`--help` lists them; sizes also from KCP_BENCH_* variables).
  *
  * Brings up a control plane of its own (dev-cluster, in --dir), seeds it, starts kube-cache-proxy
- * (and a second one in bounded read-consistency mode) and `kubectl proxy` beside it, then runs
+ * (and a second one in strong read-consistency mode) and `kubectl proxy` beside it, then runs
  * each scenario against each target in alternation (A B C A B C ...) after a warm-up, reads the
  * apiserver's own request counters around each run, and prints the tables. Writes the results as
  * JSON and an SVG chart (bench/results/latest.{json,svg}), and tears everything down. Progress
@@ -32,14 +32,16 @@ import { runLoad } from './load.ts';
 import type { BenchOptions, ScenarioName } from './options.ts';
 import { BENCH_USAGE, parseBenchOptions } from './options.ts';
 import { summarizeProfile } from './profile.ts';
-import type { BenchResults, LoadRow, ProfileSummary, WatchRow } from './results.ts';
+import type { BenchResults, LoadRow, PollRow, ProfileSummary, WatchRow } from './results.ts';
+import { runPoll } from './poll.ts';
+import { startPodWriter } from './pod-writer.ts';
 import { environment, writeResults } from './results.ts';
 import { median, spread } from './stats.ts';
 import type { SyncResult } from './sync.ts';
 import { runSync } from './sync.ts';
 import { formatTables } from './table.ts';
 import type { Target, TargetName } from './targets.ts';
-import { apiserverTarget, startCacheProxy, startKubectlProxy } from './targets.ts';
+import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } from './targets.ts';
 import { runWatchFanout } from './watch-fanout.ts';
 
 interface LoadScenario {
@@ -49,6 +51,8 @@ interface LoadScenario {
   readonly connections: number;
   /** With an unset resourceVersion the proxy's two consistency modes differ: both are run. */
   readonly bothModes: boolean;
+  /** A writer patches pods at --watch-rate during the scenario's warm-up and runs, at every target. */
+  readonly busy?: boolean;
 }
 
 function loadScenarios(o: BenchOptions): LoadScenario[] {
@@ -83,6 +87,14 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
       path: `/api/v1/namespaces/${namespaceName(0)}/pods/${podName(0)}`,
       connections: 32,
       bothModes: true,
+    },
+    {
+      name: 'list-busy',
+      title: `LIST one namespace (${perNamespace} pods), RV unset, 8 clients, ${String(o.watchRate)} pod writes/s`,
+      path: `/api/v1/namespaces/${namespaceName(0)}/pods`,
+      connections: 8,
+      bothModes: true,
+      busy: true,
     },
   ];
 }
@@ -147,6 +159,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', interrupted);
   const load: LoadRow[] = [];
   const watch: WatchRow[] = [];
+  const poll: PollRow[] = [];
   let sync: SyncResult[] = [];
   const profiles: ProfileSummary[] = [];
   try {
@@ -156,12 +169,14 @@ async function main(): Promise<number> {
     await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
 
     const apiserver = apiserverTarget(state);
-    const needTargets = loads.length > 0 || wants('watch');
+    const needTargets = loads.length > 0 || wants('watch') || wants('poll');
     if (needTargets) {
       const step = progress.step('starting kubectl proxy and kube-cache-proxy (caching pods)');
       targets.push(await startKubectlProxy(state));
       if (!o.profile) targets.push(await startCacheProxy(state, { resources: 'pods' }));
-      if (loads.some((s) => s.bothModes)) targets.push(await startCacheProxy(state, { resources: 'pods', readConsistency: 'bounded' }));
+      if (loads.some((s) => s.bothModes) || wants('poll')) {
+        targets.push(await startCacheProxy(state, { resources: 'pods', readConsistency: 'strong' }));
+      }
       step.done();
     }
     const profileRoot = join(o.out, 'profiles');
@@ -205,10 +220,12 @@ async function main(): Promise<number> {
       await attempt(scenario.name, async () => {
         const proxy = await proxyFor(scenario.name);
         const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy];
-        if (scenario.bothModes) order.push(targets.find((t) => t.name === 'kube-cache-proxy (bounded)'));
+        if (scenario.bothModes) order.push(targets.find((t) => t.name === 'kube-cache-proxy (strong)'));
         const runTargets = order.filter((t): t is Target => t !== undefined);
         const spec = { path: scenario.path, connections: scenario.connections };
         const amounts = new Map<TargetName, number>();
+        const writer =
+          scenario.busy === true ? startPodWriter(client, { rate: o.watchRate, pods: o.pods, namespaces: o.namespaces }) : undefined;
         for (const target of runTargets) {
           process.stderr.write(`[${elapsed()}] ${scenario.name} · ${target.name} · warm-up ${String(o.warmup)} s\n`);
           const warm = await runLoad(target, { ...spec, seconds: o.warmup });
@@ -216,6 +233,10 @@ async function main(): Promise<number> {
         }
         const runs = new Map<TargetName, LoadResult[]>();
         const upstream = new Map<TargetName, number>();
+        const fromCache = new Map<TargetName, number>();
+        const isProxy = (target: Target): boolean => target.name.startsWith('kube-cache-proxy');
+        const cachedCount = (target: Target): Promise<number> =>
+          proxyCounter(target, 'kube_cache_proxy_requests_total', { resource: 'pods', served_from: 'cache' });
         for (let repeat = 1; repeat <= o.repeats; repeat++) {
           for (const target of runTargets) {
             const amount = amounts.get(target.name);
@@ -223,13 +244,17 @@ async function main(): Promise<number> {
               `[${elapsed()}] ${scenario.name} · ${target.name} · repeat ${String(repeat)}/${String(o.repeats)} · ${String(amount)} requests\n`,
             );
             const before = await upstreamCounts(client, ['pods']);
+            const cachedBefore = isProxy(target) ? await cachedCount(target) : 0;
             const result = await runLoad(target, { ...spec, seconds: o.duration, ...(amount === undefined ? {} : { amount }) });
             const delta = countsDelta(await upstreamCounts(client, ['pods']), before).pods;
+            if (isProxy(target)) fromCache.set(target.name, (fromCache.get(target.name) ?? 0) + (await cachedCount(target)) - cachedBefore);
             runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
             upstream.set(target.name, (upstream.get(target.name) ?? 0) + (delta === undefined ? 0 : delta.LIST + delta.GET));
             process.stderr.write(`    p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${result.rps.toFixed(1)} req/s\n`);
           }
         }
+        const writes = await writer?.stop();
+        if (writes !== undefined) process.stderr.write(`    the writer patched ${String(writes)} pods\n`);
         for (const target of runTargets) {
           const results = runs.get(target.name) ?? [];
           const s = spread(results.map((r) => r.p50));
@@ -254,10 +279,33 @@ async function main(): Promise<number> {
             upstreamRequests: upstream.get(target.name) ?? 0,
             clientRequests: results.reduce((sum, r) => sum + r.requests, 0),
             failures,
+            fromCache: fromCache.get(target.name),
             runs: results,
           });
         }
         await collectProfile(scenario.name);
+      });
+    }
+
+    if (wants('poll')) {
+      await attempt('poll', async () => {
+        const order = [apiserver, ...targets];
+        for (const target of order) {
+          const step = progress.step(
+            `[${elapsed()}] poll · ${String(o.pollClients)} clients · ${target.name} · ${String(o.pollSeconds)} s`,
+          );
+          const result = await runPoll(target, client, {
+            clients: o.pollClients,
+            seconds: o.pollSeconds,
+            pods: o.pods,
+            namespaces: o.namespaces,
+          });
+          step.done(
+            `${result.upstreamRequestsPerMinute.toFixed(0)} upstream requests/min for ${result.clientRequestsPerMinute.toFixed(0)} client requests/min, p50 ${result.p50.toFixed(1)} ms`,
+          );
+          if (result.failures > 0) warn(`poll · ${target.name}: ${String(result.failures)} requests failed`);
+          poll.push({ ...result, target: target.name });
+        }
       });
     }
 
@@ -314,6 +362,7 @@ async function main(): Promise<number> {
       sizes,
       load,
       watch,
+      poll,
       sync,
       profiles,
       warnings,

@@ -28,13 +28,29 @@ export function formatTables(results: BenchResults): string {
       `Requests: autocannon; per target ${String(s.warmup)} s of warm-up, then ${String(s.repeats)} repeats in alternation, each making the requests the target answered in ${String(s.duration)} s of warm-up rate (at least 4 per client); medians of the repeats; ⚠ = repeats spread over ${String(s.spread * 100)}%.`,
       '',
     );
-    lines.push('| scenario | target | p50 ms | p99 ms | req/s | p50 ÷ apiserver | upstream requests / client requests |');
-    lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+    lines.push('| scenario | target | p50 ms | p99 ms | req/s | p50 ÷ apiserver | upstream requests / client requests | from the cache |');
+    lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const row of results.load) {
       const base = results.load.find((r) => r.scenario === row.scenario && r.target === 'apiserver')?.p50 ?? NaN;
       const flags = `${row.unstable ? ' ⚠' : ''}${row.failures > 0 ? ` (${int(row.failures)} failed)` : ''}`;
       lines.push(
-        `| ${row.title} | ${row.target}${flags} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${fixed(row.rps)} | ${row.target === 'apiserver' ? '1' : fixed(row.p50 / base, 2)} | ${int(row.upstreamRequests)} / ${int(row.clientRequests)} |`,
+        `| ${row.title} | ${row.target}${flags} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${fixed(row.rps)} | ${row.target === 'apiserver' ? '1' : fixed(row.p50 / base, 2)} | ${int(row.upstreamRequests)} / ${int(row.clientRequests)} | ${row.fromCache === undefined ? '' : `${fixed((100 * row.fromCache) / row.clientRequests, 0)} %`} |`,
+      );
+    }
+    lines.push('');
+  }
+  const poll = results.poll ?? [];
+  if (poll.length > 0) {
+    const first = poll[0];
+    lines.push(
+      `Polling: ${int(first?.clients ?? NaN)} clients, each an RV-unset LIST of its namespace's pods and an RV-unset GET of a pod every second, for ${String(first?.seconds ?? '')} s; upstream = the pods LISTs and GETs the apiserver served.`,
+      '',
+    );
+    lines.push('| target | client requests / min | upstream requests / min | p50 ms | p99 ms |');
+    lines.push('| --- | ---: | ---: | ---: | ---: |');
+    for (const row of poll) {
+      lines.push(
+        `| ${row.target}${row.failures > 0 ? ` (${int(row.failures)} failed)` : ''} | ${int(row.clientRequestsPerMinute)} | ${int(row.upstreamRequestsPerMinute)} | ${fixed(row.p50)} | ${fixed(row.p99)} |`,
       );
     }
     lines.push('');

@@ -2,8 +2,8 @@
  * What the scenarios are run against, each its own process on loopback:
  *   apiserver         kube-apiserver itself, over HTTPS with the admin's bearer token
  *   kubectl proxy     `kubectl proxy --port 0` of the dev cluster's kubectl
- *   kube-cache-proxy  `node bin/kube-cache-proxy.mjs proxy --port 0 ...` (this project), default
- *                     (strong) read consistency, and a second one with `--read-consistency bounded`
+ *   kube-cache-proxy  `node bin/kube-cache-proxy.mjs proxy --port 0 ...` (this project), with its
+ *                     defaults (bounded read consistency), and a second one with `--read-consistency strong`
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 
-export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (bounded)';
+export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (strong)';
 
 export interface Target {
   readonly name: TargetName;
@@ -117,7 +117,7 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
   const url = `http://${address}`;
   await waitReady(url);
   return {
-    name: options.name ?? (options.readConsistency === 'bounded' ? 'kube-cache-proxy (bounded)' : 'kube-cache-proxy'),
+    name: options.name ?? (options.readConsistency === 'strong' ? 'kube-cache-proxy (strong)' : 'kube-cache-proxy'),
     url,
     headers: {},
     pid: child.pid,
@@ -140,6 +140,19 @@ export async function waitReady(url: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${url} was not ready after ${String(READY_TIMEOUT_MS / 1000)} s`);
     await sleep(20);
   }
+}
+
+/** A counter's value summed over the series of the proxy's /metrics whose labels include every one of `labels`. */
+export async function proxyCounter(target: Target, name: string, labels: Readonly<Record<string, string>>): Promise<number> {
+  const res = await request(`${target.url}/metrics`);
+  const text = await res.body.text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
 }
 
 /** One GET through a target, parsed (for the resourceVersion a watch starts from). */

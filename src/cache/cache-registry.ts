@@ -51,13 +51,16 @@ import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
 import { BUILT_IN_GROUPS, specOf, typeName } from './cached-resources.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
-import type { CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
+import type { CachedResourceSpec, WatchCacheSource } from './watch-cache.ts';
 import { newWatchCache } from './watch-cache.ts';
+import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
 export interface CacheRegistryOptions {
   readonly factory: SharedInformerFactory;
+  /** Makes the delegator (read decisions, watches, probes) of each cache the registry starts. */
+  readonly delegate: DelegatorFactory;
   /** Refreshed at least once before start() (named types are resolved against it); kept current while running. */
   readonly discovery: Discovery;
   /** The `--resources` types; undefined: every cacheable type, cached on its first read. */
@@ -101,7 +104,7 @@ interface Want {
 
 interface Running {
   readonly want: Want;
-  readonly cache: WatchCache;
+  readonly delegator: CacheDelegator;
   /** Removes what the registry registered on the informer. */
   readonly detach: () => void;
 }
@@ -118,6 +121,7 @@ function scopeOf(spec: CachedResourceSpec, namespace: string | undefined): Resou
 
 class CacheRegistry implements WatchCacheSource {
   readonly #factory: SharedInformerFactory;
+  readonly #delegate: DelegatorFactory;
   readonly #discovery: Discovery;
   /** Named types (`resource.group`); undefined: every type, lazily. */
   readonly #named: ReadonlySet<string> | undefined;
@@ -148,6 +152,7 @@ class CacheRegistry implements WatchCacheSource {
 
   constructor(options: CacheRegistryOptions) {
     this.#factory = options.factory;
+    this.#delegate = options.delegate;
     this.#discovery = options.discovery;
     this.#namedSpecs = options.resources ?? [];
     this.#named = options.resources === undefined ? undefined : new Set(options.resources.map((s) => typeName(s.group, s.resource)));
@@ -177,7 +182,7 @@ class CacheRegistry implements WatchCacheSource {
     if (!this.#started) return false;
     for (const want of this.#wanted.values()) {
       const name = typeName(want.spec.group, want.spec.resource);
-      if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.cache.informer.hasSynced() === true) {
+      if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.delegator.cache.informer.hasSynced() === true) {
         this.#namedPending.delete(name);
       }
     }
@@ -194,7 +199,7 @@ class CacheRegistry implements WatchCacheSource {
       await this.#discoveryLoop;
       for (const running of this.#running.values()) {
         running.detach();
-        running.cache.close();
+        running.delegator.cache.close();
       }
       this.#running.clear();
       this.#wanted.clear();
@@ -203,7 +208,7 @@ class CacheRegistry implements WatchCacheSource {
     return this.#stopping;
   }
 
-  cacheFor(group: string, version: string, resource: string, namespace: string): WatchCache | undefined {
+  cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined {
     if (!this.#started || this.#stopping !== undefined) return undefined;
     const spec = this.#specFor(group, version, resource);
     if (spec === undefined) return undefined;
@@ -225,10 +230,10 @@ class CacheRegistry implements WatchCacheSource {
     return this.#stopping !== undefined;
   }
 
-  /** The wanted cache, if it runs for this want and has synced. */
-  #servable(want: Want): WatchCache | undefined {
+  /** The wanted cache's delegator, if the cache runs for this want and has synced. */
+  #servable(want: Want): CacheDelegator | undefined {
     const running = this.#running.get(want.key);
-    return running?.want === want && running.cache.informer.hasSynced() ? running.cache : undefined;
+    return running?.want === want && running.delegator.cache.informer.hasSynced() ? running.delegator : undefined;
   }
 
   /** What a read of this type is cached as, or undefined when it is not to be cached. */
@@ -285,7 +290,7 @@ class CacheRegistry implements WatchCacheSource {
     want.lastRead = now;
     const apiServices = this.#servable(want);
     if (apiServices === undefined) return undefined;
-    const apiService = apiServices.get(apiServiceName(group, version));
+    const apiService = apiServices.cache.get(apiServiceName(group, version));
     return apiService !== undefined && isLocalApiService(apiService);
   }
 
@@ -321,7 +326,7 @@ class CacheRegistry implements WatchCacheSource {
         if (want.pinned) continue;
         lazy++;
         // A cache with open watches is in use, whatever its last read.
-        if (this.#running.get(want.key)?.cache.inUse() === true) continue;
+        if (this.#running.get(want.key)?.delegator.cache.inUse() === true) continue;
         if (oldest === undefined || want.lastRead < oldest.lastRead) oldest = want;
       }
       if (oldest === undefined || lazy < this.#maxLazy) return;
@@ -418,7 +423,7 @@ class CacheRegistry implements WatchCacheSource {
     informer.run();
     this.#running.set(want.key, {
       want,
-      cache,
+      delegator: this.#delegate(cache),
       detach: () => {
         detachError();
         detachEvents();
@@ -475,7 +480,7 @@ class CacheRegistry implements WatchCacheSource {
     if (running !== undefined && running.want !== this.#wanted.get(key)) {
       this.#running.delete(key);
       running.detach();
-      running.cache.close();
+      running.delegator.cache.close();
       await this.#factory.stop(scopeOf(running.want.spec, running.want.namespace));
     }
     const want = this.#wanted.get(key);
@@ -490,7 +495,7 @@ class CacheRegistry implements WatchCacheSource {
       for (const want of [...this.#wanted.values()]) {
         if (want.pinned) continue;
         // Open watches read it all the time, without asking for it again.
-        if (this.#running.get(want.key)?.cache.inUse() === true) want.lastRead = now;
+        if (this.#running.get(want.key)?.delegator.cache.inUse() === true) want.lastRead = now;
         else if (now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
       }
       for (const key of [...this.#forbidden.keys()]) this.#isForbidden(key, now);

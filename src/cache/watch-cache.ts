@@ -25,6 +25,7 @@ import { newEventWindow } from './event-window.ts';
 import { WindowEvent } from './window-event.ts';
 import { newBookmarkFrames } from './bookmark.ts';
 import type { ResourceSelectableFields } from './selectable-fields.ts';
+import type { CacheDelegator } from './delegator.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
 export interface CachedResourceSpec {
@@ -43,11 +44,11 @@ export interface CachedResourceSpec {
 /** What a watch cache is asked for by the server: the cache of one type, for one request. */
 export interface WatchCacheSource {
   /**
-   * The cache that can answer reads of this type in `namespace` ('' for all namespaces or a
-   * cluster-scoped type), or undefined to pass the request through (not cached, not synced yet,
-   * not allowed to the proxy). Synchronous; may start a cache for later requests.
+   * The delegator of the cache that can answer reads of this type in `namespace` ('' for all
+   * namespaces or a cluster-scoped type), or undefined to pass the request through (not cached,
+   * not synced yet, not allowed to the proxy). Synchronous; may start a cache for later requests.
    */
-  cacheFor(group: string, version: string, resource: string, namespace: string): WatchCache | undefined;
+  cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined;
   start(): void;
   /** True when the caches the proxy was told to hold have synced (readiness). */
   synced(): boolean;
@@ -88,6 +89,13 @@ export interface WatchCache {
   snapshot(rv: bigint): readonly KubeObject[] | undefined;
   /** When the cache's watch last said anything (an event, a bookmark, a list), on the cache's clock. */
   lastProgressAt(): number;
+  /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
+  lastChangeAt(): number;
+  /**
+   * True while the upstream watch is open and the cache holds the state it continues from; false
+   * before the first list, while the reflector relists or backs off, and after the watch broke.
+   */
+  watching(): boolean;
   /** Adds a listener of every later change; returns the function that removes it. */
   addListener(listener: WatchCacheListener): () => void;
   /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts). */
@@ -154,6 +162,8 @@ class WatchCacheImpl implements WatchCache {
   #orderedShared = false;
   #rv: bigint | undefined;
   #lastProgressAt: number;
+  #lastChangeAt = Number.NEGATIVE_INFINITY;
+  #watching = false;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
   #closed = false;
@@ -194,6 +204,9 @@ class WatchCacheImpl implements WatchCache {
         this.#progressed();
         this.#notify((listener) => listener.progressed?.(rv));
       },
+      watchConnected: (connected) => {
+        this.#watching = connected;
+      },
     };
     this.informer.addStoreObserver(store);
   }
@@ -204,6 +217,14 @@ class WatchCacheImpl implements WatchCache {
 
   lastProgressAt(): number {
     return this.#lastProgressAt;
+  }
+
+  lastChangeAt(): number {
+    return this.#lastChangeAt;
+  }
+
+  watching(): boolean {
+    return this.#watching && !this.#closed;
   }
 
   bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
@@ -318,6 +339,7 @@ class WatchCacheImpl implements WatchCache {
       resourceVersion: rv,
     });
     this.#window.append(event);
+    this.#lastChangeAt = this.#clock.now();
     this.#progressed();
     this.#notify((listener) => {
       listener.event(event);

@@ -19,8 +19,12 @@ import type { SharedInformerFactory } from '../informer/factory.ts';
 import { newCachedReads } from '../server/cached-reads.ts';
 import type { CachedReads } from '../server/cached-reads.ts';
 import { newCacheRegistry } from '../cache/cache-registry.ts';
+import { newConsistencyPolicy, newReadYourWrites } from '../cache/consistency.ts';
+import { delegatorFactory } from '../cache/delegator.ts';
 import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { resolveCachedResources, typeName } from '../cache/cached-resources.ts';
+import type { CachedResourceSpec } from '../cache/watch-cache.ts';
+import type { Discovery } from '../upstream/discovery.ts';
 import { newProxyMetrics } from '../server/metrics.ts';
 import type { ProxyMetrics } from '../server/metrics.ts';
 import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
@@ -179,13 +183,53 @@ async function resolveCaches(
     }
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
-  const cached = (named?.specs ?? []).map((s) => typeName(s.group, s.resource));
-  const source = newCacheRegistry({ factory, discovery, resources: named?.specs, namespace: options.namespace, log });
   return {
-    reads: newCachedReads({ source, client, consistency: options.readConsistency, metrics }),
-    cached,
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, log }),
+    cached: (named?.specs ?? []).map((s) => typeName(s.group, s.resource)),
     skipped: named?.skipped ?? [],
   };
+}
+
+export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs'>> {
+  readonly client: UpstreamClient;
+  readonly factory: SharedInformerFactory;
+  readonly discovery: Discovery;
+  /** The --resources types, resolved; undefined: every cacheable type, on its first read. */
+  readonly specs?: readonly CachedResourceSpec[] | undefined;
+  readonly namespace?: string | undefined;
+  readonly metrics?: ProxyMetrics;
+  readonly log?: CacheRegistryLog;
+  /** How long reads wait for the cache to reach an RV (delegator.ts FRESHNESS_WAIT_MS); tests set it. */
+  readonly freshnessWaitMs?: number;
+}
+
+/** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
+export function newCachingReads(options: CachingReadsOptions): CachedReads {
+  const mode = options.readConsistency ?? 'bounded';
+  const policy = newConsistencyPolicy({
+    mode,
+    strongTypes: options.strongResources ?? [],
+    ...(options.maxStalenessMs === undefined ? {} : { maxStalenessMs: options.maxStalenessMs }),
+  });
+  // Read-your-writes is bounded mode's: strong reads never come from a cache that could miss a write.
+  const writes = mode === 'bounded' ? newReadYourWrites() : undefined;
+  const { metrics } = options;
+  const delegate = delegatorFactory({
+    client: options.client,
+    policy,
+    writes: writes ?? newReadYourWrites(),
+    ...(metrics === undefined ? {} : { metrics: (resource: string) => metrics.delegator(resource) }),
+    ...(options.freshnessWaitMs === undefined ? {} : { freshnessWaitMs: options.freshnessWaitMs }),
+  });
+  const source = newCacheRegistry({
+    factory: options.factory,
+    delegate,
+    discovery: options.discovery,
+    resources: options.specs,
+    namespace: options.namespace,
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
+  return newCachedReads({ source, writes });
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

@@ -14,7 +14,8 @@ import {
   RegexpSyntaxError,
   makeRegexpArray,
 } from '../server/request-filter.ts';
-import type { ReadConsistency } from '../server/cached-reads.ts';
+import type { ReadConsistency } from '../cache/consistency.ts';
+import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { CliError } from './cli-error.ts';
 
 /** defaultPort (kubectl's cmd/proxy/proxy.go). */
@@ -46,8 +47,12 @@ export interface ProxyOptions {
   /** Cache only this namespace; undefined: all namespaces. */
   readonly namespace: string | undefined;
   readonly logLevel: LogLevel;
-  /** How RV-unset ("most recent") reads are answered (see ReadConsistency). */
+  /** How RV-unset ("most recent") reads are answered (cache/consistency.ts). */
   readonly readConsistency: ReadConsistency;
+  /** Types (`resource` or `resource.group`) whose RV-unset reads are strong whatever readConsistency says. */
+  readonly strongResources: readonly string[];
+  /** Bounded reads: the most time since the cache's watch last proved progress. */
+  readonly maxStalenessMs: number;
   readonly help: boolean;
 }
 
@@ -64,9 +69,15 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: every listable and
                            watchable type, cached on its first read; secrets only when named)
   --namespace NAME         cache only this namespace (default: all)
-  --read-consistency MODE  strong: "most recent" reads come from the cache only when it is proven as fresh as
-                           the apiserver, else from the apiserver; bounded: from the cache while its watch is
-                           alive, with read-your-writes (default: strong)
+  --read-consistency MODE  how reads without a resourceVersion ("most recent") are answered:
+                           bounded: from the cache while its upstream watch is open and heard from within
+                           --max-staleness, with read-your-writes for writes through the proxy (default);
+                           strong: linearizable; a GET goes to the apiserver, a LIST comes from the cache only
+                           once proven as fresh as the apiserver (a probe), else from the apiserver
+  --strong-resources LIST  resources whose reads are strong whatever --read-consistency says,
+                           e.g. leases.coordination.k8s.io (default: none)
+  --max-staleness DURATION bounded reads: the longest the cache's watch may be silent (no event, no
+                           bookmark) for reads to come from it, e.g. 75s, 2m (default: ${String(DEFAULT_MAX_STALENESS_MS / 1000)}s)
   --log-level LEVEL        ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})
   -h, --help               print this help`;
 
@@ -84,6 +95,8 @@ const OPTIONS = {
   namespace: { type: 'string' },
   'log-level': { type: 'string' },
   'read-consistency': { type: 'string' },
+  'strong-resources': { type: 'string' },
+  'max-staleness': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -156,6 +169,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     namespace: namespace?.value,
     logLevel: parseLogLevel(setting('log-level')),
     readConsistency: parseReadConsistency(setting('read-consistency')),
+    strongResources: parseResources(setting('strong-resources')),
+    maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     help: values.help === true,
   };
 }
@@ -206,7 +221,29 @@ function parseLogLevel(s: Setting | undefined): LogLevel {
 }
 
 function parseReadConsistency(s: Setting | undefined): ReadConsistency {
-  if (s === undefined) return 'strong';
+  if (s === undefined) return 'bounded';
   if (s.value === 'strong' || s.value === 'bounded') return s.value;
-  throw new CliError(`${s.from}: unknown read consistency`, 'Use strong (the default) or bounded.');
+  throw new CliError(`${s.from}: unknown read consistency`, 'Use bounded (the default) or strong.');
+}
+
+/** Go's time.ParseDuration units this flag takes. */
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration (`75s`, `1m30s`, `500ms`), as the apiserver's and kubectl's duration flags take them. */
+export function parseDurationMs(text: string): number | undefined {
+  if (!/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const [, value = '', unit = ''] of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)) {
+    total += Number(value) * (DURATION_UNITS_MS[unit] ?? Number.NaN);
+  }
+  return Number.isFinite(total) ? total : undefined;
+}
+
+function parseMaxStaleness(s: Setting | undefined): number {
+  if (s === undefined) return DEFAULT_MAX_STALENESS_MS;
+  const ms = parseDurationMs(s.value);
+  if (ms === undefined || ms <= 0) {
+    throw new CliError(`${s.from}: not a duration`, 'Give a positive duration with a unit, e.g. 75s, 2m or 1m30s.');
+  }
+  return ms;
 }

@@ -289,6 +289,7 @@ class ReflectorImpl implements Reflector {
       this.#metrics.list(0, temporary.size);
       this.#store.replace([...temporary.values()], bookmarkResourceVersion);
       this.#setLastSync(bookmarkResourceVersion);
+      this.#store.watchConnected?.(true);
       return watch;
     }
   }
@@ -315,7 +316,10 @@ class ReflectorImpl implements Reflector {
     let watch = initial;
     for (;;) {
       if (isAborted(signal)) {
-        watch?.stop();
+        if (watch !== undefined) {
+          watch.stop();
+          this.#store.watchConnected?.(false);
+        }
         return;
       }
       const start = this.#clock.now();
@@ -330,6 +334,7 @@ class ReflectorImpl implements Reflector {
             signal,
           );
           this.#metrics.watch();
+          this.#store.watchConnected?.(true);
         } catch (error) {
           if (isAborted(signal)) return;
           if (isConnectionError(error) || isTooManyRequests(error)) {
@@ -360,6 +365,7 @@ class ReflectorImpl implements Reflector {
       } catch (error) {
         watch.stop();
         watch = undefined;
+        this.#store.watchConnected?.(false);
         if (isAborted(signal)) return;
         if (isExpired(error)) {
           // Relist at the last RV seen: a LIST at RV N returns data at least that fresh.
@@ -378,6 +384,7 @@ class ReflectorImpl implements Reflector {
       }
       watch.stop();
       watch = undefined;
+      this.#store.watchConnected?.(false);
       if (isAborted(signal)) return;
       if (end.kind === 'closed' && end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
         this.#metrics.relist('very-short-watch');

@@ -175,6 +175,9 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         updateResourceVersion: (rv) => {
           this.#observe((observer) => observer.updateResourceVersion?.(rv));
         },
+        watchConnected: (connected) => {
+          this.#observe((observer) => observer.watchConnected?.(connected));
+        },
       },
       clock: this.#clock,
       metrics: this.#metrics.reflector,

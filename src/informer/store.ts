@@ -15,6 +15,13 @@ export interface ReflectorStore {
   updateResourceVersion?(resourceVersion: string): void;
   /** Called with the object of each BOOKMARK the watch received, before its RV is applied. */
   observeBookmark?(object: Buffer): void;
+  /**
+   * Called with true once a watch is open and the store holds the state it continues from (after
+   * the LIST, or after a WatchList's initial events), and with false when that watch ends. While
+   * false the store hears nothing from the apiserver: a caller that serves "recent" reads from it
+   * must not trust it (the reflector may be backing off, relisting, or the apiserver down).
+   */
+  watchConnected?(connected: boolean): void;
 }
 
 /** What the DeltaFIFO asks of the informer's indexer to detect deletions and resync (client-go KeyListerGetter). */

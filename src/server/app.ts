@@ -15,8 +15,9 @@ import { MAX_HEADER_BYTES, goClientErrorHandler } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
-import { parseRequestInfo } from './request-info.ts';
-import { typeName } from '../cache/cached-resources.ts';
+import { parseRequest } from './parsed-request.ts';
+import type { ParsedRequest } from './parsed-request.ts';
+import { MAX_WRITE_ANSWER_BYTES } from './written-resource-version.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
@@ -36,14 +37,17 @@ export interface ProxyServerOptions {
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The written object's metadata.resourceVersion: the first one in its JSON (metadata precedes spec and status). */
-const RESOURCE_VERSION = /"resourceVersion":"([0-9]{1,19})"/;
-
-function observeWrite(reads: CachedReads, url: string): ResponseObserver {
-  return (statusCode, head) => {
-    if (statusCode < 200 || statusCode > 299) return;
-    const match = RESOURCE_VERSION.exec(head.toString('latin1'));
-    reads.observeWrite(url, match?.[1] === undefined ? undefined : BigInt(match[1]));
+function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: ResponseObserver; maxBytes: number } {
+  return {
+    maxBytes: MAX_WRITE_ANSWER_BYTES,
+    observer: (statusCode, headers, body) => {
+      reads.observeWrite(request, {
+        statusCode,
+        contentType: headers['content-type'] ?? '',
+        contentEncoding: headers['content-encoding'] ?? '',
+        body,
+      });
+    },
   };
 }
 
@@ -93,29 +97,19 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         .send(await metrics.registry.metrics()),
     );
   }
-  const countServed = (method: string, url: string, from: ServedFrom): void => {
-    if (metrics === undefined) return;
-    let verb = method.toLowerCase();
-    let resource = '';
-    try {
-      const info = parseRequestInfo(method, url);
-      verb = info.verb;
-      resource = info.isResourceRequest ? typeName(info.apiGroup, info.resource) : '';
-    } catch {
-      // a path the apiserver will reject: counted without a resource
-    }
-    metrics.served(verb, resource, from);
+  const countServed = (request: ParsedRequest, from: ServedFrom): void => {
+    metrics?.served(request.verb, request.typeName, from);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
+    // Parsed once, here: everything below decides on this reading of the request.
+    const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
     if (reads === undefined) {
-      countServed(method, url, 'apiserver');
+      countServed(request, 'apiserver');
       return passThrough(options.client, req, res);
     }
-    if (WRITE_METHODS.has(method)) {
-      countServed(method, url, 'apiserver');
-      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, url) : undefined);
+    if (WRITE_METHODS.has(request.method)) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined);
     }
     const gone = new AbortController();
     const onClose = (): void => {
@@ -124,11 +118,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     res.on('close', onClose);
     let cached: CachedResponse | undefined;
     try {
-      if (await reads.tryWatch(req, res)) {
-        countServed(method, url, 'cache');
+      if (await reads.tryWatch(request, req, res)) {
+        countServed(request, 'cache');
         return;
       }
-      cached = await reads.tryServe(method, url, req.headers.accept, gone.signal);
+      cached = await reads.tryServe(request, req.headers.accept, gone.signal);
     } catch (error) {
       // Never a client's failure: the apiserver answers instead.
       log.warn({ err: error }, 'serving from the cache failed; passing through');
@@ -142,10 +136,10 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       return;
     }
     if (cached === undefined) {
-      countServed(method, url, 'apiserver');
+      countServed(request, 'apiserver');
       return passThrough(options.client, req, res);
     }
-    countServed(method, url, 'cache');
+    countServed(request, 'cache');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.body.reduce((n, b) => n + b.length, 0) });
     // HOT PATH: the list's pieces (each object's stored bytes) leave in one vectored write.

@@ -8,52 +8,42 @@
  *   cache's watch has reported, and answers 200 or its own 504 ResourceVersionTooLarge).
  * - N with limit and no match, Exact N, and `continue` (Exact at the token's RV): from the
  *   snapshot kept of the cache at exactly N, else passed through (etcd serves it, or says 410).
- * - unset (most recent): see ReadConsistency.
+ * - unset (most recent): as the type's consistency mode says (cache/delegator.ts decides).
  * Invalid queries, tables and other media types are passed through: the apiserver words them.
  *
  * HOT PATH: a LIST body is the concatenation of a head, each item's stored bytes, and a tail; no
  * object is parsed or serialized per request, and the key order is sorted once per RV.
  */
 import type { KubeObject } from '../informer/object.ts';
-import { collectionPath } from '../informer/lister-watcher.ts';
-import type { ConsistencyProbe } from '../cache/consistency-probe.ts';
-import { newConsistencyProbe } from '../cache/consistency-probe.ts';
+import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
+import type { CacheDelegator } from '../cache/delegator.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import { lowerBound } from '../cache/watch-cache.ts';
-import { typeName } from '../cache/cached-resources.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Cacher } from '../cache/cacher.ts';
-import { newCacher } from '../cache/cacher.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
-import type { Clock } from '../workqueue/clock.ts';
-import type { ProxyMetrics } from './metrics.ts';
-import { noopProxyMetrics } from './metrics.ts';
-import { realClock } from '../workqueue/clock.ts';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
 import type { DecodedContinue } from './continue-token.ts';
 import { decodeContinue, encodeContinue } from './continue-token.ts';
+import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
-import { parseRequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
-
-/**
- * How RV-unset ("most recent") reads are answered:
- * - `strong` (default): from the cache only once it is at least as fresh as the apiserver was
- *   when the request arrived (a consistency probe, then a brief wait); otherwise passed through.
- *   Linearizable, as the apiserver's own consistent reads.
- * - `bounded`: from the cache while its upstream watch is alive (an event or bookmark within
- *   WATCH_ALIVE_MS), waiting for the proxy's own writes to arrive (read-your-writes). Stale by
- *   at most the watch's delivery delay; maximum offload.
- */
-export type ReadConsistency = 'strong' | 'bounded';
+import { writtenResourceVersion } from './written-resource-version.ts';
 
 export interface CachedResponse {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string>>;
   /** Chunks to write in order. */
   readonly body: readonly Buffer[];
+}
+
+/** A write's answer as passed through: what read-your-writes learns from. */
+export interface WriteAnswer {
+  readonly statusCode: number;
+  readonly contentType: string;
+  readonly contentEncoding: string;
+  /** The whole body, or undefined when it was larger than the proxy reads. */
+  readonly body: Buffer | undefined;
 }
 
 export interface CachedReads {
@@ -63,47 +53,23 @@ export interface CachedReads {
   synced(): boolean;
   stop(): Promise<void>;
   /** The answer from the cache, or undefined to pass the request through. */
-  tryServe(method: string, url: string, accept: string | undefined, signal?: AbortSignal): Promise<CachedResponse | undefined>;
+  tryServe(request: ParsedRequest, accept: string | undefined, signal?: AbortSignal): Promise<CachedResponse | undefined>;
   /**
    * Serves a WATCH from the cache on `res` and resolves true, or resolves false having written
    * nothing (the request goes to the apiserver).
    */
-  tryWatch(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
-  /**
-   * A write passed through the proxy was answered 2xx; `resourceVersion` is the written
-   * object's (undefined when the answer carried none, e.g. a delete's Status).
-   */
-  observeWrite(url: string, resourceVersion: bigint | undefined): void;
-  /** Whether observeWrite is needed (bounded mode's read-your-writes); strong reads probe instead. */
+  tryWatch(request: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Whether observeWrite is needed: some type's reads are bounded (read-your-writes). */
   readonly observesWrites: boolean;
+  /** A write passed through the proxy was answered. */
+  observeWrite(request: ParsedRequest, answer: WriteAnswer): void;
 }
 
 export interface CachedReadsOptions {
   readonly source: WatchCacheSource;
-  /** For consistency probes. */
-  readonly client: UpstreamClient;
-  readonly consistency?: ReadConsistency;
-  /**
-   * How long a read waits for the cache to reach the RV it needs before it is passed through.
-   * The events it waits for are normally a watch delivery away (milliseconds); a cache that is
-   * behind only because other types moved the global RV never gets there, so waiting longer
-   * only delays the pass-through.
-   */
-  readonly freshnessWaitMs?: number;
-  /** The caches' clock (bounded mode compares it with lastProgressAt). */
-  readonly clock?: Clock;
-  readonly metrics?: Pick<ProxyMetrics, 'probe' | 'cacher'>;
+  /** The proxy's writes, shared with the delegators; undefined: no read is bounded, writes are not observed. */
+  readonly writes?: ReadYourWrites | undefined;
 }
-
-export const DEFAULT_FRESHNESS_WAIT_MS = 50;
-/**
- * In bounded mode, a cache whose watch has said nothing (no event, no bookmark) for this long is
- * not trusted: the apiserver sends each watcher a bookmark every minute (cacher.go
- * defaultBookmarkFrequency), and this is its eventFreshDuration (a minute plus 15 s).
- */
-export const WATCH_ALIVE_MS = 75_000;
-/** Bounded mode: how long the proxy's own write waits to show in the cache before a read is passed through. */
-const READ_YOUR_WRITES_WAIT_MS = 3_000;
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const OPEN = Buffer.from('{');
@@ -133,55 +99,29 @@ type ReadPlan =
   | { readonly kind: 'consistent' }
   | { readonly kind: 'exact'; readonly rv: bigint; readonly from: DecodedContinue | undefined };
 
+/** What a read covers, for read-your-writes. */
+function readTarget(cache: WatchCache, info: RequestInfo): ReadTarget {
+  return {
+    group: cache.spec.group,
+    resource: cache.spec.resource,
+    namespace: cache.spec.namespaced ? info.namespace : '',
+    name: info.name,
+  };
+}
+
 export function newCachedReads(options: CachedReadsOptions): CachedReads {
-  const { source, client } = options;
-  const consistency = options.consistency ?? 'strong';
-  const waitMs = options.freshnessWaitMs ?? DEFAULT_FRESHNESS_WAIT_MS;
-  const clock = options.clock ?? realClock;
-  const metrics = options.metrics ?? noopProxyMetrics;
-  const probes = new WeakMap<WatchCache, ConsistencyProbe>();
-  const cachers = new WeakMap<WatchCache, Cacher>();
-  const cacherOf = (cache: WatchCache): Cacher => {
-    let cacher = cachers.get(cache);
-    if (cacher === undefined) {
-      const { group, resource } = cache.spec;
-      cacher = newCacher(cache, { clock, metrics: metrics.cacher(typeName(group, resource)) });
-      cachers.set(cache, cacher);
-    }
-    return cacher;
-  };
-  /**
-   * Bounded mode, read-your-writes: per type, the newest RV written through this proxy, or
-   * 'probe' after a write whose RV the answer did not carry (reads then probe, as in strong mode,
-   * until one finds the cache fresh).
-   */
-  const written = new Map<string, bigint | 'probe'>();
+  const { source, writes } = options;
 
-  const probeOf = (cache: WatchCache): ConsistencyProbe => {
-    let probe = probes.get(cache);
-    if (probe === undefined) {
-      const { group, version, resource } = cache.spec;
-      const name = typeName(group, resource);
-      probe = newConsistencyProbe(client, collectionPath({ group, version, resource, namespace: cache.namespace }), () => {
-        metrics.probe(name);
-      });
-      probes.set(cache, probe);
-    }
-    return probe;
-  };
-
-  /** Resolves true once the cache holds the state an RV-unset read must see. */
-  const consistentReady = async (cache: WatchCache, signal: AbortSignal | undefined): Promise<boolean> => {
-    const type = typeKey(cache.spec.group, cache.spec.resource);
-    const mine = written.get(type);
-    if (consistency === 'bounded' && mine !== 'probe') {
-      if (!cache.informer.hasSynced() || clock.now() - cache.lastProgressAt() > WATCH_ALIVE_MS) return false;
-      return mine === undefined || (await cache.waitUntilFresh(mine, READ_YOUR_WRITES_WAIT_MS, signal)) !== undefined;
-    }
-    const rv = await probeOf(cache).currentResourceVersion();
-    const fresh = rv !== undefined && (await cache.waitUntilFresh(rv, waitMs, signal)) !== undefined;
-    if (fresh && mine === 'probe') written.delete(type);
-    return fresh;
+  /** The delegator of the cache that may answer this collection or object read, or undefined to pass through. */
+  const delegatorFor = (request: ParsedRequest, info: RequestInfo): CacheDelegator | undefined => {
+    if (!isCleanPath(request.url)) return undefined;
+    // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
+    if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
+    const delegator = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
+    if (delegator === undefined) return undefined;
+    // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word.
+    if (!delegator.cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return undefined;
+    return delegator;
   };
 
   return {
@@ -194,39 +134,37 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     stop() {
       return source.stop();
     },
-    observesWrites: consistency === 'bounded',
-    observeWrite(url, resourceVersion) {
-      if (consistency !== 'bounded') return; // strong reads probe after every write anyway
-      let info: RequestInfo;
-      try {
-        info = parseRequestInfo('POST', url);
-      } catch {
+    observesWrites: writes !== undefined,
+    observeWrite(request, answer) {
+      const { info } = request;
+      if (writes === undefined || info === undefined || !info.isResourceRequest) return;
+      const target = { group: info.apiGroup, resource: info.resource, namespace: info.namespace, name: info.name };
+      if (answer.statusCode >= 200 && answer.statusCode <= 299) {
+        // A write of a subresource (status, scale, eviction) changes the object it belongs to.
+        const rv = answer.body === undefined ? undefined : writtenResourceVersion(answer.contentType, answer.contentEncoding, answer.body);
+        if (rv !== undefined && info.verb !== 'deletecollection') writes.written(info.apiGroup, info.resource, rv);
+        else writes.doubt(target);
         return;
       }
-      if (!info.isResourceRequest) return;
-      const key = typeKey(info.apiGroup, info.resource);
-      const before = written.get(key);
-      if (resourceVersion === undefined || before === 'probe') written.set(key, 'probe');
-      else if (before === undefined || before < resourceVersion) written.set(key, resourceVersion);
+      // The cache may be behind for this object: the client wrote from a state older than the
+      // apiserver's (Conflict), created what exists (AlreadyExists), or changed what is gone.
+      const behind =
+        answer.statusCode === 409 || (answer.statusCode === 404 && info.verb !== 'create' && info.subresource === '' && info.name !== '');
+      if (behind) writes.doubt(target);
     },
-    async tryWatch(req, res) {
-      const method = req.method ?? 'GET';
-      const url = req.url ?? '/';
-      if (method !== 'GET' || !acceptsPlainJson(req.headers.accept)) return false;
-      let info: RequestInfo;
+    async tryWatch(request, req, res) {
+      const { info } = request;
+      if (request.method !== 'GET' || !acceptsPlainJson(req.headers.accept) || info === undefined) return false;
+      // Collections only: a watch of one named object is the apiserver's (it becomes a field selector there).
+      if (!info.isResourceRequest || info.subresource !== '' || info.verb !== 'watch' || info.name !== '') return false;
       let options: ListOptions;
       try {
-        info = parseRequestInfo(method, url);
-        // Collections only: a watch of one named object is the apiserver's (it becomes a field selector there).
-        if (!info.isResourceRequest || info.subresource !== '' || info.verb !== 'watch' || info.name !== '') return false;
-        options = parseListOptions(new URL(url, 'http://proxy').searchParams, { forceWatch: info.legacyWatch });
+        options = parseListOptions(request.query(), { forceWatch: info.legacyWatch });
       } catch {
         return false; // the apiserver words the error
       }
-      if (info.namespace !== '' && !plainName(info.namespace)) return false;
-      const cache = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
-      if (cache === undefined) return false;
-      if (!cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return false;
+      const delegator = delegatorFor(request, info);
+      if (delegator === undefined) return false;
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
@@ -234,43 +172,37 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       res.on('close', onClose);
       try {
         return await serveWatch({
-          cache,
-          cacher: cacherOf(cache),
+          delegator,
           info,
           options,
           res,
-          consistentReady: () => consistentReady(cache, gone.signal),
-          waitMs,
+          consistentReady: () => delegator.mostRecent(readTarget(delegator.cache, info), 'watch', gone.signal),
         });
       } finally {
         res.off('close', onClose);
       }
     },
-    async tryServe(method, url, accept, signal) {
-      if (method !== 'GET' || !acceptsPlainJson(accept)) return undefined;
-      let info: RequestInfo;
+    async tryServe(request, accept, signal) {
+      const { info } = request;
+      if (request.method !== 'GET' || !acceptsPlainJson(accept) || info === undefined) return undefined;
+      if (!info.isResourceRequest || info.subresource !== '' || info.legacyWatch) return undefined;
+      if (info.verb !== 'get' && info.verb !== 'list') return undefined;
       let options: ListOptions;
       try {
-        info = parseRequestInfo(method, url);
-        if (!info.isResourceRequest || info.subresource !== '' || info.legacyWatch) return undefined;
-        if (info.verb !== 'get' && info.verb !== 'list') return undefined;
-        options = parseListOptions(new URL(url, 'http://proxy').searchParams);
+        options = parseListOptions(request.query());
       } catch {
         return undefined; // the apiserver words the error
       }
       if (options.watch) return undefined;
-      // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
-      if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
-      const cache = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
-      if (cache === undefined) return undefined;
-      // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word.
-      if (!cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return undefined;
+      const delegator = delegatorFor(request, info);
+      if (delegator === undefined) return undefined;
+      const { cache } = delegator;
       const plan = readPlan(info, options, cache);
       if (plan === undefined) return undefined;
       if (plan.kind === 'consistent') {
-        if (!(await consistentReady(cache, signal))) return undefined;
+        if (!(await delegator.mostRecent(readTarget(cache, info), info.verb === 'get' ? 'get' : 'list', signal))) return undefined;
       } else if (plan.kind === 'latest') {
-        if ((await cache.waitUntilFresh(plan.minRv, waitMs, signal)) === undefined) return undefined;
+        if (!(await delegator.notOlderThan(plan.minRv, signal))) return undefined;
       }
       // The cache may have been stopped while this request waited: the apiserver answers then.
       if (cache.isClosed()) return undefined;
@@ -281,13 +213,20 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   };
 }
 
+/**
+ * The path as the apiserver's router matches it: no empty segment (`//api/v1/pods` is its 404,
+ * though its RequestInfo trims the slashes), no trailing slash, no `.` or `..` segment. Any
+ * other spelling is the apiserver's to answer.
+ */
+function isCleanPath(url: string): boolean {
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  return path.startsWith('/') && !path.endsWith('/') && !path.includes('//') && !/\/\.\.?(\/|$)/.test(path);
+}
+
 /** A path segment name the apiserver accepts (not `.` or `..`, no `/` or `%`), printable ASCII only. */
 function plainName(name: string): boolean {
   return name !== '.' && name !== '..' && /^[\x21-\x24\x26-\x2e\x30-\x7e]+$/.test(name);
-}
-
-function typeKey(group: string, resource: string): string {
-  return `${group}/${resource}`;
 }
 
 /**

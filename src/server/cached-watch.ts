@@ -10,8 +10,8 @@
  * Returns false, before writing anything, when the request must go to the apiserver.
  */
 import type { ServerResponse } from 'node:http';
-import type { Cacher } from '../cache/cacher.ts';
 import type { WatcherFilter } from '../cache/cache-watcher.ts';
+import type { CacheDelegator } from '../cache/delegator.ts';
 import { parseFieldSelector } from '../cache/field-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
@@ -30,15 +30,12 @@ export const MIN_REQUEST_TIMEOUT_MS = 1_800_000;
 const WATCH_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' } as const;
 
 export interface WatchContext {
-  readonly cache: WatchCache;
-  readonly cacher: Cacher;
+  readonly delegator: CacheDelegator;
   readonly info: RequestInfo;
   readonly options: ListOptions;
   readonly res: ServerResponse;
-  /** Resolves true once an RV-unset read may be served from this cache (cached-reads.ts). */
+  /** Resolves true once an RV-unset read may be served from this cache (the delegator's decision). */
   readonly consistentReady: () => Promise<boolean>;
-  /** How long to wait for the cache to reach a requested RV before passing through. */
-  readonly waitMs: number;
   readonly random?: () => number;
 }
 
@@ -65,7 +62,8 @@ export function selectionOf(cache: WatchCache, info: RequestInfo, options: ListO
 }
 
 export async function serveWatch(ctx: WatchContext): Promise<boolean> {
-  const { cache, info, options, res } = ctx;
+  const { delegator, info, options, res } = ctx;
+  const { cache } = delegator;
   const filter = selectionOf(cache, info, options);
   if (filter === undefined) return false;
   const rv = options.resourceVersion;
@@ -76,7 +74,7 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   } else if (rv !== '0') {
     if (!/^[1-9][0-9]{0,18}$/.test(rv)) return false;
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
-    if (options.sendInitialEvents === true && (await cache.waitUntilFresh(BigInt(rv), ctx.waitMs)) === undefined) return false;
+    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(BigInt(rv)))) return false;
   }
   if (res.destroyed) return true;
   // The cache may have been stopped while this request waited: the apiserver answers then.
@@ -88,7 +86,7 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   const chunked = res.chunkedEncoding;
   res.chunkedEncoding = false;
   // From here on synchronous: the initial state or replay is read and the watcher registered in one turn.
-  const start = ctx.cacher.watch({
+  const start = delegator.cacher().watch({
     sink: res,
     filter,
     resourceVersion: rv,

@@ -4,9 +4,10 @@
  * operator asks of a cache: how much of the read load it took off the apiserver
  * (served_from="cache" against "apiserver"), and what the consistency probes cost.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacherMetrics } from '../cache/cacher.ts';
-import { noopCacherMetrics } from '../cache/cacher.ts';
+import type { DelegatorMetrics } from '../cache/delegator.ts';
+import { noopDelegatorMetrics } from '../cache/delegator.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -14,10 +15,8 @@ export interface ProxyMetrics {
   readonly registry: Registry;
   /** One request answered; `resource` is '' for non-resource paths. */
   served(verb: string, resource: string, from: ServedFrom): void;
-  /** One consistency probe sent upstream for `resource`. */
-  probe(resource: string): void;
-  /** The watch metrics of one resource's cacher. */
-  cacher(resource: string): CacherMetrics;
+  /** The read-decision and watch metrics of one resource's caches. */
+  delegator(resource: string): DelegatorMetrics;
 }
 
 /** Distinct `resource` labels of the request counter; later ones are counted as "other". */
@@ -35,6 +34,20 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     name: 'kube_cache_proxy_consistency_probes_total',
     help: 'Consistency probes (LIST with limit=1) sent to the apiserver for RV-unset reads, by resource.',
     labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+  const staleness = new Histogram({
+    name: 'kube_cache_proxy_read_staleness_seconds',
+    help: 'RV-unset reads answered from the cache: seconds since the cache last heard from its upstream watch (an event or bookmark), by resource.',
+    labelNames: ['resource'] as const,
+    // From a watch delivery (milliseconds) to the default bound (75 s: one bookmark period plus margin).
+    buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 75, 120],
+    registers: [registry],
+  });
+  const passedThrough = new Counter({
+    name: 'kube_cache_proxy_consistency_pass_through_total',
+    help: 'RV-unset reads the cache could not answer within its consistency mode, passed to the apiserver, by resource and reason.',
+    labelNames: ['resource', 'reason'] as const,
     registers: [registry],
   });
   const labelNames = ['resource'] as const;
@@ -86,29 +99,43 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames,
     registers: [registry],
   });
+  const cacher = (resource: string): CacherMetrics => {
+    const l = { resource };
+    return {
+      watchers: (count) => {
+        watchers.set(l, count);
+      },
+      events: (count) => {
+        events.inc(l, count);
+      },
+      sent: (bytes) => {
+        framesSent.inc(l);
+        bytesSent.inc(l, bytes);
+      },
+      closedSlow: () => {
+        closedSlow.inc(l);
+      },
+      window: (cap, held, oldestRv) => {
+        capacity.set(l, cap);
+        size.set(l, held);
+        if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
+      },
+    };
+  };
   return {
     registry,
-    cacher(resource) {
-      const l = { resource };
+    delegator(resource) {
       return {
-        watchers: (count) => {
-          watchers.set(l, count);
+        probe: () => {
+          probes.inc({ resource });
         },
-        events: (count) => {
-          events.inc(l, count);
+        staleness: (seconds) => {
+          staleness.observe({ resource }, seconds);
         },
-        sent: (bytes) => {
-          framesSent.inc(l);
-          bytesSent.inc(l, bytes);
+        passedThrough: (reason) => {
+          passedThrough.inc({ resource, reason });
         },
-        closedSlow: () => {
-          closedSlow.inc(l);
-        },
-        window: (cap, held, oldestRv) => {
-          capacity.set(l, cap);
-          size.set(l, held);
-          if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
-        },
+        cacher: cacher(resource),
       };
     },
     served(verb, resource, from) {
@@ -119,15 +146,11 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       }
       requests.inc({ verb, resource, served_from: from });
     },
-    probe(resource) {
-      probes.inc({ resource });
-    },
   };
 }
 
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
-  probe: () => undefined,
-  cacher: () => noopCacherMetrics,
+  delegator: () => noopDelegatorMetrics,
 };

@@ -69,33 +69,31 @@ function upstreamFailure(res: ServerResponse, error: unknown): void {
   res.end(body);
 }
 
-/** Sees the first bytes of an answer as they stream by (read-your-writes reads the written RV from them). */
-export type ResponseObserver = (statusCode: number, head: Buffer) => void;
+/**
+ * Sees a whole answer as it streams by (read-your-writes reads the written RV from a write's
+ * answer): its status, headers and body, or undefined for a body over `maxBytes`.
+ */
+export type ResponseObserver = (statusCode: number, headers: IncomingHttpHeaders, body: Buffer | undefined) => void;
 
-/** How much of an answer an observer gets: an object's metadata comes first in its JSON. */
-const OBSERVED_HEAD_BYTES = 4096;
-
-/** A transform that passes every chunk on untouched and hands the first bytes to `observe` once. */
-function tap(statusCode: number, observe: ResponseObserver): Transform {
-  const head: Buffer[] = [];
+/** A transform that passes every chunk on untouched and hands the whole body (up to maxBytes) to `observe` at its end. */
+function tap(statusCode: number, headers: IncomingHttpHeaders, observe: ResponseObserver, maxBytes: number): Transform {
+  let kept: Buffer[] | undefined = [];
   let size = 0;
-  let done = false;
-  const finish = (): void => {
-    if (done) return;
-    done = true;
-    observe(statusCode, Buffer.concat(head));
-  };
   return new Transform({
     transform(chunk: Buffer, _encoding, callback) {
-      if (!done) {
-        head.push(chunk);
+      if (kept !== undefined) {
         size += chunk.length;
-        if (size >= OBSERVED_HEAD_BYTES) finish();
+        if (size > maxBytes) kept = undefined;
+        else kept.push(chunk);
       }
       callback(null, chunk);
     },
     flush(callback) {
-      finish();
+      try {
+        observe(statusCode, headers, kept === undefined ? undefined : Buffer.concat(kept));
+      } catch {
+        // the observer's own failure: the answer still reaches the client
+      }
       callback();
     },
   });
@@ -105,7 +103,7 @@ export async function passThrough(
   client: UpstreamClient,
   req: IncomingMessage,
   res: ServerResponse,
-  observe?: ResponseObserver,
+  observe?: { readonly observer: ResponseObserver; readonly maxBytes: number },
 ): Promise<void> {
   const abort = new AbortController();
   // The client went away before the answer ended: stop the upstream request too.
@@ -131,7 +129,7 @@ export async function passThrough(
   res.flushHeaders();
   try {
     if (observe === undefined) await pipeline(upstream.body, res);
-    else await pipeline(upstream.body, tap(upstream.statusCode, observe), res);
+    else await pipeline(upstream.body, tap(upstream.statusCode, upstream.headers, observe.observer, observe.maxBytes), res);
   } catch {
     // Either side closed mid-stream: the other was closed by pipeline.
   }

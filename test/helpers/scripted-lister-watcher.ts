@@ -271,8 +271,19 @@ export class RecordingStore implements ReflectorStore {
     this.calls.push({ op: 'rv', rv: resourceVersion });
   }
 
+  /** The watch states told (watchConnected), in order, apart from the calls. */
+  readonly #connections: boolean[] = [];
+
+  watchConnected(connected: boolean): void {
+    this.#connections.push(connected);
+  }
+
   /** The calls other than resourceVersion updates. */
   changes(): StoreCall[] {
     return this.calls.filter((c) => c.op !== 'rv');
+  }
+
+  connections(): boolean[] {
+    return [...this.#connections];
   }
 }

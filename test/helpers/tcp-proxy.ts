@@ -13,6 +13,12 @@ export interface TcpProxy {
   cut(): void;
   /** While blocked, new connections are reset at once. */
   setBlocked(blocked: boolean): void;
+  /**
+   * While held, nothing the target sends reaches the clients, on open and new connections alike,
+   * and no connection closes: a link that went silent without breaking. Released, the held bytes
+   * flow on in order.
+   */
+  setHeld(held: boolean): void;
   close(): Promise<void>;
 }
 
@@ -20,6 +26,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const open = new Set<Socket>();
   let accepted = 0;
   let blocked = false;
+  let held = false;
+  /** Each open connection's upstream side and the client it is piped to. */
+  const links = new Map<Socket, Socket>();
   const server = createServer((client) => {
     if (blocked) {
       client.resetAndDestroy();
@@ -40,7 +49,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('close', drop);
     upstream.on('close', drop);
     client.pipe(upstream);
-    upstream.pipe(client);
+    links.set(upstream, client);
+    upstream.on('close', () => links.delete(upstream));
+    if (!held) upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -55,6 +66,15 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     cut,
     setBlocked(value) {
       blocked = value;
+    },
+    setHeld(value) {
+      if (value === held) return;
+      held = value;
+      // unpipe leaves the upstream paused: its bytes wait in the socket until piped again.
+      for (const [upstream, client] of links) {
+        if (held) upstream.unpipe(client);
+        else upstream.pipe(client);
+      }
     },
     close() {
       cut();

@@ -5,65 +5,19 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
-import { newCachedReads } from '../../../src/server/cached-reads.ts';
-import type { CachedReads, CachedReadsOptions } from '../../../src/server/cached-reads.ts';
-import { newCacheRegistry } from '../../../src/cache/cache-registry.ts';
-import { newProxyServer } from '../../../src/server/app.ts';
-import { newUpstreamClient } from '../../../src/upstream/client.ts';
-import { newDiscovery } from '../../../src/upstream/discovery.ts';
-import type { UpstreamClient } from '../../../src/upstream/client.ts';
-import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
+import { startCachingProxy } from '../../helpers/caching-proxy.ts';
+import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { apiserverRequests, kube } from '../../helpers/kube.ts';
 
 const shared = useSharedAdmin();
 
-interface Proxy {
-  readonly url: string;
-  readonly reads: CachedReads;
-  /** Paths the proxy passed through to the apiserver. */
-  readonly forwarded: string[];
-}
-
-async function startCachingProxy(
-  t: { after(fn: () => Promise<void>): void },
-  options: Pick<CachedReadsOptions, 'consistency' | 'freshnessWaitMs'> = {},
-): Promise<Proxy> {
-  const upstream = newUpstreamClient(await upstreamConfigFor(shared.cp));
-  const forwarded: string[] = [];
-  const client: UpstreamClient = {
-    ...upstream,
-    forward(req) {
-      forwarded.push(req.path);
-      return upstream.forward(req);
-    },
-  };
-  const factory = newSharedInformerFactory({ client });
-  const discovery = newDiscovery(upstream);
-  await discovery.refresh();
-  const source = newCacheRegistry({
-    factory,
-    discovery,
-    resources: [
-      { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false },
-      { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, unstructured: false },
-    ],
-  });
-  const reads = newCachedReads({ source, client: upstream, ...options });
-  const app: FastifyInstance = newProxyServer({ client, cachedReads: reads });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  reads.start();
-  t.after(async () => {
-    await app.close();
-    await reads.stop();
-    await upstream.close();
-  });
-  await eventually('the caches to sync', () => reads.synced());
-  return { url, reads, forwarded };
-}
+const SPECS: readonly CachedResourceSpec[] = [
+  { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false },
+  { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, unstructured: false },
+];
 
 /** The list's own resourceVersion differs between two caches; everything else must not. */
 function withoutListResourceVersion(body: string): string {
@@ -89,7 +43,7 @@ test("cached reads: RV=0 GETs and LISTs equal the apiserver's answers, selectors
       data: { text: '<escaped & kept>' },
     });
   }
-  const proxy = await startCachingProxy(t);
+  const proxy = await startCachingProxy(t, shared.cp, { specs: SPECS });
 
   const paths = [
     `/api/v1/namespaces/${ns1}/configmaps?resourceVersion=0`,
@@ -121,35 +75,21 @@ test("cached reads: RV=0 GETs and LISTs equal the apiserver's answers, selectors
   assert.match(list.body, /\\u003cescaped \\u0026 kept\\u003e/, "the apiserver's bytes, not a re-serialization");
 });
 
-test(
-  'cached reads: RV=0 LISTs cost the apiserver nothing; an RV-unset LIST costs a probe, and the LIST itself only if the cache cannot prove itself fresh',
-  { timeout: 120_000 },
-  async (t) => {
-    const ns = await testNamespace(t, shared.admin);
-    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });
-    const proxy = await startCachingProxy(t);
-    await eventually(
-      'the object to be cached',
-      async () => (await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one?resourceVersion=0`)).status === 200,
-    );
-
-    const before = await apiserverRequests(shared.admin, 'LIST', 'configmaps');
-    for (let i = 0; i < 50; i++) {
-      const res = await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
-      assert.equal(res.status, 200);
-    }
-    assert.equal(await apiserverRequests(shared.admin, 'LIST', 'configmaps'), before, '50 RV=0 LISTs, no upstream LIST');
-
-    proxy.forwarded.length = 0;
-    const consistent = await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`);
-    assert.equal(consistent.status, 200);
-    // The probe (a one-item LIST), plus the LIST itself when the cache was not at the probe's RV
-    // within the wait (other writes in the cluster move the RV; see consistency.test.ts).
-    const passedThrough = proxy.forwarded.filter((path) => path.startsWith(`/api/v1/namespaces/${ns}/configmaps`)).length;
-    assert.equal(
-      await apiserverRequests(shared.admin, 'LIST', 'configmaps'),
-      before + 1 + passedThrough,
-      'a probe, and the LIST only if passed through',
-    );
-  },
-);
+test('cached reads: RV=0 and RV-unset LISTs (the default mode) cost the apiserver nothing', { timeout: 120_000 }, async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });
+  const proxy = await startCachingProxy(t, shared.cp, { specs: SPECS });
+  await eventually(
+    'the object to be cached',
+    async () => (await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one?resourceVersion=0`)).status === 200,
+  );
+  const before = await apiserverRequests(shared.admin, 'LIST', 'configmaps');
+  for (let i = 0; i < 50; i++) {
+    const any = await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
+    assert.equal(any.status, 200);
+    const recent = await getText(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`);
+    assert.equal(recent.status, 200);
+  }
+  assert.equal(await apiserverRequests(shared.admin, 'LIST', 'configmaps'), before, '100 LISTs, no upstream LIST');
+  assert.deepEqual(proxy.forwarded, [], 'nothing was passed through');
+});

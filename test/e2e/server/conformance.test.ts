@@ -16,15 +16,10 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
 import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
-import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
-import { newCachedReads } from '../../../src/server/cached-reads.ts';
-import type { ReadConsistency } from '../../../src/server/cached-reads.ts';
-import { newCacheRegistry } from '../../../src/cache/cache-registry.ts';
-import { newProxyServer } from '../../../src/server/app.ts';
-import { newUpstreamClient } from '../../../src/upstream/client.ts';
-import type { UpstreamClient } from '../../../src/upstream/client.ts';
-import { newDiscovery } from '../../../src/upstream/discovery.ts';
-import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import type { ReadConsistency } from '../../../src/cache/consistency.ts';
+import type { CachingProxy } from '../../helpers/caching-proxy.ts';
+import { startCachingProxy as startInProcessProxy } from '../../helpers/caching-proxy.ts';
+import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { forEachConcurrently, kube, testCrd } from '../../helpers/kube.ts';
 
@@ -47,55 +42,17 @@ const MAX_PAGES = 30;
 
 // --- the proxy ------------------------------------------------------------------------------
 
-interface Proxy {
-  readonly url: string;
-  /** Paths the proxy passed through to the apiserver (its informers and probes are not counted). */
-  readonly forwarded: string[];
-}
+type Proxy = CachingProxy;
 
 interface ProxyOptions {
   readonly specs: readonly CachedResourceSpec[];
-  /** The proxy's default, `strong`, unless a test needs RV-unset reads answered from the cache deterministically. */
+  /** `strong` unless a test needs RV-unset reads answered from the cache (bounded, the product's default). */
   readonly consistency?: ReadConsistency;
 }
 
-/**
- * A caching proxy in-process, as cached-reads.test.ts starts it: the caches of the named `specs`
- * (all namespaces), resolved against discovery, synced before it returns.
- */
-async function startCachingProxy(t: TestContext, options: ProxyOptions): Promise<Proxy> {
-  const upstream = newUpstreamClient(await upstreamConfigFor(shared.cp));
-  const forwarded: string[] = [];
-  const client: UpstreamClient = {
-    ...upstream,
-    forward(req) {
-      forwarded.push(req.path);
-      return upstream.forward(req);
-    },
-  };
-  const factory = newSharedInformerFactory({ client });
-  const discovery = newDiscovery(upstream);
-  // A CRD created by the test is in discovery a moment after it is served.
-  await eventually('discovery to describe the cached types', async () => {
-    await discovery.refresh();
-    return options.specs.every((s) => discovery.resolve(s.group, s.version, s.resource) !== undefined);
-  });
-  const source = newCacheRegistry({ factory, discovery, resources: options.specs });
-  const reads = newCachedReads({
-    source,
-    client: upstream,
-    ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
-  });
-  const app = newProxyServer({ client, cachedReads: reads });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  reads.start();
-  t.after(async () => {
-    await app.close();
-    await reads.stop();
-    await upstream.close();
-  });
-  await eventually('the caches to sync', () => reads.synced());
-  return { url, forwarded };
+/** A caching proxy in-process (test/helpers/caching-proxy.ts) of the named `specs`. */
+function startCachingProxy(t: TestContext, options: ProxyOptions): Promise<Proxy> {
+  return startInProcessProxy(t, shared.cp, { specs: options.specs, readConsistency: options.consistency ?? 'strong' });
 }
 
 // --- answers --------------------------------------------------------------------------------
@@ -605,8 +562,8 @@ test('conformance: paging 1,000 configmaps with limit/continue, served from the 
     last = maxRv(last, created.metadata.resourceVersion);
   });
   const collection = `/api/v1/namespaces/${ns}/configmaps`;
-  // The product's default (strong): RV-unset pages come from the cache only when it is as fresh as
-  // etcd, which other writers in the cluster decide; compared, not required to be cached.
+  // Strong: RV-unset pages come from the cache only when it is as fresh as etcd, which other
+  // writers in the cluster decide; compared, not required to be cached.
   const strong = await startCachingProxy(t, { specs: [CONFIGMAPS] });
   // Bounded: RV-unset reads come from the cache while its watch is alive, so every page does.
   const bounded = await startCachingProxy(t, { specs: [CONFIGMAPS], consistency: 'bounded' });

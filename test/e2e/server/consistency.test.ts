@@ -1,23 +1,42 @@
 /**
  * RV-unset ("most recent") reads through the proxy against the real apiserver: what they cost
- * upstream (the apiserver's own apiserver_request_total, against the proxy's count of its probes
- * and pass-throughs), and read-your-writes in both consistency modes.
+ * upstream (the apiserver's own apiserver_request_total), read-your-writes whatever form the
+ * write's answer takes, a conflict's refresh, the staleness bound while the upstream watch is
+ * cut or silent, and what strong mode costs.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
+import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
 import { startProxy } from '../../../src/cli/proxy-command.ts';
 import type { RunningProxy } from '../../../src/cli/proxy-command.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import type { CachingProxy, CachingProxyOptions } from '../../helpers/caching-proxy.ts';
+import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { apiserverRequests, forEachConcurrently } from '../../helpers/kube.ts';
+import { apiserverRequests, kube } from '../../helpers/kube.ts';
+import type { TcpProxy } from '../../helpers/tcp-proxy.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 
 const shared = useSharedAdmin();
 
-async function startConfigMapProxy(consistency: 'strong' | 'bounded'): Promise<RunningProxy & { url: string }> {
-  const options = parseProxyOptions(['--port', '0', '--resources', 'configmaps', '--read-consistency', consistency, '--log-level', 'warn']);
+const CONFIGMAPS: CachedResourceSpec = {
+  group: '',
+  version: 'v1',
+  resource: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+  unstructured: false,
+};
+
+const PROBES = 'kube_cache_proxy_consistency_probes_total';
+const REQUESTS = 'kube_cache_proxy_requests_total';
+
+/** The proxy command as a user runs it, with its defaults but for the flags given. */
+async function startConfigMapProxy(...flags: string[]): Promise<RunningProxy & { url: string }> {
+  const options = parseProxyOptions(['--port', '0', '--resources', 'configmaps', '--log-level', 'warn', ...flags]);
   const proxy = await startProxy(options, await upstreamConfigFor(shared.cp));
   const url = proxy.url;
   assert.ok(url !== undefined);
@@ -25,74 +44,76 @@ async function startConfigMapProxy(consistency: 'strong' | 'bounded'): Promise<R
   return Object.assign(proxy, { url });
 }
 
-/** A counter's value from the proxy's registry, summed over the series matching `labels`. */
-async function proxyCounter(proxy: RunningProxy, name: string, labels: Record<string, string>): Promise<number> {
-  const metric = await proxy.metrics.registry.getSingleMetric(name)?.get();
-  let total = 0;
-  for (const value of metric?.values ?? []) {
-    if (Object.entries(labels).every(([k, v]) => value.labels[k] === v)) total += value.value;
-  }
-  return total;
-}
-
-async function listStatus(url: string): Promise<number> {
-  const res = await request(url);
+async function getStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const res = await request(url, { headers });
   await res.body.dump();
   return res.statusCode;
 }
 
-async function loadOfLists(t: TestContext, consistency: 'strong' | 'bounded'): Promise<void> {
-  const ns = await testNamespace(t, shared.admin);
-  const proxy = await startConfigMapProxy(consistency);
-  try {
-    const before = await apiserverRequests(shared.admin, 'LIST', 'configmaps');
-    // 100 clients at once, half reading any state (RV=0), half the most recent (RV unset).
-    const statuses = await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        listStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps${i % 2 === 0 ? '?resourceVersion=0' : ''}`),
-      ),
-    );
-    assert.deepEqual(new Set(statuses), new Set([200]));
-    const upstream = (await apiserverRequests(shared.admin, 'LIST', 'configmaps')) - before;
-    const probes = await proxyCounter(proxy, 'kube_cache_proxy_consistency_probes_total', { resource: 'configmaps' });
-    const passed = await proxyCounter(proxy, 'kube_cache_proxy_requests_total', {
-      verb: 'list',
-      resource: 'configmaps',
-      served_from: 'apiserver',
-    });
-    const cached = await proxyCounter(proxy, 'kube_cache_proxy_requests_total', {
-      verb: 'list',
-      resource: 'configmaps',
-      served_from: 'cache',
-    });
-    t.diagnostic(
-      `${consistency}: 100 LISTs → ${String(upstream)} upstream LISTs (${String(probes)} probes, ${String(passed)} passed through)`,
-    );
-    // The cache's own sync happened before `before` (readiness); what the load cost is exactly
-    // the probes and the reads the cache could not prove fresh.
-    assert.equal(upstream, probes + passed, 'every upstream LIST is a probe or a counted pass-through');
-    assert.equal(cached + passed, 100);
-    assert.ok(cached >= 50, 'every RV=0 LIST came from the cache');
-    // How many probes the RV-unset reads shared depends on how their arrivals overlapped (the unit
-    // tests show the sharing); what matters here is that each costs a one-item LIST at most.
-    if (consistency === 'bounded') assert.equal(upstream, 0, 'bounded reads cost the apiserver nothing');
-    else assert.ok(probes <= 50, 'at most one probe per RV-unset read');
-  } finally {
-    await proxy.stop(0);
-  }
+async function getConfigMap(url: string): Promise<{ status: number; body: ConfigMap }> {
+  const res = await request(url);
+  return { status: res.statusCode, body: (await res.body.json()) as ConfigMap };
 }
 
-test('consistency: 100 concurrent LISTs cost one-item probes, never full LISTs (strong)', { timeout: 60_000 }, async (t) => {
-  await loadOfLists(t, 'strong');
-});
+async function getList(url: string): Promise<{ status: number; body: { items: unknown[] } }> {
+  const res = await request(url);
+  return { status: res.statusCode, body: (await res.body.json()) as { items: unknown[] } };
+}
 
-test('consistency: 100 concurrent LISTs cost the apiserver nothing (bounded)', { timeout: 60_000 }, async (t) => {
-  await loadOfLists(t, 'bounded');
-});
+interface ConfigMap {
+  metadata: { name: string; resourceVersion: string };
+  data?: Record<string, string>;
+}
 
-async function readYourWrites(t: TestContext, consistency: 'strong' | 'bounded', iterations: number): Promise<number> {
+/** Both LIST and GET counts of configmaps at the apiserver. */
+async function configMapReads(): Promise<number> {
+  const [lists, gets] = await Promise.all([
+    apiserverRequests(shared.admin, 'LIST', 'configmaps'),
+    apiserverRequests(shared.admin, 'GET', 'configmaps'),
+  ]);
+  return lists + gets;
+}
+
+test(
+  'consistency (default): 100 RV-unset LISTs and 100 RV-unset GETs after sync cost the apiserver nothing',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });
+    const proxy = await startConfigMapProxy();
+    try {
+      await eventually(
+        'the object to be cached',
+        async () => (await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one`)) === 200,
+      );
+      const before = await configMapReads();
+      const passedBefore = await proxyCounter(proxy.metrics, REQUESTS, { served_from: 'apiserver', resource: 'configmaps' });
+      const statuses = await Promise.all([
+        ...Array.from({ length: 100 }, () => getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`)),
+        ...Array.from({ length: 100 }, () => getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one`)),
+      ]);
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      const upstream = (await configMapReads()) - before;
+      t.diagnostic(`default mode: 200 RV-unset reads → ${String(upstream)} upstream reads`);
+      assert.equal(upstream, 0, "the apiserver's apiserver_request_total did not move");
+      assert.equal(await proxyCounter(proxy.metrics, REQUESTS, { served_from: 'apiserver', resource: 'configmaps' }), passedBefore);
+      assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'no probe');
+      const staleness = await proxy.metrics.registry.getSingleMetric('kube_cache_proxy_read_staleness_seconds')?.get();
+      const count = staleness?.values.find((v) => v.labels.le === '+Inf');
+      assert.ok((count?.value ?? 0) >= 200, 'each read from the cache recorded its staleness');
+    } finally {
+      await proxy.stop(0);
+    }
+  },
+);
+
+async function readYourWrites(
+  t: TestContext,
+  flags: string[],
+  iterations: number,
+): Promise<{ notFound: number; cached: number; probes: number }> {
   const ns = await testNamespace(t, shared.admin);
-  const proxy = await startConfigMapProxy(consistency);
+  const proxy = await startConfigMapProxy(...flags);
   try {
     let notFound = 0;
     for (let i = 0; i < iterations; i++) {
@@ -104,54 +125,225 @@ async function readYourWrites(t: TestContext, consistency: 'strong' | 'bounded',
       });
       await created.body.dump();
       assert.equal(created.statusCode, 201);
-      const read = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/${name}`);
-      await read.body.dump();
-      if (read.statusCode === 404) notFound++;
-      else assert.equal(read.statusCode, 200);
+      const status = await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/${name}`);
+      if (status === 404) notFound++;
+      else assert.equal(status, 200);
     }
-    const cached = await proxyCounter(proxy, 'kube_cache_proxy_requests_total', {
-      verb: 'get',
-      resource: 'configmaps',
-      served_from: 'cache',
-    });
-    t.diagnostic(`${consistency}: ${String(iterations)} create+GET, ${String(cached)} GETs from the cache`);
-    return notFound;
+    const cached = await proxyCounter(proxy.metrics, REQUESTS, { verb: 'get', resource: 'configmaps', served_from: 'cache' });
+    const probes = await proxyCounter(proxy.metrics, PROBES);
+    t.diagnostic(
+      `${flags.join(' ') || 'default'}: ${String(iterations)} create+GET, ${String(cached)} GETs from the cache, ${String(probes)} probes`,
+    );
+    return { notFound, cached, probes };
   } finally {
     await proxy.stop(0);
   }
 }
 
 test(
-  'consistency: read-your-writes, 500 creates through the proxy each read back at once (both modes)',
+  'consistency: read-your-writes, 500 creates through the proxy each read back at once (default and strong)',
   { timeout: 180_000 },
   async (t) => {
-    const [strong, bounded] = await Promise.all([readYourWrites(t, 'strong', 500), readYourWrites(t, 'bounded', 500)]);
-    assert.equal(strong, 0, 'strong: no GET after a create answered 404');
-    assert.equal(bounded, 0, 'bounded: no GET after a create answered 404');
+    const [bounded, strong] = await Promise.all([readYourWrites(t, [], 500), readYourWrites(t, ['--read-consistency', 'strong'], 500)]);
+    assert.equal(bounded.notFound, 0, 'default: no GET after a create answered 404');
+    assert.equal(bounded.cached, 500, 'default: every GET from the cache');
+    assert.equal(bounded.probes, 0, 'default: the creates named their RV');
+    assert.equal(strong.notFound, 0, 'strong: no GET after a create answered 404');
+    assert.equal(strong.cached, 0, 'strong: an RV-unset GET goes to the apiserver');
+    assert.equal(strong.probes, 0, 'strong: a GET is never probed');
   },
 );
 
-test('consistency: a bounded read sees a change made through the proxy, even one the probe cannot name', { timeout: 60_000 }, async (t) => {
-  const ns = await testNamespace(t, shared.admin);
-  const proxy = await startConfigMapProxy('bounded');
-  try {
-    await forEachConcurrently([0, 1, 2], 3, async (i) => {
-      const res = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ metadata: { name: `cm-${String(i)}` } }),
-      });
-      await res.body.dump();
-      assert.equal(res.statusCode, 201);
+test(
+  'consistency (default): writes answered in protobuf (client-go) or indented JSON (curl) cause no probe',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const proxy = await startConfigMapProxy();
+    try {
+      const collection = `${proxy.url}/api/v1/namespaces/${ns}/configmaps`;
+      const clients = [
+        {
+          name: 'client-go',
+          headers: { accept: 'application/vnd.kubernetes.protobuf, */*', 'user-agent': 'kubectl/v1.37.2 (linux/amd64)' },
+        },
+        { name: 'curl', headers: { accept: '*/*', 'user-agent': 'curl/8.11.1' } },
+      ] as const;
+      for (const client of clients) {
+        const created = await request(collection, {
+          method: 'POST',
+          headers: { ...client.headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ metadata: { name: client.name }, data: { v: '1' } }),
+        });
+        const bytes = Buffer.from(await created.body.arrayBuffer());
+        assert.equal(created.statusCode, 201);
+        // The premise: the answer is in the form the client asked for.
+        if (client.name === 'client-go') assert.equal(bytes.subarray(0, 4).toString('latin1'), 'k8s\u0000', 'a protobuf answer');
+        else assert.match(bytes.toString(), /^\{\n {2}"kind": "ConfigMap"/, 'an indented JSON answer');
+        const updated = await request(`${collection}/${client.name}`, {
+          method: 'PATCH',
+          headers: { ...client.headers, 'content-type': 'application/merge-patch+json' },
+          body: JSON.stringify({ data: { v: '2' } }),
+        });
+        await updated.body.dump();
+        assert.equal(updated.statusCode, 200);
+        const read = await getConfigMap(`${collection}/${client.name}`);
+        assert.equal(read.status, 200);
+        assert.equal(read.body.data?.v, '2', `${client.name}: the read sees the patch`);
+      }
+      assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'every answer named its RV');
+      assert.equal(await proxyCounter(proxy.metrics, REQUESTS, { verb: 'get', served_from: 'apiserver', resource: 'configmaps' }), 0);
+    } finally {
+      await proxy.stop(0);
+    }
+  },
+);
+
+/** An in-process proxy whose informers reach the apiserver through a TCP link the test can cut or hold. */
+async function proxyBehindLink(
+  t: TestContext,
+  options: Omit<CachingProxyOptions, 'specs' | 'informerUpstream'> = {},
+): Promise<{ proxy: CachingProxy; link: TcpProxy }> {
+  const config = await upstreamConfigFor(shared.cp);
+  const link = await startTcpProxy(config.server.hostname, Number(config.server.port));
+  t.after(() => link.close());
+  const informerUpstream = { ...config, server: new URL(`https://127.0.0.1:${String(link.port)}`) };
+  const proxy = await startCachingProxy(t, shared.cp, { ...options, specs: [CONFIGMAPS], informerUpstream });
+  return { proxy, link };
+}
+
+test(
+  'consistency (default): after a conflict through the proxy, the next GET returns the object as the apiserver holds it',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const { proxy, link } = await proxyBehindLink(t);
+    const path = `/api/v1/namespaces/${ns}/configmaps/cm`;
+    const created = await kube<ConfigMap>(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: 'cm' },
+      data: { v: '1' },
     });
-    // A collection delete answers with the deleted list: its RV is the list's, not an object's.
-    const deleted = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, { method: 'DELETE' });
-    await deleted.body.dump();
-    assert.equal(deleted.statusCode, 200);
-    const list = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`);
-    const body = (await list.body.json()) as { items: unknown[] };
-    assert.deepEqual(body.items, [], 'the deletes are visible to the next read');
-  } finally {
-    await proxy.stop(0);
+    await eventually(
+      'the object to be cached',
+      async () => (await getStatus(`${proxy.url}${path}?resourceVersion=${created.metadata.resourceVersion}`)) === 200,
+    );
+    // The cache's watch goes silent (not broken): the update below does not reach it.
+    link.setHeld(true);
+    const current = await kube<ConfigMap>(shared.admin, 'PUT', path, { ...created, data: { v: '2' } });
+    const stale = await getConfigMap(`${proxy.url}${path}`);
+    assert.equal(stale.body.data?.v, '1', 'the premise: the cache is behind, and within the staleness bound');
+    // A controller's read-modify-write from the stale read: the apiserver refuses it.
+    const conflict = await request(`${proxy.url}${path}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...stale.body, data: { v: '3' } }),
+    });
+    const status = (await conflict.body.json()) as { reason?: string };
+    assert.equal(conflict.statusCode, 409);
+    assert.equal(status.reason, 'Conflict');
+    const after = await getConfigMap(`${proxy.url}${path}`);
+    assert.equal(after.status, 200);
+    assert.deepEqual(after.body, current, "the next GET returns the apiserver's object");
+    assert.equal(await proxyCounter(proxy.metrics, PROBES), 1, 'one probe named the RV the cache must reach');
+    // The watch comes back: the object's reads are the cache's again.
+    link.setHeld(false);
+    await eventually('reads of the object to come from the cache again', async () => {
+      const before = proxy.forwarded.length;
+      const read = await getConfigMap(`${proxy.url}${path}`);
+      return read.body.data?.v === '2' && proxy.forwarded.length === before;
+    });
+  },
+);
+
+test(
+  'consistency (default): while the upstream watch is cut, RV-unset reads pass through; after it returns they come from the cache',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const { proxy, link } = await proxyBehindLink(t);
+    const collection = `/api/v1/namespaces/${ns}/configmaps`;
+    link.setBlocked(true);
+    link.cut();
+    // Written while the cache cannot hear of it: every read must still see it.
+    for (let i = 0; i < 20; i++) {
+      const name = `during-${String(i)}`;
+      await kube(shared.admin, 'POST', collection, { metadata: { name } });
+      assert.equal(await getStatus(`${proxy.url}${collection}/${name}`), 200, `${name}: not answered from the cut-off cache`);
+      const list = await getList(`${proxy.url}${collection}`);
+      assert.equal(list.body.items.length, i + 1);
+    }
+    const passed = await proxyCounter(proxy.metrics, 'kube_cache_proxy_consistency_pass_through_total', { reason: 'not-watching' });
+    assert.ok(passed >= 40, `passed through as not watching: ${String(passed)}`);
+    link.setBlocked(false);
+    await eventually('reads to come from the cache again', async () => {
+      const before = proxy.forwarded.length;
+      const list = await getList(`${proxy.url}${collection}`);
+      return list.body.items.length === 20 && proxy.forwarded.length === before;
+    });
+  },
+);
+
+test('consistency (default): a watch that goes silent serves reads no longer than --max-staleness', { timeout: 60_000 }, async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  const boundMs = 2_000;
+  const { proxy, link } = await proxyBehindLink(t, { maxStalenessMs: boundMs });
+  const collection = `/api/v1/namespaces/${ns}/configmaps`;
+  const created = await kube<ConfigMap>(shared.admin, 'POST', collection, { metadata: { name: 'before' } });
+  await eventually(
+    'the cache to hold it',
+    async () => (await getStatus(`${proxy.url}${collection}/before?resourceVersion=${created.metadata.resourceVersion}`)) === 200,
+  );
+  const heldAt = Date.now();
+  link.setHeld(true);
+  await kube(shared.admin, 'POST', collection, { metadata: { name: 'after' } });
+  // Reads of the new object: from the stale cache (404) only within the bound, then from the apiserver.
+  let lastStaleAt = heldAt;
+  let stale = 0;
+  for (;;) {
+    const status = await getStatus(`${proxy.url}${collection}/after`);
+    if (status === 200) break;
+    assert.equal(status, 404);
+    stale++;
+    lastStaleAt = Date.now();
+    assert.ok(lastStaleAt - heldAt < boundMs + 5_000, 'the bound is enforced');
   }
+  t.diagnostic(
+    `${String(stale)} reads from the silent cache, the last ${String(lastStaleAt - heldAt)} ms after it went silent (bound ${String(boundMs)} ms)`,
+  );
+  assert.ok(lastStaleAt - heldAt <= boundMs + 250, 'no read from a cache staler than the bound (250 ms for the read itself)');
+  assert.ok(stale > 0, 'the premise: the silent cache was read within the bound');
+  link.setHeld(false);
+  await eventually('reads to come from the cache again', async () => {
+    const before = proxy.forwarded.length;
+    return (await getStatus(`${proxy.url}${collection}/after`)) === 200 && proxy.forwarded.length === before;
+  });
 });
+
+test(
+  'consistency (strong): an RV-unset GET costs one upstream GET and no probe; a LIST of a quiet type at most a probe and a LIST',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS], readConsistency: 'strong' });
+    await eventually(
+      'the object to be cached',
+      async () => (await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one?resourceVersion=0`)) === 200,
+    );
+    const gets = await apiserverRequests(shared.admin, 'GET', 'configmaps');
+    assert.equal(await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/one`), 200);
+    assert.equal((await apiserverRequests(shared.admin, 'GET', 'configmaps')) - gets, 1, 'one upstream GET');
+    assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'no probe');
+    for (let i = 0; i < 10; i++) {
+      const lists = await apiserverRequests(shared.admin, 'LIST', 'configmaps');
+      const probes = await proxyCounter(proxy.metrics, PROBES);
+      assert.equal(await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`), 200);
+      const upstream = (await apiserverRequests(shared.admin, 'LIST', 'configmaps')) - lists;
+      const probed = (await proxyCounter(proxy.metrics, PROBES)) - probes;
+      assert.ok(
+        probed <= 1 && upstream <= 2 && upstream >= probed,
+        `LIST ${String(i)}: ${String(probed)} probes, ${String(upstream)} upstream LISTs`,
+      );
+    }
+  },
+);

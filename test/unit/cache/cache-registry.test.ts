@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { newCacheRegistry } from '../../../src/cache/cache-registry.ts';
+import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import type { CacheRegistryOptions } from '../../../src/cache/cache-registry.ts';
 import type { WatchCacheSource } from '../../../src/cache/watch-cache.ts';
 import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
@@ -107,7 +109,8 @@ async function harness(t: TestContext, options: Partial<CacheRegistryOptions> = 
   const discovery = newDiscovery(client, { clock });
   await discovery.refresh();
   const factory = newSharedInformerFactory({ client, clock });
-  const registry = newCacheRegistry({ factory, discovery, clock, ...options });
+  const delegate = delegatorFactory({ client, policy: newConsistencyPolicy(), writes: newReadYourWrites(), clock });
+  const registry = newCacheRegistry({ factory, delegate, discovery, clock, ...options });
   registry.start();
   t.after(() => registry.stop());
   const requests = (collection: string): number => upstream.paths.filter((p) => p.split('?')[0] === collection).length;
@@ -128,7 +131,7 @@ test('CacheRegistry: a type is cached on its first read, which is passed through
   const h = await harness(t);
   assert.equal(h.registry.cacheFor('', 'v1', 'configmaps', 'a'), undefined, 'the first read is passed through');
   await flushUntil('the configmaps cache to sync', () => h.registry.cacheFor('', 'v1', 'configmaps', 'a') !== undefined);
-  const cache = h.registry.cacheFor('', 'v1', 'configmaps', '');
+  const cache = h.registry.cacheFor('', 'v1', 'configmaps', '')?.cache;
   assert.ok(cache !== undefined);
   assert.equal(cache.namespace, undefined, 'one cache for every namespace');
   assert.deepEqual(cache.spec, {
@@ -211,7 +214,7 @@ test('CacheRegistry: custom resources are cached, aggregated APIs are not; a rem
   const widgets = (): ReturnType<WatchCacheSource['cacheFor']> => h.registry.cacheFor('kcp.test', 'v1', 'widgets', 'a');
   assert.equal(widgets(), undefined);
   await flushUntil('the widgets cache to sync', () => widgets() !== undefined);
-  assert.equal(widgets()?.spec.unstructured, true, 'custom resources have unstructured lists');
+  assert.equal(widgets()?.cache.spec.unstructured, true, 'custom resources have unstructured lists');
   assert.equal(h.requests('/apis/apiregistration.k8s.io/v1/apiservices'), 1, 'APIServices are watched to tell CRDs from aggregated APIs');
 
   for (let i = 0; i < 3; i++) assert.equal(h.registry.cacheFor('metrics.k8s.io', 'v1beta1', 'pods', 'a'), undefined);
@@ -230,12 +233,12 @@ test('CacheRegistry: a cluster-wide LIST forbidden to the proxy falls back to a 
   assert.equal(h.registry.cacheFor('', 'v1', 'configmaps', 'a'), undefined);
   await flushUntil('the cluster-wide LIST to be refused', () => h.upstream.paths.some((p) => isList(p, '/api/v1/configmaps')), 200);
   await flushUntil('the namespace cache of a to sync', () => h.registry.cacheFor('', 'v1', 'configmaps', 'a') !== undefined);
-  const inA = h.registry.cacheFor('', 'v1', 'configmaps', 'a');
+  const inA = h.registry.cacheFor('', 'v1', 'configmaps', 'a')?.cache;
   assert.equal(inA?.namespace, 'a');
   assert.equal(watchOf(h, '/api/v1/namespaces/a/configmaps')?.aborted(), false);
   assert.equal(h.registry.cacheFor('', 'v1', 'configmaps', ''), undefined, 'reads of all namespaces are passed through');
   assert.equal(h.registry.cacheFor('', 'v1', 'configmaps', 'b'), undefined, "a's cache does not answer b");
-  await flushUntil('the namespace cache of b to sync', () => h.registry.cacheFor('', 'v1', 'configmaps', 'b')?.namespace === 'b');
+  await flushUntil('the namespace cache of b to sync', () => h.registry.cacheFor('', 'v1', 'configmaps', 'b')?.cache.namespace === 'b');
   const clusterWide = h.requests('/api/v1/configmaps');
   await flush(5);
   assert.equal(h.requests('/api/v1/configmaps'), clusterWide, 'the forbidden cluster-wide LIST is not retried');

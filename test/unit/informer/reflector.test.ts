@@ -160,6 +160,27 @@ test('Reflector: a watch that closes normally is reopened at once from the last 
   await h.stop();
 });
 
+test('Reflector: the store is told when a watch is open and when it ended (a close, a 410, a broken connection)', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('15', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const first = await lw.nextWatch();
+  assert.deepEqual(h.store.connections(), [true], 'open once the list is in the store and the watch answered');
+  h.clock.step(1000);
+  first.watch.close();
+  const second = await lw.nextWatch();
+  assert.deepEqual(h.store.connections(), [true, false, true], 'a normal close, then reopened');
+  second.watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  assert.deepEqual(h.store.connections(), [true, false, true, false], 'down while relisting');
+  h.clock.step(800);
+  await lw.nextList();
+  await lw.nextWatch();
+  assert.deepEqual(h.store.connections().at(-1), true);
+  await h.stop();
+  assert.deepEqual(h.store.connections().at(-1), false, 'stopped');
+});
+
 test('Reflector: an ERROR 410 event relists at the last RV, unpaged, after a backoff', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1, b2]), page('15', [a1]));
   const h = start({}, lw);

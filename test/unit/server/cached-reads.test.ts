@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { acceptsPlainJson, newCachedReads } from '../../../src/server/cached-reads.ts';
-import type { CachedReads, CachedReadsOptions, CachedResponse } from '../../../src/server/cached-reads.ts';
+import type { CachedReads, CachedResponse } from '../../../src/server/cached-reads.ts';
+import { parseRequest } from '../../../src/server/parsed-request.ts';
+import type { ReadConsistency } from '../../../src/cache/consistency.ts';
+import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import { decodeContinue } from '../../../src/server/continue-token.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
@@ -43,6 +47,11 @@ function configMap(namespace: string, name: string, labels: Record<string, strin
 /** A watch cache over a fixed list at a settable RV; snapshots are kept of every RV it was at. */
 interface FakeCache extends WatchCache {
   rv: bigint;
+  /** The upstream watch is open. */
+  open: boolean;
+  /** When the watch last said anything / last brought a change (Date.now() ms). */
+  progressAt: number;
+  changeAt: number;
 }
 
 function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec = CONFIGMAPS): FakeCache {
@@ -51,6 +60,9 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
   const informer = { hasSynced: () => true } as unknown as SharedIndexInformer;
   const cache: FakeCache = {
     rv,
+    open: true,
+    progressAt: Date.now(),
+    changeAt: Number.NEGATIVE_INFINITY,
     spec,
     fields: selectableFieldsFor(spec.group, spec.resource, spec.namespaced),
     namespace: undefined,
@@ -63,7 +75,9 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
       return ordered;
     },
     snapshot: (want) => (want === cache.rv ? cache.orderedList() : kept.get(want)),
-    lastProgressAt: () => Date.now(),
+    lastProgressAt: () => cache.progressAt,
+    lastChangeAt: () => cache.changeAt,
+    watching: () => cache.open,
     addListener: () => () => undefined,
     bookmarkFrame: () => Buffer.alloc(0),
     since: () => ({ kind: 'events', events: [] }),
@@ -75,21 +89,48 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
   return cache;
 }
 
-function readsOver(
-  cache: WatchCache,
-  probeRv: string,
-  options: Partial<CachedReadsOptions> = {},
-): { reads: CachedReads; probes: string[] } {
+interface Reads {
+  readonly reads: CachedReads;
+  /** Paths of the probes sent. */
+  readonly probes: string[];
+  /** GET `url` from the cache (undefined: passed through). */
+  readonly serve: (url: string) => Promise<CachedResponse | undefined>;
+  /** A write through the proxy answered `statusCode` with `body` (JSON). */
+  readonly wrote: (method: string, url: string, statusCode: number, body: unknown) => void;
+}
+
+function readsOver(cache: WatchCache, probeRv: string, mode: ReadConsistency = 'bounded', maxStalenessMs = 75_000): Reads {
   const upstream = newFakeUpstream({
     respond: () => jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: probeRv }, items: [] }),
   });
+  const writes = newReadYourWrites();
+  const delegate = delegatorFactory({
+    client: upstream.client,
+    policy: newConsistencyPolicy({ mode, maxStalenessMs }),
+    writes,
+    freshnessWaitMs: 0,
+  });
+  const delegator = delegate(cache);
   const source = {
-    cacheFor: () => cache,
+    cacheFor: () => delegator,
     start: () => undefined,
     synced: () => true,
     stop: () => Promise.resolve(),
   };
-  return { reads: newCachedReads({ source, client: upstream.client, freshnessWaitMs: 0, ...options }), probes: upstream.paths };
+  const reads = newCachedReads({ source, writes });
+  return {
+    reads,
+    probes: upstream.paths,
+    serve: (url) => reads.tryServe(parseRequest('GET', url), undefined),
+    wrote: (method, url, statusCode, body) => {
+      reads.observeWrite(parseRequest(method, url), {
+        statusCode,
+        contentType: 'application/json',
+        contentEncoding: '',
+        body: Buffer.from(JSON.stringify(body)),
+      });
+    },
+  };
 }
 
 interface ListJson {
@@ -115,8 +156,8 @@ const FIVE = [
 
 test('cached reads: pages follow key order with the apiserver continue token and remainingItemCount', async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { reads } = readsOver(cache, '100');
-  const first = listOf(await reads.tryServe('GET', '/api/v1/configmaps?limit=2', undefined));
+  const { serve } = readsOver(cache, '100');
+  const first = listOf(await serve('/api/v1/configmaps?limit=2'));
   assert.deepEqual(names(first), ['a/x', 'a/y']);
   assert.equal(first.metadata.resourceVersion, '100');
   assert.equal(first.metadata.remainingItemCount, 3);
@@ -124,73 +165,140 @@ test('cached reads: pages follow key order with the apiserver continue token and
   assert.deepEqual(decodeContinue(token, '/'), { fromKey: '/a/y\u0000', resourceVersion: 100 });
   // The cache moves on; the next pages still read the state at 100.
   cache.rv = 101n;
-  const second = listOf(await reads.tryServe('GET', `/api/v1/configmaps?limit=2&continue=${token}`, undefined));
+  const second = listOf(await serve(`/api/v1/configmaps?limit=2&continue=${token}`));
   assert.deepEqual(names(second), ['a/z', 'b/w']);
   assert.equal(second.metadata.resourceVersion, '100');
-  const third = listOf(await reads.tryServe('GET', `/api/v1/configmaps?limit=2&continue=${second.metadata.continue ?? ''}`, undefined));
+  const third = listOf(await serve(`/api/v1/configmaps?limit=2&continue=${second.metadata.continue ?? ''}`));
   assert.deepEqual(names(third), ['b/x']);
   assert.equal(third.metadata.continue, undefined, 'the last page has no continue');
   assert.equal(third.metadata.remainingItemCount, undefined);
 });
 
 test('cached reads: a namespace pages within its own keys; a selector gives no remainingItemCount', async () => {
-  const { reads } = readsOver(fakeCache(FIVE, 100n), '100');
-  const ns = listOf(await reads.tryServe('GET', '/api/v1/namespaces/a/configmaps?limit=2', undefined));
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  const ns = listOf(await serve('/api/v1/namespaces/a/configmaps?limit=2'));
   assert.deepEqual(names(ns), ['a/x', 'a/y']);
   assert.equal(ns.metadata.remainingItemCount, 1);
   assert.deepEqual(decodeContinue(ns.metadata.continue ?? '', '/a/'), { fromKey: '/a/y\u0000', resourceVersion: 100 });
-  const rest = listOf(
-    await reads.tryServe('GET', `/api/v1/namespaces/a/configmaps?limit=2&continue=${ns.metadata.continue ?? ''}`, undefined),
-  );
+  const rest = listOf(await serve(`/api/v1/namespaces/a/configmaps?limit=2&continue=${ns.metadata.continue ?? ''}`));
   assert.deepEqual(names(rest), ['a/z']);
-  const selected = listOf(await reads.tryServe('GET', '/api/v1/configmaps?limit=1&labelSelector=app%3Dweb', undefined));
+  const selected = listOf(await serve('/api/v1/configmaps?limit=1&labelSelector=app%3Dweb'));
   assert.deepEqual(names(selected), ['a/y']);
   assert.equal(selected.metadata.remainingItemCount, undefined, 'unknown with a selector (PrepareContinueToken)');
   assert.ok(selected.metadata.continue !== undefined, 'more items follow, matching or not');
 });
 
 test('cached reads: RV=0 ignores the limit; Exact and unknown snapshots are passed through', async () => {
-  const { reads } = readsOver(fakeCache(FIVE, 100n), '100');
-  const all = listOf(await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=0&limit=2', undefined));
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  const all = listOf(await serve('/api/v1/configmaps?resourceVersion=0&limit=2'));
   assert.equal(all.items.length, 5);
   assert.equal(all.metadata.continue, undefined);
-  assert.equal(await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=99&resourceVersionMatch=Exact', undefined), undefined);
-  assert.equal(await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=99&limit=2', undefined), undefined, 'RV=N + limit is Exact');
-  assert.ok((await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=100&resourceVersionMatch=Exact', undefined)) !== undefined);
-  assert.ok((await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=99', undefined)) !== undefined, 'not older than 99');
-  assert.equal(await reads.tryServe('GET', '/api/v1/configmaps?resourceVersion=101', undefined), undefined, 'ahead of the cache');
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&resourceVersionMatch=Exact'), undefined);
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&limit=2'), undefined, 'RV=N + limit is Exact');
+  assert.ok((await serve('/api/v1/configmaps?resourceVersion=100&resourceVersionMatch=Exact')) !== undefined);
+  assert.ok((await serve('/api/v1/configmaps?resourceVersion=99')) !== undefined, 'not older than 99');
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=101'), undefined, 'ahead of the cache');
   const foreign = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 42, start: 'a/x' })).toString('base64url');
-  assert.equal(await reads.tryServe('GET', `/api/v1/configmaps?limit=2&continue=${foreign}`, undefined), undefined, 'no snapshot at 42');
-  assert.equal(await reads.tryServe('GET', '/api/v1/configmaps?continue=garbage', undefined), undefined, 'the apiserver words it');
+  assert.equal(await serve(`/api/v1/configmaps?limit=2&continue=${foreign}`), undefined, 'no snapshot at 42');
+  assert.equal(await serve('/api/v1/configmaps?continue=garbage'), undefined, 'the apiserver words it');
 });
 
-test('cached reads: strong RV-unset reads are served only when the probe shows the cache fresh', async () => {
-  const fresh = readsOver(fakeCache(FIVE, 100n), '100');
-  const get = await fresh.reads.tryServe('GET', '/api/v1/namespaces/a/configmaps/x', undefined);
-  assert.equal(get?.statusCode, 200);
-  assert.equal((await fresh.reads.tryServe('GET', '/api/v1/namespaces/a/configmaps/nope', undefined))?.statusCode, 404);
-  assert.deepEqual(fresh.probes, ['/api/v1/configmaps?limit=1', '/api/v1/configmaps?limit=1']);
-  const behind = readsOver(fakeCache(FIVE, 100n), '120');
-  assert.equal(await behind.reads.tryServe('GET', '/api/v1/configmaps', undefined), undefined, 'the apiserver is ahead: passed through');
+test('cached reads: a path the apiserver would not route as written is passed through', async () => {
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200, 'the premise: the clean path is served');
+  for (const path of [
+    '//api/v1/configmaps',
+    '/api//v1/configmaps',
+    '/api/v1/configmaps/',
+    '/api/v1/./configmaps',
+    '/api/v1/namespaces/a/configmaps/x/..',
+  ]) {
+    assert.equal(await serve(path), undefined, path);
+  }
 });
 
-test('cached reads: concurrent RV-unset reads share probes', async () => {
-  const { reads, probes } = readsOver(fakeCache(FIVE, 100n), '100');
-  const answers = await Promise.all(Array.from({ length: 50 }, () => reads.tryServe('GET', '/api/v1/configmaps', undefined)));
+test('cached reads, strong: an RV-unset GET passes straight through; a LIST is served once the probe shows the cache fresh', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const fresh = readsOver(cache, '100', 'strong');
+  assert.equal(await fresh.serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver reads etcd for it too');
+  assert.deepEqual(fresh.probes, [], 'no probe for a GET');
+  assert.equal(await fresh.serve('/api/v1/configmaps'), undefined, 'a quiet type: passed through without a probe');
+  assert.deepEqual(fresh.probes, []);
+  cache.changeAt = Date.now();
+  assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, 'changes in flight: probed, and fresh');
+  assert.deepEqual(fresh.probes, ['/api/v1/configmaps?limit=1']);
+  const behind = readsOver(cache, '120', 'strong');
+  assert.equal(await behind.serve('/api/v1/configmaps'), undefined, 'the apiserver is ahead: passed through');
+  assert.equal(behind.probes.length, 1);
+});
+
+test('cached reads, strong: concurrent RV-unset LISTs share probes', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  cache.changeAt = Date.now();
+  const { serve, probes } = readsOver(cache, '100', 'strong');
+  const answers = await Promise.all(Array.from({ length: 50 }, () => serve('/api/v1/configmaps')));
   assert.ok(answers.every((a) => a?.statusCode === 200));
   assert.ok(probes.length <= 2, `50 reads, ${String(probes.length)} probes`);
 });
 
-test("cached reads: bounded reads skip the probe but wait for the proxy's own writes", async () => {
+test('cached reads, bounded: served without a probe while the watch is open and recently heard from', async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { reads, probes } = readsOver(cache, '100', { consistency: 'bounded' });
-  assert.equal((await reads.tryServe('GET', '/api/v1/configmaps', undefined))?.statusCode, 200);
-  assert.deepEqual(probes, [], 'no probe');
-  reads.observeWrite('/api/v1/namespaces/a/configmaps', 105n);
-  assert.equal(await reads.tryServe('GET', '/api/v1/configmaps', undefined), undefined, 'the write is not in the cache yet');
+  const { serve, probes } = readsOver(cache, '100', 'bounded', 1000);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
+  cache.open = false;
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'the watch is down: passed through');
+  assert.equal((await serve('/api/v1/configmaps?resourceVersion=0'))?.statusCode, 200, 'RV=0 reads any state, as from the apiserver');
+  cache.open = true;
+  cache.progressAt = Date.now() - 2000;
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'silent for longer than the bound: passed through');
+  cache.progressAt = Date.now();
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'heard from again');
+  assert.deepEqual(probes, []);
+});
+
+test("cached reads, bounded: reads wait for the proxy's own writes, whatever the answer's form", async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, wrote, probes } = readsOver(cache, '100');
+  wrote('POST', '/api/v1/namespaces/a/configmaps', 201, {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name: 'n', resourceVersion: '105' },
+  });
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'the write is not in the cache yet');
   cache.rv = 105n;
-  assert.equal((await reads.tryServe('GET', '/api/v1/configmaps', undefined))?.statusCode, 200);
-  reads.observeWrite('/api/v1/namespaces/a/configmaps/x', undefined);
-  assert.equal((await reads.tryServe('GET', '/api/v1/configmaps', undefined))?.statusCode, 200, 'an unknown RV: the probe decides');
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
+  assert.deepEqual(probes, [], 'the answer named the RV: no probe');
+  // A delete answered with a Status names no RV: the next reads of that object probe.
+  wrote('DELETE', '/api/v1/namespaces/a/configmaps/x', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'another object: no probe');
+  assert.deepEqual(probes, []);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'the probe finds the cache fresh');
   assert.equal(probes.length, 1);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
+  assert.equal(probes.length, 1, 'settled: no second probe');
+});
+
+test('cached reads, bounded: after a conflict, reads of the object wait for the cache to catch up or pass through', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, wrote, probes } = readsOver(cache, '110');
+  wrote('PUT', '/api/v1/namespaces/a/configmaps/x', 409, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    reason: 'Conflict',
+    code: 409,
+  });
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'another object is not doubted');
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver is at 110, the cache at 100');
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, "a LIST of the object's namespace too");
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps'))?.statusCode, 200, 'another namespace is not');
+  assert.equal(probes.length, 1, 'one probe named the RV to reach; later reads wait for it without probing');
+  cache.rv = 110n;
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'caught up');
+  // A create of what exists, and an update of what is gone, say the same.
+  wrote('POST', '/api/v1/namespaces/b/configmaps', 409, { kind: 'Status', reason: 'AlreadyExists', code: 409 });
+  wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 404, { kind: 'Status', reason: 'NotFound', code: 404 });
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'probed: the cache is at the probe');
+  assert.equal(probes.length, 2);
 });

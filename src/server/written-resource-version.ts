@@ -1,0 +1,126 @@
+/**
+ * The resourceVersion of the object a write was answered with, read from the answer's bytes in
+ * whatever form the apiserver chose for the client: JSON (compact, or indented for curl and
+ * `?pretty`), or protobuf (client-go's default for built-in types), gzip-compressed or not.
+ * Read-your-writes waits for the cache to reach it; an answer that names none (a Status, a
+ * collection) makes the next reads probe instead.
+ *
+ * Protobuf without a schema (apimachinery runtime/serializer/protobuf/protobuf.go): the body is
+ * the 4 bytes `k8s\0`, then a runtime.Unknown message: 1 typeMeta {1 apiVersion, 2 kind},
+ * 2 raw (the object's own message), 3 contentEncoding, 4 contentType. Every built-in object has
+ * its ObjectMeta as field 1, and ObjectMeta has resourceVersion as field 6
+ * (apimachinery/pkg/apis/meta/v1/generated.proto).
+ */
+import { gunzipSync } from 'node:zlib';
+
+/** Larger answers are not read (a probe decides instead): no object in etcd exceeds 1.5 MiB, and JSON rarely doubles it. */
+export const MAX_WRITE_ANSWER_BYTES = 4 * 1024 * 1024;
+
+const PROTOBUF_MAGIC = Buffer.from('k8s\u0000', 'latin1');
+
+/** The object's RV, or undefined when the answer is not an object with one (a Status, a list, unreadable). */
+export function writtenResourceVersion(contentType: string, contentEncoding: string, body: Buffer): bigint | undefined {
+  let bytes = body;
+  if (contentEncoding.toLowerCase() === 'gzip') {
+    try {
+      bytes = gunzipSync(body, { maxOutputLength: MAX_WRITE_ANSWER_BYTES });
+    } catch {
+      return undefined;
+    }
+  } else if (contentEncoding !== '' && contentEncoding.toLowerCase() !== 'identity') {
+    return undefined;
+  }
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === 'application/vnd.kubernetes.protobuf') return fromProtobuf(bytes);
+  if (type === 'application/json') return fromJson(bytes);
+  return undefined;
+}
+
+function toRv(value: unknown): bigint | undefined {
+  return typeof value === 'string' && /^[1-9][0-9]{0,19}$/.test(value) ? BigInt(value) : undefined;
+}
+
+/** Not an object of the written type: a Status (delete), or a list (deletecollection) whose RV is not a write's. */
+function namesNoObject(kind: unknown): boolean {
+  return typeof kind !== 'string' || kind === 'Status' || kind.endsWith('List');
+}
+
+function fromJson(bytes: Buffer): bigint | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { kind, metadata } = parsed as { kind?: unknown; metadata?: unknown };
+  if (namesNoObject(kind) || typeof metadata !== 'object' || metadata === null) return undefined;
+  return toRv((metadata as { resourceVersion?: unknown }).resourceVersion);
+}
+
+/** A protobuf field: its number and, for length-delimited ones, the bytes. */
+interface Field {
+  readonly number: number;
+  readonly bytes: Buffer | undefined;
+}
+
+/** The message's fields in order; undefined when the bytes are not a well-formed message. */
+function fields(message: Buffer): Field[] | undefined {
+  const out: Field[] = [];
+  let at = 0;
+  const varint = (): number | undefined => {
+    let value = 0;
+    for (let shift = 0; shift < 64; shift += 7) {
+      const byte = message[at++];
+      if (byte === undefined) return undefined;
+      // Field numbers and lengths fit in 2^53 long before 7 bytes; larger varints are skipped as values.
+      if (shift < 49) value += (byte & 0x7f) * 2 ** shift;
+      if ((byte & 0x80) === 0) return value;
+    }
+    return undefined;
+  };
+  while (at < message.length) {
+    const tag = varint();
+    if (tag === undefined) return undefined;
+    const number = Math.floor(tag / 8);
+    switch (tag % 8) {
+      case 0:
+        if (varint() === undefined) return undefined;
+        out.push({ number, bytes: undefined });
+        break;
+      case 1:
+        at += 8;
+        out.push({ number, bytes: undefined });
+        break;
+      case 2: {
+        const length = varint();
+        if (length === undefined || at + length > message.length) return undefined;
+        out.push({ number, bytes: message.subarray(at, at + length) });
+        at += length;
+        break;
+      }
+      case 5:
+        at += 4;
+        out.push({ number, bytes: undefined });
+        break;
+      default:
+        return undefined;
+    }
+    if (at > message.length) return undefined;
+  }
+  return out;
+}
+
+function field(message: Buffer | undefined, number: number): Buffer | undefined {
+  if (message === undefined) return undefined;
+  return fields(message)?.find((f) => f.number === number)?.bytes;
+}
+
+function fromProtobuf(bytes: Buffer): bigint | undefined {
+  if (bytes.length < PROTOBUF_MAGIC.length || !bytes.subarray(0, PROTOBUF_MAGIC.length).equals(PROTOBUF_MAGIC)) return undefined;
+  const unknown = bytes.subarray(PROTOBUF_MAGIC.length);
+  const kind = field(field(unknown, 1), 2)?.toString('utf8');
+  if (namesNoObject(kind)) return undefined;
+  const metadata = field(field(unknown, 2), 1);
+  return toRv(field(metadata, 6)?.toString('latin1'));
+}

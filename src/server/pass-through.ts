@@ -5,7 +5,6 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import { isConnectionError } from '../upstream/api-error.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -125,12 +124,39 @@ export async function passThrough(
     return;
   }
   res.writeHead(upstream.statusCode, responseHeadersForClient(upstream.headers));
-  // Watches and logs stream: send headers at once, then each chunk as it arrives.
-  res.flushHeaders();
-  try {
-    if (observe === undefined) await pipeline(upstream.body, res);
-    else await pipeline(upstream.body, tap(upstream.statusCode, upstream.headers, observe.observer, observe.maxBytes), res);
-  } catch {
-    // Either side closed mid-stream: the other was closed by pipeline.
-  }
+  // Watches and logs stream (no Content-Length): send the headers at once, then each chunk as it
+  // arrives. An answer of known length leaves with its first chunk, in one write.
+  if (upstream.headers['content-length'] === undefined) res.flushHeaders();
+  const { body } = upstream;
+  const source = observe === undefined ? body : body.pipe(tap(upstream.statusCode, upstream.headers, observe.observer, observe.maxBytes));
+  // HOT PATH: pipe() and listeners, not stream.pipeline, which makes (and aborts) an
+  // AbortController per call: 5% of a pass-through's CPU.
+  await new Promise<void>((resolve) => {
+    const cleanup = (): void => {
+      body.off('error', broken);
+      source.off('error', broken);
+      res.off('error', broken);
+      res.off('close', closed);
+    };
+    // Either side failed or closed mid-stream: close the other.
+    function broken(): void {
+      cleanup();
+      body.destroy();
+      if (!res.writableFinished) res.destroy();
+      resolve();
+    }
+    function closed(): void {
+      if (!res.writableFinished) {
+        broken();
+        return;
+      }
+      cleanup();
+      resolve();
+    }
+    body.on('error', broken);
+    source.on('error', broken);
+    res.on('error', broken);
+    res.on('close', closed);
+    source.pipe(res);
+  });
 }

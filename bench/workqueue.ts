@@ -10,7 +10,7 @@
  */
 import { getHeapStatistics } from 'node:v8';
 import { Registry } from 'prom-client';
-import type { Clock, Timer } from '../src/workqueue/clock.ts';
+import type { Clock, Timer } from '../src/clock/clock.ts';
 import { newDelayingQueue } from '../src/workqueue/delaying-queue.ts';
 import { newPrometheusMetricsProvider } from '../src/workqueue/prometheus-metrics.ts';
 import { newQueue } from '../src/workqueue/queue.ts';
@@ -50,6 +50,9 @@ class ManualClock implements Clock {
   #now = 0;
   #timers: { due: number; fn: () => void; cancelled: boolean }[] = [];
   now(): number {
+    return this.#now;
+  }
+  wallNow(): number {
     return this.#now;
   }
   setTimeout(fn: () => void, ms: number): Timer {

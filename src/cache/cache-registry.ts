@@ -43,8 +43,8 @@ import { isForbidden, isNotFound } from '../upstream/api-error.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import type { ResourceInfo } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
-import type { Clock, Timer } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters.ts';
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
@@ -182,7 +182,7 @@ class CacheRegistry implements WatchCacheSource {
     if (!this.#started) return false;
     for (const want of this.#wanted.values()) {
       const name = typeName(want.spec.group, want.spec.resource);
-      if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.delegator.cache.informer.hasSynced() === true) {
+      if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.delegator.cache.hasSynced() === true) {
         this.#namedPending.delete(name);
       }
     }
@@ -233,7 +233,7 @@ class CacheRegistry implements WatchCacheSource {
   /** The wanted cache's delegator, if the cache runs for this want and has synced. */
   #servable(want: Want): CacheDelegator | undefined {
     const running = this.#running.get(want.key);
-    return running?.want === want && running.delegator.cache.informer.hasSynced() ? running.delegator : undefined;
+    return running?.want === want && running.delegator.cache.hasSynced() ? running.delegator : undefined;
   }
 
   /** What a read of this type is cached as, or undefined when it is not to be cached. */
@@ -413,13 +413,13 @@ class CacheRegistry implements WatchCacheSource {
   #startCache(want: Want): void {
     const { spec } = want;
     const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
-    const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract });
+    // The watch cache is the informer's only store: created first, given to the informer.
+    const cache = newWatchCache({ spec, fields, namespace: want.namespace });
+    const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract, store: cache.store });
     const detachError = informer.onListAndWatchError((error) => {
       this.#listAndWatchFailed(want, error);
     });
     const detachEvents = want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined;
-    // The watch cache observes the reflector from its first list: created before the informer runs.
-    const cache = newWatchCache({ spec, fields, informer, namespace: want.namespace });
     informer.run();
     this.#running.set(want.key, {
       want,

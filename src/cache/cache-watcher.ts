@@ -15,9 +15,9 @@ import type { Writable } from 'node:stream';
 import type { FieldSelector } from './field-selector.ts';
 import type { LabelSelector } from './label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
-import type { Clock, Timer } from '../workqueue/clock.ts';
-import type { WatchEventType, WindowEvent } from './window-event.ts';
-import { HTTP_CHUNK_END, HTTP_LAST_CHUNK, httpChunk, httpChunkHead, watchFramePieces } from './window-event.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
+import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
+import { IDENTITY_ENCODING, watchFramePieces } from './window-event.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -68,11 +68,11 @@ export interface CacheWatcherOptions {
   /** Called with each frame's size as it is written (metrics). */
   readonly onSent?: (bytes: number) => void;
   /**
-   * The sink is an HTTP/1.1 response whose chunked framing the watcher writes itself (the
-   * server's own framing turned off): each event's chunk is then built once, like its frame,
-   * and each watcher costs one write per event. The watcher ends the body with the last chunk.
+   * The connection's framing of each frame, written by the watcher (e.g. HTTP/1.1 chunks, the
+   * server's own framing turned off): each event's encoded bytes are built once, like its frame,
+   * and each watcher costs one write per event. The watcher ends the stream with `encoding.end`.
    */
-  readonly chunked?: boolean;
+  readonly encoding?: WatchEncoding;
 }
 
 export class CacheWatcher {
@@ -86,7 +86,7 @@ export class CacheWatcher {
   #pendingBytes = 0;
   #closed = false;
   #corked = false;
-  readonly #chunked: boolean;
+  readonly #encoding: WatchEncoding;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
 
@@ -95,7 +95,7 @@ export class CacheWatcher {
     this.#sink = options.sink;
     this.#options = options;
     this.#resourceVersion = options.initial.resourceVersion;
-    this.#chunked = options.chunked ?? false;
+    this.#encoding = options.encoding ?? IDENTITY_ENCODING;
     this.#sink.on('close', () => {
       this.#close('client');
     });
@@ -120,7 +120,7 @@ export class CacheWatcher {
     const type = convert(this.filter, event);
     if (type === undefined) return;
     this.#resourceVersion = event.resourceVersion;
-    this.#send(event.frame(type, this.#chunked));
+    this.#send(event.frame(type, this.#encoding));
   }
 
   /** Ends the stream without an error (the cache relisted, or the proxy stops). */
@@ -162,18 +162,12 @@ export class CacheWatcher {
         const obj = initial.objects[i];
         if (obj === undefined || !matches(this.filter, obj)) continue;
         // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
-        const frame = watchFramePieces('ADDED', obj.raw);
-        if (this.#chunked) {
-          const length = frame.reduce((n, p) => n + p.length, 0);
-          pieces = [httpChunkHead(length), ...frame, HTTP_CHUNK_END];
-        } else {
-          pieces = frame;
-        }
+        pieces = this.#encoding.wrap(watchFramePieces('ADDED', obj.raw));
       } else {
         const event = initial.events[i];
         const type = event === undefined ? undefined : convert(this.filter, event);
         if (event === undefined || type === undefined) continue;
-        pieces = [event.frame(type, this.#chunked)];
+        pieces = [event.frame(type, this.#encoding)];
       }
       this.#sink.cork();
       for (const piece of pieces) this.#sink.write(piece);
@@ -188,7 +182,7 @@ export class CacheWatcher {
     }
     if (initial.kind === 'state' && initial.endBookmark) {
       const bookmark = this.#options.bookmark(initial.resourceVersion, true);
-      this.#sink.write(this.#chunked ? httpChunk(bookmark) : bookmark);
+      for (const piece of this.#encoding.wrap([bookmark])) this.#sink.write(piece);
     }
     const pending = this.#pending ?? [];
     this.#pending = undefined;
@@ -221,7 +215,7 @@ export class CacheWatcher {
       if (this.#pending === undefined && rv > this.#resourceVersion) {
         this.#resourceVersion = rv;
         const bookmark = this.#options.bookmark(rv, false);
-        this.#send(this.#chunked ? httpChunk(bookmark) : bookmark);
+        this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
       }
       this.#scheduleBookmark();
     }, at - now);
@@ -234,7 +228,7 @@ export class CacheWatcher {
     this.#deadlineTimer?.cancel();
     this.#pending = undefined;
     if (reason === 'slow') this.#sink.destroy();
-    else if (reason !== 'client') this.#sink.end(this.#chunked ? HTTP_LAST_CHUNK : undefined);
+    else if (reason !== 'client') this.#sink.end(this.#encoding.end);
     this.#options.onClose(this, reason);
   }
 }

@@ -11,12 +11,12 @@
  * is read, so it misses no change and sees none twice; watchers receive changes in RV order.
  */
 import type { Writable } from 'node:stream';
-import type { Clock } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { CloseReason, WatcherFilter } from './cache-watcher.ts';
 import { CacheWatcher } from './cache-watcher.ts';
 import type { WatchCache } from './watch-cache.ts';
-import type { WindowEvent } from './window-event.ts';
+import type { WatchEncoding, WindowEvent } from './window-event.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -45,8 +45,8 @@ export interface WatchRequest {
   readonly allowWatchBookmarks: boolean;
   /** How long the watch lasts (timeoutSeconds, or the apiserver's random default). */
   readonly timeoutMs: number;
-  /** The sink's HTTP/1.1 chunked framing is the watcher's to write (CacheWatcherOptions.chunked). */
-  readonly chunked?: boolean;
+  /** The connection's framing, written by the watcher (CacheWatcherOptions.encoding). */
+  readonly encoding?: WatchEncoding;
 }
 
 /**
@@ -193,7 +193,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         currentResourceVersion: () => cache.resourceVersion() ?? 0n,
         bookmark: (rv, end) => cache.bookmarkFrame(rv, end),
         clock,
-        chunked: request.chunked ?? false,
+        ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
         onClose: remove,
         onSent: (bytes) => {
           metrics.sent(bytes);

@@ -16,8 +16,8 @@
  */
 import type { UpstreamClient } from '../upstream/client.ts';
 import { collectionPath } from '../informer/lister-watcher.ts';
-import type { Clock } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { Cacher, CacherMetrics } from './cacher.ts';
 import { newCacher, noopCacherMetrics } from './cacher.ts';
 import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistency.ts';

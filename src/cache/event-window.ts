@@ -8,8 +8,8 @@
  * Invariant: the events in [#start, #end) are stored at index % #capacity, in strictly
  * increasing RV order; #end - #start <= #capacity.
  */
-import type { Clock } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { WindowEvent } from './window-event.ts';
 
 /** defaultLowerBoundCapacity (watch_cache_history.go). */

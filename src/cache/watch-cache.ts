@@ -1,8 +1,8 @@
 /**
- * The watch cache of one resource scope (kube-apiserver's cacher/watch_cache.go): a store the
- * informer's reflector writes to directly, in the order the apiserver sent the changes (it is a
- * store observer of the informer: the DeltaFIFO would batch each object's changes and so reorder
- * them across objects). It holds the objects in key order at its resourceVersion, keeps
+ * The watch cache of one resource scope (kube-apiserver's cacher/watch_cache.go): the informer's
+ * only store (its direct mode: `store` below), written by the reflector in the order the apiserver
+ * sent the changes (a DeltaFIFO would batch each object's changes and so reorder them across
+ * objects), and read by the informer's handlers and by the server. One copy of each object. It holds the objects in key order at its resourceVersion, keeps
  * snapshots of that order for paging (ListFromCacheSnapshot), lets readers wait until it reaches
  * an RV, appends every change (with its previous state, as watchCacheEvent) to its event window,
  * and tells its listeners (the cacher and its watchers) of it.
@@ -15,10 +15,9 @@
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
-import type { SharedIndexInformer } from '../informer/shared-informer.ts';
-import type { ReflectorStore } from '../informer/store.ts';
-import type { Clock } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { InformerStore } from '../informer/store.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { BookmarkFrames } from './bookmark.ts';
 import type { EventWindow, Interval } from './event-window.ts';
 import { newEventWindow } from './event-window.ts';
@@ -74,7 +73,10 @@ export interface WatchCache {
   readonly fields: ResourceSelectableFields;
   /** The namespace the cache is limited to; undefined when it holds all namespaces. */
   readonly namespace: string | undefined;
-  readonly informer: SharedIndexInformer;
+  /** What the informer's reflector writes into and its handlers read: give it to the informer (InformerRequest.store). */
+  readonly store: InformerStore;
+  /** True once the first list is held (the informer's readiness). */
+  hasSynced(): boolean;
   /** The RV the contents are exactly the state of; undefined before the first list. */
   resourceVersion(): bigint | undefined;
   /**
@@ -124,8 +126,6 @@ const MAX_SNAPSHOTS = 16;
 export interface WatchCacheOptions {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
-  /** The informer whose reflector fills the cache; the cache must be created before it runs. */
-  readonly informer: SharedIndexInformer;
   readonly namespace?: string | undefined;
   readonly clock?: Clock;
 }
@@ -153,7 +153,7 @@ class WatchCacheImpl implements WatchCache {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
   readonly namespace: string | undefined;
-  readonly informer: SharedIndexInformer;
+  readonly store: InformerStore;
   readonly #clock: Clock;
   readonly #snapshots: LRUCache<bigint, readonly KubeObject[]>;
   readonly #objects = new Map<string, KubeObject>();
@@ -164,6 +164,7 @@ class WatchCacheImpl implements WatchCache {
   #lastProgressAt: number;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
+  #synced = false;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
   #closed = false;
@@ -174,14 +175,18 @@ class WatchCacheImpl implements WatchCache {
     this.spec = options.spec;
     this.fields = options.fields;
     this.namespace = options.namespace;
-    this.informer = options.informer;
     this.#clock = options.clock ?? realClock;
     this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
     this.#lastProgressAt = this.#clock.now();
     this.#window = newEventWindow(this.#clock);
     const { group, version, kind, unstructured } = this.spec;
     this.#bookmarks = newBookmarkFrames(kind, group === '' ? version : `${group}/${version}`, unstructured);
-    const store: ReflectorStore = {
+    this.store = {
+      getByKey: (key) => this.#objects.get(key),
+      listKeys: () => [...this.#objects.keys()],
+      list: () => this.#objects.values(),
+      size: () => this.#objects.size,
+      hasSynced: () => this.hasSynced(),
       observeBookmark: (object) => {
         this.#bookmarks.learn(object);
       },
@@ -208,7 +213,10 @@ class WatchCacheImpl implements WatchCache {
         this.#watching = connected;
       },
     };
-    this.informer.addStoreObserver(store);
+  }
+
+  hasSynced(): boolean {
+    return this.#synced;
   }
 
   resourceVersion(): bigint | undefined {
@@ -353,6 +361,7 @@ class WatchCacheImpl implements WatchCache {
     this.#orderedShared = false;
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
+    this.#synced = true;
     this.#window.reset(this.#rv);
     this.#progressed();
     const listRv = this.#rv;

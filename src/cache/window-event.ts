@@ -74,9 +74,8 @@ export class WindowEvent {
   #added: Buffer | undefined;
   #modified: Buffer | undefined;
   #deleted: Buffer | undefined;
-  #addedChunk: Buffer | undefined;
-  #modifiedChunk: Buffer | undefined;
-  #deletedChunk: Buffer | undefined;
+  /** The frames as wrapped by encodings other than the identity, each built once. */
+  #encoded: { readonly encoding: WatchEncoding; readonly type: WatchEventType; readonly bytes: Buffer }[] | undefined;
 
   constructor(event: WatchCacheEvent) {
     this.type = event.type;
@@ -88,20 +87,21 @@ export class WindowEvent {
 
   /**
    * The frame of this event as a watcher sees it (cache_watcher.go convertToWatchEvent): ADDED
-   * and MODIFIED carry the new object; DELETED the previous object at the event's RV. With
-   * `chunked`, framed as one HTTP/1.1 chunk (the connection's own framing, built once too).
+   * and MODIFIED carry the new object; DELETED the previous object at the event's RV. Wrapped by
+   * the connection's `encoding` (built once per encoding too, as caching_object.go keeps one
+   * serialization per encoder).
    */
-  frame(type: WatchEventType, chunked = false): Buffer {
-    if (chunked) {
-      switch (type) {
-        case 'ADDED':
-          return (this.#addedChunk ??= httpChunk(this.frame(type)));
-        case 'MODIFIED':
-          return (this.#modifiedChunk ??= httpChunk(this.frame(type)));
-        case 'DELETED':
-          return (this.#deletedChunk ??= httpChunk(this.frame(type)));
-      }
-    }
+  frame(type: WatchEventType, encoding: WatchEncoding = IDENTITY_ENCODING): Buffer {
+    if (encoding === IDENTITY_ENCODING) return this.#frame(type);
+    this.#encoded ??= [];
+    const cached = this.#encoded.find((e) => e.encoding === encoding && e.type === type);
+    if (cached !== undefined) return cached.bytes;
+    const bytes = Buffer.concat(encoding.wrap([this.#frame(type)]));
+    this.#encoded.push({ encoding, type, bytes });
+    return bytes;
+  }
+
+  #frame(type: WatchEventType): Buffer {
     switch (type) {
       case 'ADDED':
         return (this.#added ??= watchFrame('ADDED', this.object.raw));
@@ -113,18 +113,18 @@ export class WindowEvent {
   }
 }
 
-const CRLF = Buffer.from('\r\n');
-
-/** The size line of an HTTP/1.1 chunk of `length` bytes (RFC 9112 §7.1). */
-export function httpChunkHead(length: number): Buffer {
-  return Buffer.from(`${length.toString(16)}\r\n`);
+/**
+ * How a watch stream's frames are carried on its connection, for encodings the server defines
+ * (HTTP/1.1 chunks: server/http-chunked.ts). The cache frames watch events; the connection's
+ * framing is not its concern, but it keeps each event's encoded bytes once per encoding so that
+ * every watcher costs one write per event.
+ */
+export interface WatchEncoding {
+  /** The bytes that carry `pieces` (one frame, in order) on the connection. */
+  wrap(pieces: readonly Buffer[]): readonly Buffer[];
+  /** What ends the stream, if anything. */
+  readonly end: Buffer | undefined;
 }
 
-/** `data` as one HTTP/1.1 chunk: size line, data, CRLF. */
-export function httpChunk(data: Buffer): Buffer {
-  return Buffer.concat([httpChunkHead(data.length), data, CRLF]);
-}
-
-/** The end of a chunked body: the last chunk and an empty trailer section. */
-export const HTTP_LAST_CHUNK = Buffer.from('0\r\n\r\n');
-export const HTTP_CHUNK_END = CRLF;
+/** Frames as they are: the connection adds nothing (a plain stream, or one the server frames itself). */
+export const IDENTITY_ENCODING: WatchEncoding = { wrap: (pieces) => pieces, end: undefined };

@@ -4,7 +4,7 @@
  * period. 800 ms doubling to 30 s is what client-go chose "to achieve ~98% traffic reduction when
  * the API server is not healthy".
  */
-import type { Clock } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 
 export interface Backoff {
   /** The next delay in milliseconds (each call counts as one backoff). */

@@ -11,6 +11,7 @@ import type { InformerMetricsProvider } from './metrics.ts';
 import { noopInformerMetricsProvider } from './metrics.ts';
 import type { FieldExtractor } from './object.ts';
 import type { ReflectorLog } from './reflector.ts';
+import type { InformerStore } from './store.ts';
 import type { SharedIndexInformer, SharedIndexInformerOptions } from './shared-informer.ts';
 import { newSharedIndexInformer } from './shared-informer.ts';
 
@@ -18,6 +19,8 @@ export interface InformerRequest extends ResourceScope {
   /** Selectable fields of this type (default: metadata.name and metadata.namespace). */
   readonly extract?: FieldExtractor;
   readonly indexers?: Indexers;
+  /** The informer's only store (direct mode, shared-informer.ts): e.g. a watch cache. */
+  readonly store?: InformerStore;
 }
 
 export interface InformerStatus {
@@ -74,6 +77,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
           listerWatcher: newListerWatcher(options.client, request, request.extract),
           metrics: metrics.forResource(name),
           ...(request.indexers === undefined ? {} : { indexers: request.indexers }),
+          ...(request.store === undefined ? {} : { store: request.store }),
           ...(options.log === undefined ? {} : { log: options.log }),
           ...(options.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: options.resyncPeriodMs }),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
@@ -105,7 +109,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
         running: informer.isRunning(),
         synced: informer.hasSynced(),
         resourceVersion: informer.lastSyncResourceVersion(),
-        objects: informer.getIndexer().size(),
+        objects: informer.getStore().size(),
       }));
     },
     async waitForCacheSync(signal) {

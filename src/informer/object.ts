@@ -38,6 +38,13 @@ export interface KubeObject {
   readonly fields: SelectableFields;
   /** The object's JSON, with kind and apiVersion, as a GET of it returns it. Never mutated. */
   readonly raw: Buffer;
+  /**
+   * Where the object's fields after its leading TypeMeta begin in `raw`: a typed list's item
+   * (kind and apiVersion cut, as the apiserver writes list items of built-in types) is `{`
+   * followed by raw[listItemStart..]. 1 when `raw` does not begin with `{"kind":K,"apiVersion":V,`.
+   * Found once, when the object is decoded, so that a LIST never looks at it again.
+   */
+  readonly listItemStart: number;
 }
 
 /**
@@ -100,7 +107,23 @@ export function fromParsed(parsed: ParsedObject, raw: Buffer, extract: FieldExtr
     labels: meta.labels ?? {},
     fields: extract(parsed),
     raw,
+    listItemStart: listItemStartOf(raw),
   };
+}
+
+const KIND_OPEN = Buffer.from('{"kind":"');
+const API_VERSION_OPEN = Buffer.from('","apiVersion":"');
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+
+/** See KubeObject.listItemStart: kind and apiVersion are plain names (no escapes), so the next quote ends each. */
+export function listItemStartOf(raw: Buffer): number {
+  if (raw.length < KIND_OPEN.length || raw.compare(KIND_OPEN, 0, KIND_OPEN.length, 0, KIND_OPEN.length) !== 0) return 1;
+  const kindEnd = raw.indexOf(QUOTE, KIND_OPEN.length);
+  if (kindEnd < 0 || raw.compare(API_VERSION_OPEN, 0, API_VERSION_OPEN.length, kindEnd, kindEnd + API_VERSION_OPEN.length) !== 0) return 1;
+  const versionEnd = raw.indexOf(QUOTE, kindEnd + API_VERSION_OPEN.length);
+  if (versionEnd < 0 || raw[versionEnd + 1] !== COMMA) return 1;
+  return versionEnd + 2;
 }
 
 /** A copy of `buf[start, end)` in memory of its own (never a view that pins `buf`). */

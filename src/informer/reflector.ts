@@ -18,8 +18,8 @@
  *   state as ADDED events up to a bookmark annotated k8s.io/initial-events-end, then keeps the
  *   same watch; if the apiserver refuses it, that attempt falls back to LIST + WATCH.
  */
-import type { Clock } from '../workqueue/clock.ts';
-import { realClock, sleep } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock, sleep } from '../clock/clock.ts';
 import { ApiStatusError, isConnectionError, isExpired, isTooLargeResourceVersion, isTooManyRequests } from '../upstream/api-error.ts';
 import type { Backoff } from './backoff.ts';
 import { newExponentialBackoff } from './backoff.ts';

@@ -4,12 +4,17 @@
  * event handlers. Each resource scope costs the apiserver one LIST and one WATCH however many
  * handlers and readers it has.
  *
+ * Direct mode (options.store): the reflector writes into the given store itself, in the
+ * apiserver's order, and each change is distributed to the handlers as it is applied; no
+ * DeltaFIFO, no Indexer, one copy of each object. The watch cache is such a store, as
+ * kube-apiserver's watch cache is its reflector's only store.
+ *
  * Contract (as client-go's): the indexer holds, eventually, the apiserver's state; a handler sees
  * each object's changes in order (a subsequence of its states, ending with the latest), after the
  * indexer was updated; a handler added late first receives an add for every object held.
  */
-import type { Clock, Timer } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { DeltaFIFO, Deltas } from './delta-fifo.ts';
 import { FifoClosedError, newDeltaFIFO } from './delta-fifo.ts';
 import type { Indexer, Indexers } from './indexer.ts';
@@ -18,27 +23,25 @@ import type { ListerWatcher } from './lister-watcher.ts';
 import type { InformerMetrics } from './metrics.ts';
 import { noopInformerMetrics } from './metrics.ts';
 import { isDeletedFinalStateUnknown } from './object.ts';
-import type { Notification, ResourceEventHandler } from './processor-listener.ts';
-import { ProcessorListener } from './processor-listener.ts';
+import type { KubeObject } from './object.ts';
+import type { ResourceEventHandler } from './processor-listener.ts';
 import type { Reflector, ReflectorLog } from './reflector.ts';
-import type { ReflectorStore } from './store.ts';
+import type { InformerStore, KeyListerGetter, ReflectorStore } from './store.ts';
 import { newReflector } from './reflector.ts';
+import type { HandlerRegistration } from './shared-processor.ts';
+import { SharedProcessor } from './shared-processor.ts';
 
-export interface HandlerRegistration {
-  /** True once the informer has synced and this handler has handled the initial list. */
-  hasSynced(): boolean;
-  /** Notifications waiting for this handler. */
-  pending(): number;
-  /** The most that ever waited. */
-  maxPending(): number;
-}
+export type { HandlerRegistration } from './shared-processor.ts';
 
 export interface SharedIndexInformer {
   readonly name: string;
   /** Adds a handler, at any time; once running, it first gets an add for every object held. */
   addEventHandler(handler: ResourceEventHandler, options?: { resyncPeriodMs?: number }): HandlerRegistration;
   removeEventHandler(registration: HandlerRegistration): void;
+  /** The Indexer; throws in direct mode (read the store given instead). */
   getIndexer(): Indexer;
+  /** What the informer holds: its Indexer, or in direct mode its store. */
+  getStore(): KeyListerGetter & { size(): number };
   /** Starts the reflector and the processing loop (once; later calls do nothing). */
   run(): void;
   /** Stops listing and watching; resolves when both loops have ended. */
@@ -84,47 +87,37 @@ export interface SharedIndexInformerOptions {
   readonly clock?: Clock;
   readonly metrics?: InformerMetrics;
   readonly log?: ReflectorLog;
+  /** Direct mode: the reflector's only store, read by the handlers too (no DeltaFIFO, no Indexer; `indexers` unused). */
+  readonly store?: InformerStore;
 }
 
 export function newSharedIndexInformer(options: SharedIndexInformerOptions): SharedIndexInformer {
   return new SharedIndexInformerImpl(options);
 }
 
-class Registration implements HandlerRegistration {
-  readonly listener: ProcessorListener;
-  readonly #informerSynced: () => boolean;
-  constructor(listener: ProcessorListener, informerSynced: () => boolean) {
-    this.listener = listener;
-    this.#informerSynced = informerSynced;
-  }
-  hasSynced(): boolean {
-    return this.#informerSynced() && this.listener.initialListHandled();
-  }
-  pending(): number {
-    return this.listener.pending();
-  }
-  maxPending(): number {
-    return this.listener.maxPending();
-  }
+/** Where the reflector's changes go after the store observers: the DeltaFIFO, or the direct store. */
+interface ChangeSink {
+  add(obj: KubeObject): void;
+  update(obj: KubeObject): void;
+  delete(obj: KubeObject): void;
+  replace(list: readonly KubeObject[], rv: string): void;
 }
 
 class SharedIndexInformerImpl implements SharedIndexInformer {
   readonly name: string;
-  readonly #indexer: Indexer;
-  readonly #fifo: DeltaFIFO;
+  /** FIFO mode: the Indexer and the DeltaFIFO in front of it; undefined in direct mode. */
+  readonly #indexer: Indexer | undefined;
+  readonly #fifo: DeltaFIFO | undefined;
+  /** Direct mode: the reflector's only store. */
+  readonly #store: InformerStore | undefined;
   readonly #reflector: Reflector;
-  readonly #clock: Clock;
+  readonly #processor: SharedProcessor;
   readonly #metrics: InformerMetrics;
   readonly #log: ReflectorLog;
-  readonly #defaultResyncMs: number;
-  readonly #registrations = new Set<Registration>();
-  /** Listeners due for a resync at the current resync tick (client-go syncingListeners). */
-  #syncing = new Set<ProcessorListener>();
   #abort = new AbortController();
   #started = false;
   #stopped = false;
   #loops: Promise<unknown> | undefined;
-  #resyncTimer: Timer | undefined;
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
   readonly #storeObservers = new Set<ReflectorStore>();
@@ -132,12 +125,51 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
 
   constructor(options: SharedIndexInformerOptions) {
     this.name = options.name;
-    this.#clock = options.clock ?? realClock;
+    const clock = options.clock ?? realClock;
     this.#metrics = options.metrics ?? noopInformerMetrics;
     this.#log = options.log ?? (() => undefined);
-    this.#defaultResyncMs = options.resyncPeriodMs ?? 0;
-    this.#indexer = newIndexer(options.indexers ?? defaultIndexers);
-    this.#fifo = newDeltaFIFO({ knownObjects: this.#indexer, emitDeltaTypeReplaced: true });
+    this.#store = options.store;
+    let sink: ChangeSink;
+    if (options.store === undefined) {
+      const indexer = newIndexer(options.indexers ?? defaultIndexers);
+      const fifo = newDeltaFIFO({ knownObjects: indexer, emitDeltaTypeReplaced: true });
+      this.#indexer = indexer;
+      this.#fifo = fifo;
+      sink = {
+        add: (obj) => {
+          fifo.add(obj);
+        },
+        update: (obj) => {
+          fifo.update(obj);
+        },
+        delete: (obj) => {
+          fifo.delete(obj);
+        },
+        replace: (list, rv) => {
+          fifo.replace(list, rv);
+          // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
+          this.#notifyIfSynced();
+        },
+      };
+    } else {
+      sink = this.#directSink(options.store);
+    }
+    const store = this.#store;
+    this.#processor = new SharedProcessor({
+      name: options.name,
+      clock,
+      metrics: this.#metrics,
+      log: this.#log,
+      defaultResyncMs: options.resyncPeriodMs ?? 0,
+      hasSynced: () => this.hasSynced(),
+      list: () => this.#list(),
+      resync: () => {
+        // client-go: Sync deltas for every object held, delivered as updates to the listeners due.
+        if (this.#fifo !== undefined) this.#fifo.resync();
+        else if (store !== undefined)
+          for (const obj of store.list()) this.#processor.distribute({ type: 'update', oldObj: obj, newObj: obj }, true);
+      },
+    });
     this.#reflector = newReflector({
       name: options.name,
       listerWatcher: options.listerWatcher,
@@ -147,39 +179,40 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           this.#observe((observer) => {
             observer.add(obj);
           });
-          this.#fifo.add(obj);
+          sink.add(obj);
         },
         update: (obj) => {
           this.#observe((observer) => {
             observer.update(obj);
           });
-          this.#fifo.update(obj);
+          sink.update(obj);
         },
         delete: (obj) => {
           this.#observe((observer) => {
             observer.delete(obj);
           });
-          this.#fifo.delete(obj);
+          sink.delete(obj);
         },
         replace: (list, rv) => {
           this.#observe((observer) => {
             observer.replace(list, rv);
           });
-          this.#fifo.replace(list, rv);
-          // An empty first list syncs the FIFO with nothing to pop: tell the waiters now.
-          this.#notifyIfSynced();
+          sink.replace(list, rv);
         },
         observeBookmark: (object) => {
           this.#observe((observer) => observer.observeBookmark?.(object));
+          store?.observeBookmark?.(object);
         },
         updateResourceVersion: (rv) => {
           this.#observe((observer) => observer.updateResourceVersion?.(rv));
+          store?.updateResourceVersion?.(rv);
         },
         watchConnected: (connected) => {
           this.#observe((observer) => observer.watchConnected?.(connected));
+          store?.watchConnected?.(connected);
         },
       },
-      clock: this.#clock,
+      clock,
       metrics: this.#metrics.reflector,
       log: this.#log,
       onListAndWatchError: (error) => {
@@ -197,50 +230,102 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     });
   }
 
+  /**
+   * Direct mode: each change is applied to the store and handed to the handlers at once, in the
+   * apiserver's order, with the state it replaced (read from the store just before). A relist's
+   * replace is told as adds, updates and deletes against what the store held. Synchronous.
+   */
+  #directSink(store: InformerStore): ChangeSink {
+    const upsert = (obj: KubeObject, apply: (obj: KubeObject) => void): void => {
+      const old = store.getByKey(obj.key);
+      apply(obj);
+      this.#bytes += obj.raw.length - (old?.raw.length ?? 0);
+      if (old === undefined) this.#processor.distribute({ type: 'add', obj, isInInitialList: false }, false);
+      else this.#processor.distribute({ type: 'update', oldObj: old, newObj: obj }, false);
+      this.#metrics.objects(store.size(), this.#bytes);
+    };
+    return {
+      add: (obj) => {
+        upsert(obj, (o) => {
+          store.add(o);
+        });
+      },
+      update: (obj) => {
+        upsert(obj, (o) => {
+          store.update(o);
+        });
+      },
+      delete: (obj) => {
+        const old = store.getByKey(obj.key);
+        store.delete(obj);
+        if (old !== undefined) this.#bytes -= old.raw.length;
+        this.#processor.distribute({ type: 'delete', obj }, false);
+        this.#metrics.objects(store.size(), this.#bytes);
+      },
+      replace: (list, rv) => {
+        const initial = !store.hasSynced();
+        // What the store held, for the handlers' updates and deletes: only if someone listens.
+        const before = this.#processor.hasHandlers() ? new Map([...store.list()].map((o) => [o.key, o])) : undefined;
+        store.replace(list, rv);
+        this.#bytes = 0;
+        for (const obj of list) this.#bytes += obj.raw.length;
+        if (before !== undefined) {
+          for (const obj of list) {
+            const old = before.get(obj.key);
+            before.delete(obj.key);
+            if (old === undefined) this.#processor.distribute({ type: 'add', obj, isInInitialList: initial }, false);
+            // An unchanged resourceVersion after a relist is a resync (as a Replaced delta of it is).
+            else this.#processor.distribute({ type: 'update', oldObj: old, newObj: obj }, old.resourceVersion === obj.resourceVersion);
+          }
+          for (const old of before.values()) this.#processor.distribute({ type: 'delete', obj: old }, false);
+        }
+        this.#metrics.objects(store.size(), this.#bytes);
+        this.#notifyIfSynced();
+      },
+    };
+  }
+
+  #list(): Iterable<KubeObject> {
+    if (this.#store !== undefined) return this.#store.list();
+    return this.#indexer?.list() ?? [];
+  }
+
   addEventHandler(handler: ResourceEventHandler, options: { resyncPeriodMs?: number } = {}): HandlerRegistration {
-    const listener = new ProcessorListener(handler, options.resyncPeriodMs ?? this.#defaultResyncMs, (error) => {
-      this.#log('warn', `${this.name}: event handler failed: ${error instanceof Error ? error.message : String(error)}`);
-    });
-    listener.nextResync = this.#clock.now() + listener.resyncPeriodMs;
-    const registration = new Registration(listener, () => this.hasSynced());
-    this.#registrations.add(registration);
-    // Synchronous with handleDeltas: the late handler sees exactly the objects held now, then every later change.
-    if (this.#started) {
-      for (const obj of this.#indexer.list()) listener.add({ type: 'add', obj, isInInitialList: true });
-    }
-    this.#scheduleResync();
-    return registration;
+    return this.#processor.addEventHandler(handler, options);
   }
 
   removeEventHandler(registration: HandlerRegistration): void {
-    if (!(registration instanceof Registration) || !this.#registrations.delete(registration)) return;
-    registration.listener.stop();
-    this.#syncing.delete(registration.listener);
+    this.#processor.removeEventHandler(registration);
   }
 
   getIndexer(): Indexer {
+    if (this.#indexer === undefined) throw new Error(`informer ${this.name} has no Indexer: its store is the one it was given`);
     return this.#indexer;
+  }
+
+  getStore(): KeyListerGetter & { size(): number } {
+    return this.#store ?? this.getIndexer();
   }
 
   run(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
+    this.#processor.start();
     const signal = this.#abort.signal;
+    const fifo = this.#fifo;
     const reflector = this.#reflector.run(signal).finally(() => {
-      this.#fifo.close();
+      fifo?.close();
     });
-    this.#loops = Promise.all([reflector, this.#processLoop()]);
-    this.#scheduleResync();
+    this.#loops = Promise.all([reflector, fifo === undefined ? undefined : this.#processLoop(fifo)]);
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#abort.abort();
-    this.#resyncTimer?.cancel();
-    this.#fifo.close();
+    this.#fifo?.close();
     await this.#loops;
-    for (const registration of this.#registrations) registration.listener.stop();
+    this.#processor.stop();
     const waiters = this.#syncWaiters;
     this.#syncWaiters = [];
     for (const waiter of waiters) waiter.reject(new Error(`informer ${this.name} stopped before it synced`));
@@ -251,7 +336,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   }
 
   hasSynced(): boolean {
-    return this.#fifo.hasSynced();
+    return this.#store?.hasSynced() ?? this.#fifo?.hasSynced() ?? false;
   }
 
   waitForSync(signal?: AbortSignal): Promise<void> {
@@ -276,17 +361,17 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   }
 
   snapshotResourceVersion(): string | undefined {
-    // The reflector records an RV only after handing its change to the FIFO, synchronously; so
-    // with the FIFO empty, every change up to that RV is in the indexer and none after it.
-    if (!this.hasSynced() || this.#fifo.len() > 0) return undefined;
+    // The reflector records an RV only after handing its change to the FIFO (or the direct store),
+    // synchronously; so with the FIFO empty, every change up to that RV is in the store and none after it.
+    if (!this.hasSynced() || (this.#fifo?.len() ?? 0) > 0) return undefined;
     const rv = this.#reflector.lastSyncResourceVersion();
     return rv === '' ? undefined : rv;
   }
 
-  async #processLoop(): Promise<void> {
+  async #processLoop(fifo: DeltaFIFO): Promise<void> {
     for (;;) {
       try {
-        await this.#fifo.pop((deltas, isInInitialList) => {
+        await fifo.pop((deltas, isInInitialList) => {
           this.#handleDeltas(deltas, isInInitialList);
         });
       } catch (error) {
@@ -327,6 +412,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
 
   /** client-go processDeltas: oldest first; the indexer first, then the handlers. Synchronous. */
   #handleDeltas(deltas: Deltas, isInInitialList: boolean): void {
+    const indexer = this.getIndexer();
     for (const delta of deltas) {
       const obj = delta.object;
       switch (delta.type) {
@@ -335,68 +421,29 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         case 'Added':
         case 'Updated': {
           if (isDeletedFinalStateUnknown(obj)) break; // only ever queued as Deleted
-          const old = this.#indexer.getByKey(obj.key);
+          const old = indexer.getByKey(obj.key);
           if (old !== undefined) {
-            this.#indexer.update(obj);
+            indexer.update(obj);
             this.#bytes += obj.raw.length - old.raw.length;
             // An update that did not change the resourceVersion (a Sync, or a Replaced after a relist) is a resync.
             const isSync = old.resourceVersion === obj.resourceVersion;
-            this.#distribute({ type: 'update', oldObj: old, newObj: obj }, isSync);
+            this.#processor.distribute({ type: 'update', oldObj: old, newObj: obj }, isSync);
           } else {
-            this.#indexer.add(obj);
+            indexer.add(obj);
             this.#bytes += obj.raw.length;
-            this.#distribute({ type: 'add', obj, isInInitialList }, false);
+            this.#processor.distribute({ type: 'add', obj, isInInitialList }, false);
           }
           break;
         }
         case 'Deleted': {
-          const old = this.#indexer.getByKey(obj.key);
-          this.#indexer.delete(obj);
+          const old = indexer.getByKey(obj.key);
+          indexer.delete(obj);
           if (old !== undefined) this.#bytes -= old.raw.length;
-          this.#distribute({ type: 'delete', obj }, false);
+          this.#processor.distribute({ type: 'delete', obj }, false);
           break;
         }
       }
     }
-    this.#metrics.objects(this.#indexer.size(), this.#bytes);
-  }
-
-  #distribute(notification: Notification, isSync: boolean): void {
-    let pending = 0;
-    for (const registration of this.#registrations) {
-      const listener = registration.listener;
-      if (!isSync || this.#syncing.has(listener)) listener.add(notification);
-      pending += listener.pending();
-    }
-    this.#metrics.pendingNotifications(pending);
-  }
-
-  /** One timer for the earliest handler resync due (client-go shouldResync / resyncCheckPeriod). */
-  #scheduleResync(): void {
-    if (!this.#started || this.#stopped) return;
-    this.#resyncTimer?.cancel();
-    this.#resyncTimer = undefined;
-    let next = Number.POSITIVE_INFINITY;
-    for (const registration of this.#registrations) {
-      if (registration.listener.resyncPeriodMs > 0) next = Math.min(next, registration.listener.nextResync);
-    }
-    if (next === Number.POSITIVE_INFINITY) return;
-    this.#resyncTimer = this.#clock.setTimeout(() => {
-      this.#resync();
-    }, next - this.#clock.now());
-  }
-
-  #resync(): void {
-    const now = this.#clock.now();
-    this.#syncing = new Set();
-    for (const registration of this.#registrations) {
-      const listener = registration.listener;
-      if (listener.resyncPeriodMs > 0 && now >= listener.nextResync) {
-        this.#syncing.add(listener);
-        listener.nextResync = now + listener.resyncPeriodMs;
-      }
-    }
-    if (this.#syncing.size > 0) this.#fifo.resync();
-    this.#scheduleResync();
+    this.#metrics.objects(indexer.size(), this.#bytes);
   }
 }

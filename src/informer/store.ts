@@ -29,3 +29,18 @@ export interface KeyListerGetter {
   listKeys(): string[];
   getByKey(key: string): KubeObject | undefined;
 }
+
+/**
+ * A store that is at once what the reflector writes and what an informer's handlers and readers
+ * read (the informer's "direct" mode, shared-informer.ts): kube-apiserver's watch cache is its
+ * reflector's only store. The reflector's changes reach it in the apiserver's order, with no
+ * DeltaFIFO between (which batches each object's changes and so reorders them across objects).
+ */
+export interface InformerStore extends ReflectorStore, KeyListerGetter {
+  /** Objects held. */
+  size(): number;
+  /** Every object held, in any order. */
+  list(): Iterable<KubeObject>;
+  /** True once the first list (replace) is held: the informer's hasSynced. */
+  hasSynced(): boolean;
+}

@@ -20,8 +20,8 @@
  * tryAcquireOrRenew is in flight per elector; the observed state changes only inside it.
  */
 import { ApiStatusError, isNotFound } from '../upstream/api-error.ts';
-import type { Clock, Timer } from '../workqueue/clock.ts';
-import { realClock, sleep } from '../workqueue/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
+import { realClock, sleep } from '../clock/clock.ts';
 import type { LeaderMetric, LeaderMetricsProvider } from './metrics.ts';
 import { noopLeaderMetric } from './metrics.ts';
 import type { LeaderElectionRecord, ObservedRecord, ResourceLock } from './resource-lock.ts';
@@ -353,7 +353,7 @@ class Elector implements LeaderElector {
         }
         // Decide from the record just read, not the last observed one.
         if (current.holderIdentity !== this.#identity) return true;
-        const now = formatMicroTime(this.#clock.now());
+        const now = formatMicroTime(this.#clock.wallNow());
         const released: LeaderElectionRecord = {
           holderIdentity: '',
           leaseDurationSeconds: 1,
@@ -388,7 +388,7 @@ class Elector implements LeaderElector {
   async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const desc = this.#lock.describe();
     const now = this.#clock.now();
-    const nowTime = formatMicroTime(now);
+    const nowTime = formatMicroTime(this.#clock.wallNow());
     let record: LeaderElectionRecord = {
       holderIdentity: this.#identity,
       leaseDurationSeconds: this.#leaseDurationMs / 1000,

@@ -15,7 +15,8 @@ import type { CacheDelegator } from '../cache/delegator.ts';
 import { parseFieldSelector } from '../cache/field-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
-import { HTTP_LAST_CHUNK, httpChunk, watchFrame } from '../cache/window-event.ts';
+import { watchFrame } from '../cache/window-event.ts';
+import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from './list-options.ts';
 import { tooOldResourceVersion } from './status.ts';
 import type { RequestInfo } from './request-info.ts';
@@ -93,15 +94,15 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
     sendInitialEvents: options.sendInitialEvents,
     allowWatchBookmarks: options.allowWatchBookmarks,
     timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),
-    chunked,
+    ...(chunked ? { encoding: HTTP_CHUNKED } : {}),
   });
   if (start.kind === 'too-old') {
     // The Status without its trailing newline is the event's object.
     const status = tooOldResourceVersion(start.requested, start.oldest).body();
     const frame = watchFrame('ERROR', status.subarray(0, status.length - 1));
-    res.end(chunked ? Buffer.concat([httpChunk(frame), HTTP_LAST_CHUNK]) : frame);
+    res.end(chunked ? Buffer.concat([...HTTP_CHUNKED.wrap([frame]), HTTP_CHUNKED.end ?? Buffer.alloc(0)]) : frame);
   } else if (start.kind === 'closed') {
-    res.end(chunked ? HTTP_LAST_CHUNK : undefined);
+    res.end(chunked ? HTTP_CHUNKED.end : undefined);
   }
   return true;
 }

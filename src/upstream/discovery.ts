@@ -9,8 +9,8 @@
  * aggregated/etag.go). An apiserver that answers the plain APIVersions / APIGroupList instead is
  * read the legacy way: /api, /api/{v}, /apis, /apis/{g}/{v}.
  */
-import type { Clock, Timer } from '../workqueue/clock.ts';
-import { realClock } from '../workqueue/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import { ApiStatusError } from './api-error.ts';
 import type { UpstreamClient, UpstreamResponse } from './client.ts';
 import type { GroupVersionKind, ResourceInfo, ResourceMap, SubresourceInfo } from './resource-map.ts';

@@ -5,8 +5,8 @@
  * The per-item limiters remember every item they were asked about until `forget(item)`: call it
  * when an item succeeds or is given up on, or they track failures forever.
  */
-import { realClock } from './clock.ts';
-import type { Clock } from './clock.ts';
+import { realClock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 
 /** default_rate_limiters.go TypedRateLimiter. */
 export interface RateLimiter<T> {

@@ -6,8 +6,8 @@
  * delaying_queue.go runs a goroutine fed by a channel; here addAfter works on the heap directly,
  * synchronously (the heap and the timer are never read and written across an await).
  */
-import { realClock } from './clock.ts';
-import type { Clock, Timer } from './clock.ts';
+import { realClock } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
 import { newHeap } from './heap.ts';
 import type { HeapEntry } from './heap.ts';
 import { newRetryMetrics } from './metrics.ts';

@@ -2,8 +2,8 @@
  * The workqueue: client-go's util/workqueue in TypeScript (see README.md). A leaf of the source
  * tree: it imports nothing from the rest of the proxy.
  */
-export { realClock } from './clock.ts';
-export type { Clock, Timer } from './clock.ts';
+export { realClock } from '../clock/clock.ts';
+export type { Clock, Timer } from '../clock/clock.ts';
 export { newQueue } from './queue.ts';
 export type { GetResult, Queue, QueueOptions } from './queue.ts';
 export { newDelayingQueue } from './delaying-queue.ts';

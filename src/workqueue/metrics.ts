@@ -6,7 +6,7 @@
  *
  * The Prometheus provider, with client-go's metric names, is in prometheus-metrics.ts.
  */
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 
 /** A value that goes up and down (depth). */
 export interface GaugeMetric {

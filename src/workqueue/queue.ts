@@ -16,8 +16,8 @@
  * buys. `get()` takes its item synchronously, at the call when one is queued, or inside the `add`
  * or `done` that supplies it; only the delivery of the result is asynchronous.
  */
-import { realClock } from './clock.ts';
-import type { Clock, Timer } from './clock.ts';
+import { realClock } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
 import { newFifo } from './fifo.ts';
 import { newQueueMetrics } from './metrics.ts';
 import type { MetricsProvider, QueueMetrics } from './metrics.ts';

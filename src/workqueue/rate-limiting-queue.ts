@@ -5,7 +5,7 @@
  * Remember to call forget(item) when an item succeeds or is given up on: the per-item limiters
  * otherwise keep counting its failures forever.
  */
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { newDelayingQueue } from './delaying-queue.ts';
 import type { DelayingQueue } from './delaying-queue.ts';
 import type { RateLimiter } from './default-rate-limiters.ts';

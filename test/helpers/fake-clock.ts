@@ -3,7 +3,7 @@
  * Timers fire synchronously inside step()/setTime(), in due-time order, each seeing now() equal
  * to its own due time.
  */
-import type { Clock, Timer } from '../../src/workqueue/clock.ts';
+import type { Clock, Timer } from '../../src/clock/clock.ts';
 
 interface Waiter {
   readonly due: number;
@@ -22,6 +22,11 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now;
+  }
+
+  /** The same reading: a fake clock's wall and monotonic time never part. */
+  wallNow(): number {
     return this.#now;
   }
 

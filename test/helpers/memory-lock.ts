@@ -7,7 +7,7 @@
 import { ApiStatusError } from '../../src/upstream/api-error.ts';
 import type { LeaderElectionRecord, ObservedRecord, ResourceLock } from '../../src/leaderelection/resource-lock.ts';
 import { recordBytes } from '../../src/leaderelection/resource-lock.ts';
-import type { Clock } from '../../src/workqueue/clock.ts';
+import type { Clock } from '../../src/clock/clock.ts';
 
 export interface MemoryLeaseStore {
   /** The stored record, undefined while the object does not exist. */

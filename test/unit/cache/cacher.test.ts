@@ -12,7 +12,6 @@ import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
-import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import type { ReflectorStore } from '../../../src/informer/store.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
@@ -33,19 +32,11 @@ interface Harness {
 }
 
 function harness(resource: 'configmaps' | 'pods' = 'configmaps'): Harness {
-  let store: ReflectorStore | undefined;
-  const informer = {
-    addStoreObserver(observer: ReflectorStore) {
-      store = observer;
-      return () => undefined;
-    },
-  } as unknown as SharedIndexInformer;
   const clock = new FakeClock();
   const kind = resource === 'pods' ? 'Pod' : 'ConfigMap';
   const spec = { group: '', version: 'v1', resource, kind, namespaced: true, unstructured: false };
-  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', resource, true), informer, clock });
-  assert.ok(store !== undefined);
-  return { cache, store, cacher: newCacher(cache, { clock }), clock };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', resource, true), clock });
+  return { cache, store: cache.store, cacher: newCacher(cache, { clock }), clock };
 }
 
 const ALL: WatcherFilter = { namespace: '', labels: everythingLabelSelector(), fields: everythingFieldSelector() };

@@ -6,7 +6,6 @@ import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
-import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import type { ReflectorStore } from '../../../src/informer/store.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
@@ -24,18 +23,10 @@ function cm(namespace: string, name: string, rv: number, labels: Record<string, 
   return decodeObject(Buffer.from(JSON.stringify(json)));
 }
 
-/** A watch cache and the store its informer's reflector would write to. */
+/** A watch cache and the store its informer's reflector writes to. */
 function cacheWithStore(clock = new FakeClock()): { cache: WatchCache; store: ReflectorStore; clock: FakeClock } {
-  let store: ReflectorStore | undefined;
-  const informer = {
-    addStoreObserver(observer: ReflectorStore) {
-      store = observer;
-      return () => undefined;
-    },
-  } as unknown as SharedIndexInformer;
-  const cache = newWatchCache({ spec: SPEC, fields: selectableFieldsFor('', 'configmaps', true), informer, clock });
-  assert.ok(store !== undefined, 'the cache observes the reflector');
-  return { cache, store, clock };
+  const cache = newWatchCache({ spec: SPEC, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  return { cache, store: cache.store, clock };
 }
 
 const keys = (objects: readonly KubeObject[]): string[] => objects.map((o) => o.key);

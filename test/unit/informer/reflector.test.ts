@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import type { Reflector, ReflectorOptions } from '../../../src/informer/reflector.ts';
 import { newReflector } from '../../../src/informer/reflector.ts';
-import type { Timer } from '../../../src/workqueue/clock.ts';
+import type { Timer } from '../../../src/clock/clock.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import {
   RecordingStore,

@@ -5,6 +5,7 @@ import { isDeletedFinalStateUnknown } from '../../../src/informer/object.ts';
 import type { ResourceEventHandler } from '../../../src/informer/processor-listener.ts';
 import type { SharedIndexInformer, SharedIndexInformerOptions } from '../../../src/informer/shared-informer.ts';
 import { newSharedIndexInformer } from '../../../src/informer/shared-informer.ts';
+import type { InformerStore } from '../../../src/informer/store.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import {
   ScriptedListerWatcher,
@@ -363,5 +364,99 @@ test('SharedIndexInformer: removeEventHandler stops deliveries to that handler',
   watch.emit(added(obj('ns', 'b', '6')));
   await seenLength(kept.seen, 2);
   assert.deepEqual(removed.seen, ['add ns/a@5']);
+  await informer.stop();
+});
+
+/** A plain InformerStore over a Map, for the direct mode: what the watch cache is to the proxy. */
+function mapStore(): InformerStore & { readonly changes: string[] } {
+  const items = new Map<string, KubeObject>();
+  let synced = false;
+  const changes: string[] = [];
+  return {
+    changes,
+    add: (o) => {
+      changes.push(`add ${o.key}@${o.resourceVersion}`);
+      items.set(o.key, o);
+    },
+    update: (o) => {
+      changes.push(`update ${o.key}@${o.resourceVersion}`);
+      items.set(o.key, o);
+    },
+    delete: (o) => {
+      changes.push(`delete ${o.key}@${o.resourceVersion}`);
+      items.delete(o.key);
+    },
+    replace: (list, rv) => {
+      changes.push(`replace ${String(list.length)}@${rv}`);
+      items.clear();
+      for (const o of list) items.set(o.key, o);
+      synced = true;
+    },
+    getByKey: (key) => items.get(key),
+    listKeys: () => [...items.keys()],
+    list: () => items.values(),
+    size: () => items.size,
+    hasSynced: () => synced,
+  };
+}
+
+test('SharedIndexInformer (direct): the reflector writes the store in the watch order; handlers hear each change with the state it replaced', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [obj('ns', 'a', '5'), obj('ns', 'b', '6')]));
+  const store = mapStore();
+  const informer = newInformer(lw, new FakeClock(), { store });
+  const early = recorder();
+  informer.addEventHandler(early.handler);
+  informer.run();
+  const { watch } = await lw.nextWatch();
+  assert.equal(informer.hasSynced(), true, 'synced by the store: its first replace');
+  assert.throws(() => informer.getIndexer(), /no Indexer/);
+  assert.equal(informer.getStore().size(), 2);
+  // Two objects' changes interleaved: a DeltaFIFO would batch b's; the store sees them as sent.
+  watch.emit(modified(obj('ns', 'b', '11')), modified(obj('ns', 'a', '12')), modified(obj('ns', 'b', '13')), deleted(obj('ns', 'a', '14')));
+  await seenLength(early.seen, 6);
+  assert.deepEqual(store.changes, ['replace 2@10', 'update ns/b@11', 'update ns/a@12', 'update ns/b@13', 'delete ns/a@14']);
+  assert.deepEqual(early.seen, [
+    'add ns/a@5 initial',
+    'add ns/b@6 initial',
+    'update ns/b 6->11',
+    'update ns/a 5->12',
+    'update ns/b 11->13',
+    'delete ns/a@14',
+  ]);
+  // A late handler gets the objects held now, then what follows.
+  const late = recorder();
+  informer.addEventHandler(late.handler);
+  watch.emit(added(obj('ns', 'c', '15')));
+  await seenLength(late.seen, 2);
+  assert.deepEqual(late.seen, ['add ns/b@13 initial', 'add ns/c@15']);
+  await informer.stop();
+});
+
+test('SharedIndexInformer (direct): a relist is told as adds, updates and deletes against what the store held', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(
+    page('10', [obj('ns', 'a', '5'), obj('ns', 'b', '6'), obj('ns', 'd', '7')]),
+    page('20', [obj('ns', 'd', '7'), obj('ns', 'c', '18'), obj('ns', 'a', '19')]),
+  );
+  const store = mapStore();
+  const clock = new FakeClock();
+  const informer = newInformer(lw, clock, { store });
+  const r = recorder();
+  informer.addEventHandler(r.handler);
+  informer.run();
+  const first = await lw.nextWatch();
+  first.watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  clock.step(FIRST_BACKOFF_MAX_MS);
+  await lw.nextWatch();
+  await seenLength(r.seen, 6);
+  // d unchanged (a resync, told to no handler without a resync period); c new; a changed; b gone.
+  assert.deepEqual(r.seen, [
+    'add ns/a@5 initial',
+    'add ns/b@6 initial',
+    'add ns/d@7 initial',
+    'add ns/c@18',
+    'update ns/a 5->19',
+    'delete ns/b@6',
+  ]);
   await informer.stop();
 });

@@ -12,7 +12,7 @@ import { newPrometheusLeaderMetricsProvider } from '../../../src/leaderelection/
 import type { LeaderElectionRecord } from '../../../src/leaderelection/resource-lock.ts';
 import { formatMicroTime } from '../../../src/leaderelection/resource-lock.ts';
 import { ApiStatusError } from '../../../src/upstream/api-error.ts';
-import type { Clock } from '../../../src/workqueue/clock.ts';
+import type { Clock } from '../../../src/clock/clock.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import type { MemoryLeaseStore, MemoryLock } from '../../helpers/memory-lock.ts';
 import { newMemoryLeaseStore, newMemoryLock } from '../../helpers/memory-lock.ts';
@@ -41,7 +41,7 @@ async function advance(clock: FakeClock, ms: number, each?: () => void): Promise
 
 /** A clock `offsetMs` away from `base`, running at the same rate (another node's clock). */
 function skewed(base: FakeClock, offsetMs: number): Clock {
-  return { now: () => base.now() + offsetMs, setTimeout: (fn, ms) => base.setTimeout(fn, ms) };
+  return { now: () => base.now() + offsetMs, wallNow: () => base.wallNow() + offsetMs, setTimeout: (fn, ms) => base.setTimeout(fn, ms) };
 }
 
 function held(holder: string, at: number, extra: Partial<LeaderElectionRecord> = {}): LeaderElectionRecord {

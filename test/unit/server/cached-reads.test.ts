@@ -11,7 +11,6 @@ import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
-import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 
 test('cached reads: plain JSON is acceptable; Table conversions and other media types are not', () => {
@@ -49,7 +48,7 @@ interface FakeCache extends WatchCache {
   rv: bigint;
   /** The upstream watch is open. */
   open: boolean;
-  /** When the watch last said anything / last brought a change (Date.now() ms). */
+  /** When the watch last said anything / last brought a change (performance.now() ms). */
   progressAt: number;
   changeAt: number;
 }
@@ -57,16 +56,16 @@ interface FakeCache extends WatchCache {
 function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec = CONFIGMAPS): FakeCache {
   const ordered = [...objects].sort((a, b) => (a.key < b.key ? -1 : 1));
   const kept = new Map<bigint, readonly KubeObject[]>();
-  const informer = { hasSynced: () => true } as unknown as SharedIndexInformer;
   const cache: FakeCache = {
     rv,
     open: true,
-    progressAt: Date.now(),
+    progressAt: performance.now(),
     changeAt: Number.NEGATIVE_INFINITY,
     spec,
     fields: selectableFieldsFor(spec.group, spec.resource, spec.namespaced),
     namespace: undefined,
-    informer,
+    store: undefined as unknown as WatchCache['store'],
+    hasSynced: () => true,
     resourceVersion: () => cache.rv,
     waitUntilFresh: (want) => Promise.resolve(cache.rv >= want ? cache.rv : undefined),
     get: (key) => ordered.find((o) => o.key === key),
@@ -203,6 +202,36 @@ test('cached reads: RV=0 ignores the limit; Exact and unknown snapshots are pass
   assert.equal(await serve('/api/v1/configmaps?continue=garbage'), undefined, 'the apiserver words it');
 });
 
+test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items without their TypeMeta', async () => {
+  const many = Array.from({ length: 300 }, (_, i) => {
+    const json = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: `cm-${String(i).padStart(3, '0')}`, namespace: 'a', resourceVersion: '5' },
+      data: { v: 'x'.repeat(500) },
+    };
+    return decodeObject(Buffer.from(JSON.stringify(json)));
+  });
+  const { serve } = readsOver(fakeCache(many, 100n), '100');
+  const res = await serve('/api/v1/configmaps?resourceVersion=0');
+  assert.ok(res !== undefined);
+  assert.ok(
+    res.body.length >= 3 && res.body.length <= 4,
+    `${String(res.body.length)} pieces for ${String(Buffer.concat(res.body).length)} bytes`,
+  );
+  const text = Buffer.concat(res.body).toString();
+  const list = JSON.parse(text) as { items: { kind?: string; metadata: { name: string } }[] };
+  assert.equal(list.items.length, 300);
+  assert.equal(list.items[299]?.metadata.name, 'cm-299');
+  assert.ok(
+    list.items.every((item) => item.kind === undefined),
+    'typed list items carry no kind',
+  );
+  assert.ok(
+    text.startsWith('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"cm-000"'),
+  );
+});
+
 test('cached reads: a path the apiserver would not route as written is passed through', async () => {
   const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200, 'the premise: the clean path is served');
@@ -224,7 +253,7 @@ test('cached reads, strong: an RV-unset GET passes straight through; a LIST is s
   assert.deepEqual(fresh.probes, [], 'no probe for a GET');
   assert.equal(await fresh.serve('/api/v1/configmaps'), undefined, 'a quiet type: passed through without a probe');
   assert.deepEqual(fresh.probes, []);
-  cache.changeAt = Date.now();
+  cache.changeAt = performance.now();
   assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, 'changes in flight: probed, and fresh');
   assert.deepEqual(fresh.probes, ['/api/v1/configmaps?limit=1']);
   const behind = readsOver(cache, '120', 'strong');
@@ -234,7 +263,7 @@ test('cached reads, strong: an RV-unset GET passes straight through; a LIST is s
 
 test('cached reads, strong: concurrent RV-unset LISTs share probes', async () => {
   const cache = fakeCache(FIVE, 100n);
-  cache.changeAt = Date.now();
+  cache.changeAt = performance.now();
   const { serve, probes } = readsOver(cache, '100', 'strong');
   const answers = await Promise.all(Array.from({ length: 50 }, () => serve('/api/v1/configmaps')));
   assert.ok(answers.every((a) => a?.statusCode === 200));
@@ -250,9 +279,9 @@ test('cached reads, bounded: served without a probe while the watch is open and 
   assert.equal(await serve('/api/v1/configmaps'), undefined, 'the watch is down: passed through');
   assert.equal((await serve('/api/v1/configmaps?resourceVersion=0'))?.statusCode, 200, 'RV=0 reads any state, as from the apiserver');
   cache.open = true;
-  cache.progressAt = Date.now() - 2000;
+  cache.progressAt = performance.now() - 2000;
   assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'silent for longer than the bound: passed through');
-  cache.progressAt = Date.now();
+  cache.progressAt = performance.now();
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'heard from again');
   assert.deepEqual(probes, []);
 });

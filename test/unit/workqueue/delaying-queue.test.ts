@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Clock } from '../../../src/workqueue/clock.ts';
+import type { Clock } from '../../../src/clock/clock.ts';
 import { newDelayingQueue } from '../../../src/workqueue/delaying-queue.ts';
 import type { DelayingQueue } from '../../../src/workqueue/delaying-queue.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
@@ -118,6 +118,7 @@ test('DelayingQueue: one timer at a time, never set further than 10 s', () => {
   const timerDelays: number[] = [];
   const clock: Clock = {
     now: () => fake.now(),
+    wallNow: () => fake.wallNow(),
     setTimeout: (fn, ms) => {
       timerDelays.push(ms);
       return fake.setTimeout(fn, ms);

@@ -1,11 +1,19 @@
 /**
- * Time, injected (k8s.io/utils/clock): every timing rule of the workqueue, the reflector and the
- * leader elector reads the clock through this interface, so that tests drive a fake clock
- * (test/helpers/fake-clock.ts) instead of sleeping.
+ * Time, injected (k8s.io/utils/clock): every timing rule of every layer (the workqueue, the
+ * reflector, the watch cache, the leader elector) reads the clock through this interface, so that
+ * tests drive a fake clock (test/helpers/fake-clock.ts) instead of sleeping. A leaf module: it
+ * imports nothing of the project.
+ *
+ * Two readings, as Go's time.Time carries both: `now()` is monotonic and is what durations,
+ * deadlines and expiries are measured on (a lease must not expire, nor a watch time out, because
+ * NTP stepped the wall clock); `wallNow()` is the wall clock, only for times written into
+ * objects that other processes read (a Lease's acquireTime and renewTime).
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Monotonic milliseconds from an arbitrary origin: for durations and deadlines only. */
   now(): number;
+  /** Milliseconds since the epoch, from the wall clock: for timestamps written into objects. */
+  wallNow(): number;
   /** Calls `fn` once after `ms` milliseconds (at once for ms <= 0, on a later turn). */
   setTimeout(fn: () => void, ms: number): Timer;
 }
@@ -16,7 +24,8 @@ export interface Timer {
 }
 
 export const realClock: Clock = {
-  now: () => Date.now(),
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
   setTimeout(fn, ms) {
     const handle = setTimeout(fn, Math.max(0, ms));
     return {

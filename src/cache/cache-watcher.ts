@@ -16,6 +16,7 @@ import type { FieldSelector } from './field-selector.ts';
 import type { LabelSelector } from './label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
+import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
 import { IDENTITY_ENCODING, watchFramePieces } from './window-event.ts';
 
@@ -46,7 +47,7 @@ export function matches(filter: WatcherFilter, obj: KubeObject): boolean {
 
 /** The initial events: the state at an RV (as ADDED), or the window's replay after an RV. */
 export type InitialEvents =
-  | { readonly kind: 'state'; readonly objects: readonly KubeObject[]; readonly resourceVersion: bigint; readonly endBookmark: boolean }
+  | { readonly kind: 'state'; readonly objects: OrderedView<KubeObject>; readonly resourceVersion: bigint; readonly endBookmark: boolean }
   | { readonly kind: 'replay'; readonly events: readonly WindowEvent[]; readonly resourceVersion: bigint };
 
 export type CloseReason = 'done' | 'timeout' | 'slow' | 'client' | 'terminated';
@@ -153,18 +154,21 @@ export class CacheWatcher {
 
   async #writeInitial(): Promise<void> {
     const initial = this.#options.initial;
-    // Read lazily, item by item, so that a large state is written as the connection drains.
-    const count = initial.kind === 'state' ? initial.objects.length : initial.events.length;
+    // Read lazily, item by item, from an immutable view, so that a large state is written as the connection drains.
+    const state = initial.kind === 'state' ? initial.objects.values() : undefined;
+    const events = initial.kind === 'replay' ? initial.events : [];
+    const count = initial.kind === 'state' ? initial.objects.size : events.length;
     for (let i = 0; i < count; i++) {
       if (this.#closed) return;
       let pieces: readonly Buffer[];
-      if (initial.kind === 'state') {
-        const obj = initial.objects[i];
+      if (state !== undefined) {
+        const next = state.next();
+        const obj = next.done === true ? undefined : next.value;
         if (obj === undefined || !matches(this.filter, obj)) continue;
         // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
         pieces = this.#encoding.wrap(watchFramePieces('ADDED', obj.raw));
       } else {
-        const event = initial.events[i];
+        const event = events[i];
         const type = event === undefined ? undefined : convert(this.filter, event);
         if (event === undefined || type === undefined) continue;
         pieces = [event.frame(type, this.#encoding)];

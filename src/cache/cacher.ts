@@ -171,7 +171,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       if (request.sendInitialEvents === true || legacyFromAny) {
         initial = {
           kind: 'state',
-          objects: cache.orderedList(),
+          objects: cache.current(),
           resourceVersion: current,
           endBookmark: request.sendInitialEvents === true && request.allowWatchBookmarks,
         };

@@ -7,10 +7,11 @@
  * an RV, appends every change (with its previous state, as watchCacheEvent) to its event window,
  * and tells its listeners (the cacher and its watchers) of it.
  *
- * Invariants: everything read in one synchronous turn (resourceVersion(), get(), orderedList())
- * is the state the apiserver held at resourceVersion(); #ordered holds exactly the objects of
- * #objects, sorted by key; an array handed out by orderedList() is never mutated afterwards
- * (copy on write).
+ * Invariants: everything read in one synchronous turn (resourceVersion(), get(), current())
+ * is the state the apiserver held at resourceVersion(); #tree holds exactly the objects, in key
+ * order; a view handed out by current() or snapshot() never changes (a persistent B-tree,
+ * ordered-map.ts: O(log n) per change, O(1) per snapshot, so a LIST at an RV and the pages
+ * after it never copy the cache, however busy the type).
  */
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
@@ -24,6 +25,8 @@ import { newEventWindow } from './event-window.ts';
 import { WindowEvent } from './window-event.ts';
 import { newBookmarkFrames } from './bookmark.ts';
 import type { ResourceSelectableFields } from './selectable-fields.ts';
+import type { OrderedMap, OrderedView } from './ordered-map.ts';
+import { newOrderedMap } from './ordered-map.ts';
 import type { CacheDelegator } from './delegator.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
@@ -85,10 +88,10 @@ export interface WatchCache {
    */
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<bigint | undefined>;
   get(key: string): KubeObject | undefined;
-  /** Every object at resourceVersion(), in key order (namespace/name, as etcd orders them). */
-  orderedList(): readonly KubeObject[];
+  /** Every object at resourceVersion(), in key order (namespace/name, as etcd orders them); kept for the next pages. */
+  current(): OrderedView<KubeObject>;
   /** The key-ordered objects at exactly `rv`, if that state was listed recently (a kept snapshot). */
-  snapshot(rv: bigint): readonly KubeObject[] | undefined;
+  snapshot(rv: bigint): OrderedView<KubeObject> | undefined;
   /** When the cache's watch last said anything (an event, a bookmark, a list), on the cache's clock. */
   lastProgressAt(): number;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
@@ -120,7 +123,7 @@ export interface WatchCache {
  * etcd, as ours falls back to the apiserver.
  */
 const SNAPSHOT_TTL_MS = 75_000;
-/** Distinct RVs kept: each is one array of references (8 bytes per object), not copies. */
+/** Distinct RVs kept: each is a root of the persistent tree, sharing every node not changed since. */
 const MAX_SNAPSHOTS = 16;
 
 export interface WatchCacheOptions {
@@ -132,11 +135,6 @@ export interface WatchCacheOptions {
 
 export function newWatchCache(options: WatchCacheOptions): WatchCache {
   return new WatchCacheImpl(options);
-}
-
-/** Byte order of ASCII keys (Kubernetes names and namespaces are ASCII). */
-function compareKeys(a: KubeObject, b: KubeObject): number {
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 /** An object's RV as a number; 0 when it has none (never from the apiserver). */
@@ -155,11 +153,8 @@ class WatchCacheImpl implements WatchCache {
   readonly namespace: string | undefined;
   readonly store: InformerStore;
   readonly #clock: Clock;
-  readonly #snapshots: LRUCache<bigint, readonly KubeObject[]>;
-  readonly #objects = new Map<string, KubeObject>();
-  #ordered: KubeObject[] = [];
-  /** #ordered was handed out: copy it before the next change. */
-  #orderedShared = false;
+  readonly #snapshots: LRUCache<bigint, OrderedView<KubeObject>>;
+  readonly #tree: OrderedMap<KubeObject> = newOrderedMap();
   #rv: bigint | undefined;
   #lastProgressAt: number;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
@@ -182,10 +177,10 @@ class WatchCacheImpl implements WatchCache {
     const { group, version, kind, unstructured } = this.spec;
     this.#bookmarks = newBookmarkFrames(kind, group === '' ? version : `${group}/${version}`, unstructured);
     this.store = {
-      getByKey: (key) => this.#objects.get(key),
-      listKeys: () => [...this.#objects.keys()],
-      list: () => this.#objects.values(),
-      size: () => this.#objects.size,
+      getByKey: (key) => this.#tree.get(key),
+      listKeys: () => Array.from(this.#tree.values(), (o) => o.key),
+      list: () => this.#tree.values(),
+      size: () => this.#tree.size,
       hasSynced: () => this.hasSynced(),
       observeBookmark: (object) => {
         this.#bookmarks.learn(object);
@@ -309,34 +304,23 @@ class WatchCacheImpl implements WatchCache {
   }
 
   get(key: string): KubeObject | undefined {
-    return this.#objects.get(key);
+    return this.#tree.get(key);
   }
 
-  orderedList(): readonly KubeObject[] {
-    this.#orderedShared = true;
-    if (this.#rv !== undefined && !this.#snapshots.has(this.#rv)) this.#snapshots.set(this.#rv, this.#ordered);
-    return this.#ordered;
+  current(): OrderedView<KubeObject> {
+    const view = this.#tree.snapshot();
+    if (this.#rv !== undefined && !this.#snapshots.has(this.#rv)) this.#snapshots.set(this.#rv, view);
+    return view;
   }
 
-  snapshot(rv: bigint): readonly KubeObject[] | undefined {
-    if (rv === this.#rv) return this.orderedList();
+  snapshot(rv: bigint): OrderedView<KubeObject> | undefined {
+    if (rv === this.#rv) return this.current();
     return this.#snapshots.get(rv);
   }
 
   /** One change from the watch, in order. Synchronous. */
   #apply(obj: KubeObject, deleted: boolean): void {
-    const prev = this.#objects.get(obj.key);
-    const ordered = this.#writableOrdered();
-    const at = lowerBound(ordered, obj.key);
-    const present = ordered[at]?.key === obj.key;
-    if (deleted) {
-      this.#objects.delete(obj.key);
-      if (present) ordered.splice(at, 1);
-    } else {
-      this.#objects.set(obj.key, obj);
-      if (present) ordered[at] = obj;
-      else ordered.splice(at, 0, obj);
-    }
+    const prev = deleted ? this.#tree.delete(obj.key) : this.#tree.set(obj.key, obj);
     const rv = rvOf(obj);
     if (this.#rv === undefined || rv > this.#rv) this.#rv = rv;
     const event = new WindowEvent({
@@ -355,10 +339,7 @@ class WatchCacheImpl implements WatchCache {
   }
 
   #replace(list: readonly KubeObject[], rv: string): void {
-    this.#objects.clear();
-    for (const obj of list) this.#objects.set(obj.key, obj);
-    this.#ordered = [...this.#objects.values()].sort(compareKeys);
-    this.#orderedShared = false;
+    this.#tree.replace(list.map((obj) => [obj.key, obj] as const));
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
     this.#synced = true;
@@ -370,14 +351,6 @@ class WatchCacheImpl implements WatchCache {
     });
   }
 
-  #writableOrdered(): KubeObject[] {
-    if (this.#orderedShared) {
-      this.#ordered = this.#ordered.slice();
-      this.#orderedShared = false;
-    }
-    return this.#ordered;
-  }
-
   /** The RV may have moved: note the time and release the readers waiting for it. */
   #progressed(): void {
     this.#lastProgressAt = this.#clock.now();
@@ -385,16 +358,4 @@ class WatchCacheImpl implements WatchCache {
     if (rv === undefined) return;
     for (const waiter of this.#waiters) if (rv >= waiter.rv) waiter.resolve(rv);
   }
-}
-
-/** First index in `ordered` whose key is >= `key` (keys are unique and sorted). */
-export function lowerBound(ordered: readonly KubeObject[], key: string): number {
-  let lo = 0;
-  let hi = ordered.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((ordered[mid]?.key ?? '') < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

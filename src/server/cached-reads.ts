@@ -18,7 +18,6 @@ import type { KubeObject } from '../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
 import type { CacheDelegator } from '../cache/delegator.ts';
 import type { CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
-import { lowerBound } from '../cache/watch-cache.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
@@ -33,8 +32,18 @@ import { writtenResourceVersion } from './written-resource-version.ts';
 export interface CachedResponse {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string>>;
-  /** Chunks to write in order. */
-  readonly body: readonly Buffer[];
+  /** The body's length in bytes (Content-Length). */
+  readonly length: number;
+  /**
+   * The body's pieces in order, made as they are taken: a large LIST is copied piece by piece
+   * from an immutable snapshot, so its writer may yield between pieces.
+   */
+  readonly body: Iterable<Buffer>;
+}
+
+/** A response whose whole body is at hand. */
+function whole(statusCode: number, body: readonly Buffer[]): CachedResponse {
+  return { statusCode, headers: JSON_HEADERS, length: body.reduce((n, b) => n + b.length, 0), body };
 }
 
 /** A write's answer as passed through: what read-your-writes learns from. */
@@ -269,9 +278,9 @@ function serveGet(cache: WatchCache, info: RequestInfo): CachedResponse {
   const obj = cache.get(key);
   if (obj === undefined) {
     const status = notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name);
-    return { statusCode: 404, headers: JSON_HEADERS, body: [status.body()] };
+    return whole(404, [status.body()]);
   }
-  return { statusCode: 200, headers: JSON_HEADERS, body: [obj.raw, NEWLINE] };
+  return whole(200, [obj.raw, NEWLINE]);
 }
 
 interface Page {
@@ -289,29 +298,30 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   if (rv === undefined) return undefined;
   const ordered = cache.snapshot(rv);
   if (ordered === undefined) return undefined;
+  // HOT PATH: the view is immutable (a persistent tree's root): ranks and ranges in O(log n).
   // The request's range: one namespace's keys (a contiguous run in key order), or all.
   const prefix = cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
   const listKey = listKeyOf(cache, info);
   const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(KEY_ROOT.length + 1) : prefix;
-  let start = lowerBound(ordered, fromKey < prefix ? prefix : fromKey);
+  let start = ordered.lowerBound(fromKey < prefix ? prefix : fromKey);
   // A continue key outside this request's range yields nothing, as the apiserver's range read.
-  if (!fromKey.startsWith(prefix)) start = ordered.length;
-  const end = prefix === '' ? ordered.length : lowerBound(ordered, `${prefix.slice(0, -1)}0`); // '0' follows '/'
+  if (!fromKey.startsWith(prefix)) start = ordered.size;
+  const end = prefix === '' ? ordered.size : ordered.lowerBound(`${prefix.slice(0, -1)}0`); // '0' follows '/'
   // computeListLimit (cacher.go): RV=0 ignores the limit.
   const limit = options.resourceVersion === '0' ? 0 : Math.max(0, options.limit);
   const everything = labels.empty() && fields.empty();
   const items: KubeObject[] = [];
   let hasMore = false;
   let last = '';
-  for (let i = start; i < end; i++) {
-    const obj = ordered[i];
-    if (obj === undefined) continue;
+  let i = start;
+  for (const obj of ordered.values(start, end)) {
+    i++;
     if (everything || (labels.matches(obj.labels) && fields.matches(obj.fields))) {
       items.push(obj);
       last = obj.key;
     }
     if (limit > 0 && items.length >= limit) {
-      hasMore = i < end - 1;
+      hasMore = i < end;
       break;
     }
   }
@@ -323,7 +333,8 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
     continue: hasMore ? encodeContinue(`${KEY_ROOT}/${last}\u0000`, listKey, rv) : '',
     remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
-  return { statusCode: 200, headers: JSON_HEADERS, body: listBody(cache.spec, page) };
+  const body = listBody(cache.spec, page);
+  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */
@@ -358,7 +369,8 @@ const LIST_PIECE_BYTES = 64 * 1024;
  * piece gets one of its own. HOT PATH: per item, one copy of its bytes, no allocation.
  */
 class PieceWriter {
-  readonly pieces: Buffer[] = [];
+  /** Full pieces not taken yet. */
+  readonly #ready: Buffer[] = [];
   #piece: Buffer = Buffer.allocUnsafe(LIST_PIECE_BYTES);
   #at = 0;
 
@@ -375,15 +387,20 @@ class PieceWriter {
     this.#piece[this.#at++] = value;
   }
 
-  /** The body: every piece, the last cut to its content. */
+  /** The full pieces made since the last call. */
+  take(): Buffer[] {
+    return this.#ready.splice(0);
+  }
+
+  /** The rest: every piece not taken, the last cut to its content. */
   end(): Buffer[] {
-    if (this.#at > 0) this.pieces.push(this.#piece.subarray(0, this.#at));
+    if (this.#at > 0) this.#ready.push(this.#piece.subarray(0, this.#at));
     this.#at = 0;
-    return this.pieces;
+    return this.take();
   }
 
   #flush(need: number): void {
-    if (this.#at > 0) this.pieces.push(this.#piece.subarray(0, this.#at));
+    if (this.#at > 0) this.#ready.push(this.#piece.subarray(0, this.#at));
     this.#piece = Buffer.allocUnsafe(Math.max(LIST_PIECE_BYTES, need));
     this.#at = 0;
   }
@@ -395,33 +412,48 @@ const COMMA_BYTE = 0x2c;
 /**
  * The list's bytes, as the apiserver writes them: a typed list (built-in types) has its fields
  * in declaration order and items without kind and apiVersion; an unstructured list (custom
- * resources) has its keys sorted and items as stored.
+ * resources) has its keys sorted and items as stored. The length is summed first (the items are
+ * chosen already); the pieces are copied as they are taken.
  */
-function listBody(spec: CachedResourceSpec, page: Page): Buffer[] {
+function listBody(spec: CachedResourceSpec, page: Page): { length: number; pieces: Iterable<Buffer> } {
   const { apiVersion, listKind } = shapeOf(spec);
   const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
   const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
   const remaining = page.remainingItemCount === undefined ? '' : `"remainingItemCount":${String(page.remainingItemCount)}`;
-  const out = new PieceWriter();
-  if (spec.unstructured) {
+  const typed = !spec.unstructured;
+  let head: Buffer;
+  let tail: Buffer;
+  if (typed) {
+    const metadata = [rv, cont, remaining].filter((s) => s !== '').join(',');
+    head = Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${metadata}},"items":[`);
+    tail = Buffer.from(']}\n');
+  } else {
     // UnstructuredList.SetContinue always sets the field, empty or not; remainingItemCount only when known.
     const metadata = [`"continue":"${page.continue}"`, remaining, rv].filter((s) => s !== '').join(',');
-    out.bytes(Buffer.from(`{"apiVersion":${apiVersion},"items":[`));
-    page.items.forEach((obj, i) => {
-      if (i > 0) out.byte(COMMA_BYTE);
-      out.bytes(obj.raw);
-    });
-    out.bytes(Buffer.from(`],"kind":${listKind},"metadata":{${metadata}}}\n`));
-    return out.end();
+    head = Buffer.from(`{"apiVersion":${apiVersion},"items":[`);
+    tail = Buffer.from(`],"kind":${listKind},"metadata":{${metadata}}}\n`);
   }
-  const metadata = [rv, cont, remaining].filter((s) => s !== '').join(',');
-  out.bytes(Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${metadata}},"items":[`));
-  page.items.forEach((obj, i) => {
-    if (i > 0) out.byte(COMMA_BYTE);
-    // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
-    out.byte(OPEN_BRACE);
-    out.bytes(obj.raw, obj.listItemStart);
-  });
-  out.bytes(Buffer.from(']}\n'));
-  return out.end();
+  const { items } = page;
+  let length = head.length + tail.length + Math.max(0, items.length - 1);
+  // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
+  for (const obj of items) length += typed ? 1 + obj.raw.length - obj.listItemStart : obj.raw.length;
+  function* pieces(): Generator<Buffer> {
+    const out = new PieceWriter();
+    out.bytes(head);
+    for (let i = 0; i < items.length; i++) {
+      const obj = items[i];
+      if (obj === undefined) continue;
+      if (i > 0) out.byte(COMMA_BYTE);
+      if (typed) {
+        out.byte(OPEN_BRACE);
+        out.bytes(obj.raw, obj.listItemStart);
+      } else {
+        out.bytes(obj.raw);
+      }
+      yield* out.take();
+    }
+    out.bytes(tail);
+    yield* out.end();
+  }
+  return { length, pieces: pieces() };
 }

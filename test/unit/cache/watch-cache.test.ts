@@ -4,6 +4,7 @@ import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-ca
 import type { WindowEvent } from '../../../src/cache/window-event.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import type { OrderedView } from '../../../src/cache/ordered-map.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import type { ReflectorStore } from '../../../src/informer/store.ts';
@@ -29,24 +30,24 @@ function cacheWithStore(clock = new FakeClock()): { cache: WatchCache; store: Re
   return { cache, store: cache.store, clock };
 }
 
-const keys = (objects: readonly KubeObject[]): string[] => objects.map((o) => o.key);
+const keys = (objects: OrderedView<KubeObject>): string[] => Array.from(objects.values(), (o) => o.key);
 
-test('watch cache: key order after list and changes; a handed-out list never changes', () => {
+test('watch cache: key order after list and changes; a handed-out view never changes', () => {
   const { cache, store } = cacheWithStore();
   assert.equal(cache.resourceVersion(), undefined, 'nothing before the first list');
   store.replace([cm('b', 'x', 3), cm('a', 'y', 2), cm('a', 'x', 1)], '10');
   assert.equal(cache.resourceVersion(), 10n);
-  const at10 = cache.orderedList();
+  const at10 = cache.current();
   assert.deepEqual(keys(at10), ['a/x', 'a/y', 'b/x']);
   store.add(cm('a', 'z', 11));
   store.update(cm('a', 'x', 12));
   store.delete(cm('b', 'x', 13));
   assert.equal(cache.resourceVersion(), 13n);
-  assert.deepEqual(keys(cache.orderedList()), ['a/x', 'a/y', 'a/z']);
+  assert.deepEqual(keys(cache.current()), ['a/x', 'a/y', 'a/z']);
   assert.equal(cache.get('a/x')?.resourceVersion, '12');
   assert.equal(cache.get('b/x'), undefined);
-  assert.deepEqual(keys(at10), ['a/x', 'a/y', 'b/x'], 'copy on write');
-  assert.equal(at10[0]?.resourceVersion, '1');
+  assert.deepEqual(keys(at10), ['a/x', 'a/y', 'b/x'], 'a persistent view');
+  assert.equal(at10.at(0)?.resourceVersion, '1');
   assert.equal(cache.snapshot(10n), at10, 'the state at 10 is kept for the next pages');
   assert.equal(cache.snapshot(11n), undefined, 'never listed at 11');
 });

@@ -64,24 +64,9 @@ export interface SeedSizes {
 }
 
 export async function seed(client: UpstreamClient, sizes: SeedSizes, progress: Progress): Promise<void> {
-  await concurrently(sizes.namespaces, (i) => create(client, '/api/v1/namespaces', { metadata: { name: namespaceName(i) } }));
-  let created = 0;
-  const pods = progress.step(
-    `creating ${String(sizes.pods)} pods in ${String(sizes.namespaces)} namespaces`,
-    () => `${String(created)} created`,
-  );
-  await concurrently(sizes.pods, async (i) => {
-    const labels: Record<string, string> = { app: 'bench', shard: String(i % 10) };
-    if (i % 100 === 0) labels['bench-group'] = 'selected';
-    await create(client, `/api/v1/namespaces/${namespaceName(i % sizes.namespaces)}/pods`, {
-      metadata: { name: podName(i), labels },
-      spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
-    });
-    created++;
-  });
-  pods.done();
+  await seedPods(client, 0, sizes.pods, sizes.namespaces, progress);
   if (sizes.configmaps === 0) return;
-  created = 0;
+  let created = 0;
   const filler = 'x'.repeat(600);
   const cms = progress.step(`creating ${String(sizes.configmaps)} configmaps`, () => `${String(created)} created`);
   await concurrently(sizes.configmaps, async (i) => {
@@ -92,6 +77,28 @@ export async function seed(client: UpstreamClient, sizes: SeedSizes, progress: P
     created++;
   });
   cms.done();
+}
+
+/** Creates pods `from` to `to` - 1 (pod i in namespace i mod `namespaces`, 1% labelled SELECTED_LABEL), and the namespaces. */
+export async function seedPods(client: UpstreamClient, from: number, to: number, namespaces: number, progress: Progress): Promise<void> {
+  await concurrently(namespaces, (i) => create(client, '/api/v1/namespaces', { metadata: { name: namespaceName(i) } }));
+  if (to <= from) return;
+  let created = 0;
+  const pods = progress.step(
+    `creating pods ${String(from)} to ${String(to - 1)} in ${String(namespaces)} namespaces`,
+    () => `${String(created)} created`,
+  );
+  await concurrently(to - from, async (j) => {
+    const i = from + j;
+    const labels: Record<string, string> = { app: 'bench', shard: String(i % 10) };
+    if (i % 100 === 0) labels['bench-group'] = 'selected';
+    await create(client, `/api/v1/namespaces/${namespaceName(i % namespaces)}/pods`, {
+      metadata: { name: podName(i), labels },
+      spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
+    });
+    created++;
+  });
+  pods.done();
 }
 
 export async function kubernetesVersion(client: UpstreamClient): Promise<string> {

@@ -18,7 +18,10 @@ export const SCENARIOS = [
   'watch',
   'cold-start',
   'memory',
+  'scale',
 ] as const;
+/** Scenarios left out of a run that names none: too long for every run. */
+const ON_REQUEST: readonly ScenarioName[] = ['scale'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -39,6 +42,10 @@ export interface BenchOptions {
   /** The polling scenario: clients, each an RV-unset LIST and GET per second, for pollSeconds. */
   readonly pollClients: number;
   readonly pollSeconds: number;
+  /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
+  readonly scaleSizes: readonly number[];
+  readonly applyRate: number;
+  readonly applySeconds: number;
   readonly watchSeconds: number;
   /** Spread between repeats ((max - min) / median of the p50s) above which figures are called unstable. */
   readonly spread: number;
@@ -52,7 +59,8 @@ export interface BenchOptions {
 
 export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
 
-Scenarios (default: all): ${SCENARIOS.join(', ')}; a prefix selects several (list).
+Scenarios (default: all but scale): ${SCENARIOS.join(', ')}; a prefix selects several (list).
+scale seeds up to the largest of --scale-sizes pods (100,000 by default: about 20 minutes).
 
 Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --pods N            pods seeded, all Pending (default 10000)
@@ -65,6 +73,9 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --watch-rate N      writer's pod updates per second, in watch and list-busy (default 200)
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
   --poll-seconds S    how long they poll (default 30)
+  --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
+  --apply-rate N      scale: writer's pod updates per second while LISTs run (default 1000)
+  --apply-seconds S   scale: how long the apply measurement runs (default 15)
   --watch-seconds S   writer's duration (default 30)
   --spread F          repeat spread above which figures are unstable (default 0.25)
   --profile           --cpu-prof the proxy during the LIST and watch scenarios
@@ -82,6 +93,9 @@ const FLAGS = {
   'watch-rate': { type: 'string' },
   'poll-clients': { type: 'string' },
   'poll-seconds': { type: 'string' },
+  'scale-sizes': { type: 'string' },
+  'apply-rate': { type: 'string' },
+  'apply-seconds': { type: 'string' },
   'watch-seconds': { type: 'string' },
   spread: { type: 'string' },
   profile: { type: 'boolean' },
@@ -102,11 +116,16 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, not ${raw}`);
     return value;
   };
-  const scenarios = positionals.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => positionals.some((p) => s.startsWith(p)));
+  const scenarios =
+    positionals.length === 0
+      ? SCENARIOS.filter((s) => !ON_REQUEST.includes(s))
+      : SCENARIOS.filter((s) => positionals.some((p) => s.startsWith(p)));
   const unknown = positionals.filter((p) => !SCENARIOS.some((s) => s.startsWith(p)));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
   const watchers = (setting('watchers') ?? '1000,5000,10000').split(',').map(Number);
   if (watchers.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--watchers must list positive integers`);
+  const scaleSizes = (setting('scale-sizes') ?? '1000,10000,100000').split(',').map(Number);
+  if (scaleSizes.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--scale-sizes must list positive integers`);
   const pods = Math.round(num('pods', 10_000));
   const namespaces = Math.min(pods, Math.round(num('namespaces', 100)));
   return {
@@ -121,6 +140,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     watchRate: num('watch-rate', 200),
     pollClients: Math.round(num('poll-clients', 200)),
     pollSeconds: num('poll-seconds', 30),
+    scaleSizes,
+    applyRate: num('apply-rate', 1000),
+    applySeconds: num('apply-seconds', 15),
     watchSeconds: num('watch-seconds', 30),
     spread: num('spread', 0.25),
     profile: values.profile === true || env.KCP_BENCH_PROFILE === '1',

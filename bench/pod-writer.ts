@@ -16,7 +16,15 @@ export interface PodWriter {
   stop(): Promise<number>;
 }
 
-export function startPodWriter(client: UpstreamClient, spec: { rate: number; pods: number; namespaces: number }): PodWriter {
+export interface PodWriterSpec {
+  readonly rate: number;
+  readonly pods: number;
+  readonly namespaces: number;
+  /** Told of each write's resourceVersion as its answer arrives. */
+  readonly onWritten?: (resourceVersion: string) => void;
+}
+
+export function startPodWriter(client: UpstreamClient, spec: PodWriterSpec): PodWriter {
   const state = { stopped: false };
   let written = 0;
   const perNamespace = Math.ceil(spec.pods / spec.namespaces);
@@ -42,6 +50,9 @@ export function startPodWriter(client: UpstreamClient, spec: { rate: number; pod
         });
         if (res.statusCode !== 200) throw new Error(`writer: ${String(res.statusCode)} ${res.body.toString().slice(0, 300)}`);
         written++;
+        if (spec.onWritten !== undefined) {
+          spec.onWritten((JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+        }
       })();
       const tracked = write.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);

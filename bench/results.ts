@@ -13,6 +13,8 @@ import type { SyncResult } from './sync.ts';
 import type { TargetName } from './targets.ts';
 import type { WatchResult } from './watch-fanout.ts';
 import type { PollResult } from './poll.ts';
+import type { ScaleRow } from './scale.ts';
+import { renderScaleChart } from './scale.ts';
 import { renderChart } from './chart.ts';
 
 export interface LoadRow {
@@ -70,6 +72,8 @@ export interface BenchResults {
   readonly watch: readonly WatchRow[];
   /** Absent in results written before the poll scenario existed. */
   readonly poll?: readonly PollRow[];
+  /** The scale curve (`npm run bench -- scale`). */
+  readonly scale?: readonly ScaleRow[];
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];
@@ -110,11 +114,23 @@ export function environment(kubernetes: string): Environment {
 export function writeResults(out: string, results: BenchResults): string[] {
   mkdirSync(out, { recursive: true });
   const text = `${JSON.stringify(results, null, 2)}\n`;
-  const stamped = join(out, `run-${results.environment.date.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`);
-  const latest = join(out, 'latest.json');
-  const svg = join(out, 'latest.svg');
+  const date = results.environment.date.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
+  const scale = results.scale ?? [];
+  // A scale-only run keeps the latest full run's files (the README's) and writes its own.
+  const scaleOnly = scale.length > 0 && results.load.length === 0 && results.watch.length === 0 && results.sync.length === 0;
+  const name = scaleOnly ? 'scale' : 'latest';
+  const stamped = join(out, `${scaleOnly ? 'scale' : 'run'}-${date}.json`);
+  const latest = join(out, `${name}.json`);
   writeFileSync(stamped, text);
   writeFileSync(latest, text);
-  writeFileSync(svg, renderChart(results));
-  return [stamped, latest, svg];
+  const written = [stamped, latest];
+  if (!scaleOnly) {
+    writeFileSync(join(out, 'latest.svg'), renderChart(results));
+    written.push(join(out, 'latest.svg'));
+  }
+  if (scale.length > 0) {
+    writeFileSync(join(out, 'scale.svg'), renderScaleChart(scale));
+    written.push(join(out, 'scale.svg'));
+  }
+  return written;
 }

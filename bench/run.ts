@@ -34,6 +34,8 @@ import { BENCH_USAGE, parseBenchOptions } from './options.ts';
 import { summarizeProfile } from './profile.ts';
 import type { BenchResults, LoadRow, PollRow, ProfileSummary, WatchRow } from './results.ts';
 import { runPoll } from './poll.ts';
+import { runScale } from './scale.ts';
+import type { ScaleRow } from './scale.ts';
 import { startPodWriter } from './pod-writer.ts';
 import { environment, writeResults } from './results.ts';
 import { median, spread } from './stats.ts';
@@ -158,6 +160,7 @@ async function main(): Promise<number> {
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   const load: LoadRow[] = [];
+  let scale: ScaleRow[] = [];
   const watch: WatchRow[] = [];
   const poll: PollRow[] = [];
   let sync: SyncResult[] = [];
@@ -166,7 +169,9 @@ async function main(): Promise<number> {
     writer = newUpstreamClient(await loadUpstreamConfig({ kubeconfig: state.kubeconfig }), { connections: 64 });
     const client = writer;
     const kubernetes = await kubernetesVersion(client);
-    await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
+    // The scale curve seeds its own sizes; any other scenario needs the default seed first.
+    const others = o.scenarios.some((s) => s !== 'scale');
+    if (others) await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
 
     const apiserver = apiserverTarget(state);
     const needTargets = loads.length > 0 || wants('watch') || wants('poll');
@@ -355,6 +360,22 @@ async function main(): Promise<number> {
       });
     }
 
+    if (wants('scale')) {
+      for (const target of targets.splice(0)) await target.stop();
+      // After other scenarios the cluster already holds their pods: smaller sizes are skipped.
+      const sizes = o.scaleSizes.filter((n) => !others || n >= o.pods);
+      await attempt('scale', async () => {
+        scale = await runScale(
+          state,
+          apiserver,
+          client,
+          { sizes, namespaces: o.namespaces, applyRate: o.applyRate, applySeconds: o.applySeconds },
+          progress,
+          (detail) => process.stderr.write(`[${elapsed()}] scale · ${detail}\n`),
+        );
+      });
+    }
+
     const sizes = { ...o, dir: undefined, out: undefined };
     const results: BenchResults = {
       environment: environment(kubernetes),
@@ -363,6 +384,7 @@ async function main(): Promise<number> {
       load,
       watch,
       poll,
+      scale,
       sync,
       profiles,
       warnings,

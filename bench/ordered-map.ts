@@ -11,6 +11,7 @@
  */
 import { newOrderedMap } from '../src/cache/ordered-map.ts';
 import type { OrderedMap } from '../src/cache/ordered-map.ts';
+import { seededRandom } from '../test/helpers/prng.ts';
 
 /** Keys in the store: a large namespace-wide cache. */
 const N = 100_000;
@@ -28,19 +29,7 @@ interface Item {
   readonly rv: number;
 }
 
-/** mulberry32: a small deterministic PRNG, so that every run does the same operations. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = prng(20240601);
+const random = seededRandom(20240601);
 const keys = Array.from({ length: N }, (_, i) => `ns-${i % 100}/pod-${i}`);
 const sortedKeys = keys.slice().sort();
 const shuffledKeys = keys.slice();

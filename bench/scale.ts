@@ -11,7 +11,6 @@
  *   write's answer to its arrival (how fast the cache absorbs changes while it serves LISTs).
  */
 import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
@@ -25,6 +24,7 @@ import { startPodWriter } from './pod-writer.ts';
 import { cpuSeconds, quantile } from './stats.ts';
 import type { Target } from './targets.ts';
 import { servingAddress, waitReady } from './targets.ts';
+import { message } from './sync.ts';
 
 export interface ScaleSpec {
   readonly sizes: readonly number[];
@@ -48,20 +48,6 @@ export interface ScaleRow {
   /** Proxy CPU microseconds per MB of LIST body served. */
   readonly cpuMicrosPerMB: number;
   readonly apply: { readonly writesPerSecond: number; readonly events: number; readonly p50: number; readonly p99: number };
-}
-
-function message<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { type: string }): void => {
-      if (m.type !== type) return;
-      child.off('message', onMessage);
-      resolve(m as T);
-    };
-    child.on('message', onMessage);
-    child.once('exit', (code) => {
-      reject(new Error(`${type}: proxy exited (${String(code)})`));
-    });
-  });
 }
 
 /** Requests per client for a LIST of `pods` objects: a 100,000-pod LIST takes the apiserver many seconds. */

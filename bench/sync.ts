@@ -38,7 +38,8 @@ export interface MemoryPerObject {
   readonly rss: number;
 }
 
-function message<T>(child: ChildProcess, type: string): Promise<T> {
+/** The child's next message of `type`; rejects if the child exits first. */
+export function message<T>(child: ChildProcess, type: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const onMessage = (m: { type: string }): void => {
       if (m.type !== type) return;

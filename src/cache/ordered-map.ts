@@ -418,32 +418,39 @@ function rangeOf<V>(root: TreeNode<V>, from: number | undefined, to: number | un
 /** The door checkInvariants uses into both classes: their current root. */
 const kRoot = Symbol('ordered-map.root');
 
-/** A version of the tree: its root never changes. */
-class Snapshot<V> implements OrderedView<V> {
-  readonly #root: TreeNode<V>;
-
-  constructor(root: TreeNode<V>) {
-    this.#root = root;
-  }
+/** The reads of a tree, over whatever root the subclass holds now. */
+abstract class TreeReader<V> implements OrderedView<V> {
+  /** The door checkInvariants uses, and the reads' root. */
+  abstract [kRoot](): TreeNode<V>;
 
   get size(): number {
-    return sizeOf(this.#root);
+    return sizeOf(this[kRoot]());
   }
 
   get(key: string): V | undefined {
-    return find(this.#root, key);
+    return find(this[kRoot](), key);
   }
 
   lowerBound(key: string): number {
-    return rankOf(this.#root, key);
+    return rankOf(this[kRoot](), key);
   }
 
   at(rank: number): V | undefined {
-    return valueAt(this.#root, rank);
+    return valueAt(this[kRoot](), rank);
   }
 
   values(from?: number, to?: number): IterableIterator<V> {
-    return rangeOf(this.#root, from, to);
+    return rangeOf(this[kRoot](), from, to);
+  }
+}
+
+/** A version of the tree: its root never changes. */
+class Snapshot<V> extends TreeReader<V> {
+  readonly #root: TreeNode<V>;
+
+  constructor(root: TreeNode<V>) {
+    super();
+    this.#root = root;
   }
 
   [kRoot](): TreeNode<V> {
@@ -452,30 +459,10 @@ class Snapshot<V> implements OrderedView<V> {
 }
 
 /** Invariant: #snapshot, when set, has #root as its root (it is dropped by every write that changes #root). */
-class PersistentBPlusTree<V> implements OrderedMap<V> {
+class PersistentBPlusTree<V> extends TreeReader<V> implements OrderedMap<V> {
   #root: TreeNode<V> = newLeaf<V>([], []);
   #snapshot: Snapshot<V> | undefined;
   readonly #result: WriteResult<V> = { found: false, previous: undefined, right: undefined, separator: '' };
-
-  get size(): number {
-    return sizeOf(this.#root);
-  }
-
-  get(key: string): V | undefined {
-    return find(this.#root, key);
-  }
-
-  lowerBound(key: string): number {
-    return rankOf(this.#root, key);
-  }
-
-  at(rank: number): V | undefined {
-    return valueAt(this.#root, rank);
-  }
-
-  values(from?: number, to?: number): IterableIterator<V> {
-    return rangeOf(this.#root, from, to);
-  }
 
   set(key: string, value: V): V | undefined {
     const result = this.#result;
@@ -532,7 +519,7 @@ class PersistentBPlusTree<V> implements OrderedMap<V> {
  * `view`, a map or a snapshot from this module. For tests: O(n).
  */
 export function checkInvariants<V>(view: OrderedView<V>): void {
-  if (!(view instanceof PersistentBPlusTree || view instanceof Snapshot)) throw new Error('not an ordered-map view');
+  if (!(view instanceof TreeReader)) throw new Error('not an ordered-map view');
   const root: TreeNode<V> = view[kRoot]();
   let leafDepth = -1;
   /** Checks the subtree at `depth` whose keys must be in [low, high) (undefined: unbounded); returns its size. */

@@ -32,7 +32,6 @@ export interface KubeObject {
   readonly key: string;
   readonly namespace: string;
   readonly name: string;
-  readonly uid: string;
   readonly resourceVersion: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly fields: SelectableFields;
@@ -96,19 +95,46 @@ export function decodeObject(raw: Buffer, extract: FieldExtractor = metadataFiel
 
 export function fromParsed(parsed: ParsedObject, raw: Buffer, extract: FieldExtractor): KubeObject {
   const meta = parsed.metadata;
-  const namespace = meta.namespace ?? '';
+  const namespace = intern(meta.namespace ?? '');
   const name = meta.name ?? '';
   return {
     key: objectKey(namespace, name),
     namespace,
     name,
-    uid: meta.uid ?? '',
     resourceVersion: meta.resourceVersion ?? '',
-    labels: meta.labels ?? {},
-    fields: extract(parsed),
+    labels: internValues(meta.labels ?? EMPTY),
+    fields: internValues(extract(parsed), 'metadata.name'),
     raw,
     listItemStart: listItemStartOf(raw),
   };
+}
+
+const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * Strings that many cached objects share (namespaces, label values, selectable field values such
+ * as a pod's phase or scheduler), kept once: each JSON.parse makes its own copy of every value.
+ * Bounded, so that unique values (names, hashes) cannot grow it past MAX_INTERNED strings; a
+ * string not kept is simply not shared.
+ */
+const interned = new Map<string, string>();
+const MAX_INTERNED = 65_536;
+/** Longer values are rarely shared (and a lookup costs a hash of the whole string). */
+const MAX_INTERNED_LENGTH = 64;
+
+export function intern(value: string): string {
+  if (value.length > MAX_INTERNED_LENGTH) return value;
+  const known = interned.get(value);
+  if (known !== undefined) return known;
+  if (interned.size < MAX_INTERNED) interned.set(value, value);
+  return value;
+}
+
+/** The record with its values interned, but for the field named `unique` (never shared, e.g. metadata.name). */
+function internValues(record: Readonly<Record<string, string>>, unique?: string): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(record)) out[k] = k === unique ? v : intern(v);
+  return out;
 }
 
 const KIND_OPEN = Buffer.from('{"kind":"');

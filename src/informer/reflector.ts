@@ -87,7 +87,9 @@ export function newReflector(options: ReflectorOptions): Reflector {
 }
 
 /** Why a watch ended, for the loop to decide between reopening and relisting. */
-type WatchEnd = { readonly kind: 'closed'; readonly events: number } | { readonly kind: 'initial-events-end' };
+type WatchEnd =
+  /** `broken`: the connection failed; otherwise the apiserver ended the stream (its timeout). */
+  { readonly kind: 'closed'; readonly events: number; readonly broken: boolean } | { readonly kind: 'initial-events-end' };
 
 class ReflectorImpl implements Reflector {
   readonly name: string;
@@ -313,13 +315,40 @@ class ReflectorImpl implements Reflector {
   }
 
   async #watchLoop(initial: Watch | undefined, signal: AbortSignal): Promise<void> {
+    /**
+     * The store was told the watch is open and nothing since said otherwise: a watch the
+     * apiserver ended cleanly (its timeout) is reopened at once from the last RV, missing nothing,
+     * so the store hears `false` only if that reopening fails.
+     */
+    let connected = initial !== undefined;
+    const disconnected = (): void => {
+      if (!connected) return;
+      connected = false;
+      this.#store.watchConnected?.(false);
+    };
+    try {
+      await this.#watchLoopConnected(initial, signal, {
+        opened: () => {
+          if (connected) return;
+          connected = true;
+          this.#store.watchConnected?.(true);
+        },
+        disconnected,
+      });
+    } finally {
+      disconnected();
+    }
+  }
+
+  async #watchLoopConnected(
+    initial: Watch | undefined,
+    signal: AbortSignal,
+    state: { readonly opened: () => void; readonly disconnected: () => void },
+  ): Promise<void> {
     let watch = initial;
     for (;;) {
       if (isAborted(signal)) {
-        if (watch !== undefined) {
-          watch.stop();
-          this.#store.watchConnected?.(false);
-        }
+        watch?.stop();
         return;
       }
       const start = this.#clock.now();
@@ -334,8 +363,9 @@ class ReflectorImpl implements Reflector {
             signal,
           );
           this.#metrics.watch();
-          this.#store.watchConnected?.(true);
+          state.opened();
         } catch (error) {
+          state.disconnected();
           if (isAborted(signal)) return;
           if (isConnectionError(error) || isTooManyRequests(error)) {
             // The apiserver is likely unresponsive: reopening the watch where it ended beats a relist.
@@ -365,7 +395,7 @@ class ReflectorImpl implements Reflector {
       } catch (error) {
         watch.stop();
         watch = undefined;
-        this.#store.watchConnected?.(false);
+        state.disconnected();
         if (isAborted(signal)) return;
         if (isExpired(error)) {
           // Relist at the last RV seen: a LIST at RV N returns data at least that fresh.
@@ -384,7 +414,8 @@ class ReflectorImpl implements Reflector {
       }
       watch.stop();
       watch = undefined;
-      this.#store.watchConnected?.(false);
+      // A broken connection may not come back soon: the store stops trusting itself now.
+      if (end.kind !== 'closed' || end.broken) state.disconnected();
       if (isAborted(signal)) return;
       if (end.kind === 'closed' && end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
         this.#metrics.relist('very-short-watch');
@@ -409,7 +440,7 @@ class ReflectorImpl implements Reflector {
       watch.stop();
     };
     // The signal may have fired while the watch was opening: an abort listener added now never runs.
-    if (isAborted(signal)) return { kind: 'closed', events: 0 };
+    if (isAborted(signal)) return { kind: 'closed', events: 0, broken: false };
     signal.addEventListener('abort', onAbort, { once: true });
     let events = 0;
     try {
@@ -420,11 +451,11 @@ class ReflectorImpl implements Reflector {
         } catch (error) {
           if (isConnectionError(error)) {
             this.#log('info', `${this.name}: watch connection broke: ${describe(error)}`);
-            return { kind: 'closed', events };
+            return { kind: 'closed', events, broken: true };
           }
           throw error;
         }
-        if (event === undefined) return { kind: 'closed', events };
+        if (event === undefined) return { kind: 'closed', events, broken: false };
         this.#metrics.event(event.type);
         switch (event.type) {
           case 'ERROR':

@@ -20,20 +20,12 @@ import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
 import { startCachingProxy as startInProcessProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { forEachConcurrently, kube, testCrd } from '../../helpers/kube.ts';
 
 const shared = useSharedAdmin();
 
-const CONFIGMAPS: CachedResourceSpec = {
-  group: '',
-  version: 'v1',
-  resource: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  unstructured: false,
-};
-const PODS: CachedResourceSpec = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, unstructured: false };
 /** The apiserver keeps no watch cache of events: its event LISTs read etcd, which answers 410 for a compacted RV. */
 const EVENTS: CachedResourceSpec = { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true, unstructured: false };
 

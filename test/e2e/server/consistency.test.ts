@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
-import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
 import { startProxy } from '../../../src/cli/proxy-command.ts';
 import type { RunningProxy } from '../../../src/cli/proxy-command.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
@@ -19,17 +18,9 @@ import { eventually } from '../../helpers/eventually.ts';
 import { apiserverRequests, kube } from '../../helpers/kube.ts';
 import type { TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
+import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 const shared = useSharedAdmin();
-
-const CONFIGMAPS: CachedResourceSpec = {
-  group: '',
-  version: 'v1',
-  resource: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  unstructured: false,
-};
 
 const PROBES = 'kube_cache_proxy_consistency_probes_total';
 const REQUESTS = 'kube_cache_proxy_requests_total';

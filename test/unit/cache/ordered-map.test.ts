@@ -2,18 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MAX_NODE_ENTRIES, MIN_NODE_ENTRIES, checkInvariants, newOrderedMap } from '../../../src/cache/ordered-map.ts';
 import type { OrderedMap, OrderedView } from '../../../src/cache/ordered-map.ts';
-
-/** mulberry32: a small deterministic PRNG, so that a failure can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../helpers/prng.ts';
 
 function randomInt(random: () => number, below: number): number {
   return Math.floor(random() * below);
@@ -152,7 +141,7 @@ test('OrderedMap: keys are in byte order (JavaScript string order for ASCII)', (
 });
 
 test('OrderedMap: rank queries match a sorted array', () => {
-  const random = prng(11);
+  const random = seededRandom(11);
   const map = newOrderedMap<number>();
   const model = new Model();
   for (const [value, i] of shuffled(
@@ -228,7 +217,7 @@ test('OrderedMap: values(from, to) ranges, empty and out of range', () => {
 });
 
 test('OrderedMap: snapshots never change, whatever is written after them', () => {
-  const random = prng(23);
+  const random = seededRandom(23);
   const map = newOrderedMap<number>();
   const model = new Model();
   const taken: { readonly snapshot: OrderedView<number>; readonly model: Model; readonly at: number }[] = [];
@@ -292,7 +281,7 @@ test('OrderedMap: an iterator reads the version it started on', () => {
 });
 
 test('OrderedMap: replace bulk-loads entries in any order, the last duplicate winning', () => {
-  const random = prng(37);
+  const random = seededRandom(37);
   const map = newOrderedMap<number>();
   map.set('stale', 1);
   const before = map.snapshot();
@@ -336,7 +325,7 @@ test('OrderedMap: randomized operations match a sorted array (seeded)', () => {
   const fromEnv = process.env.ORDERED_MAP_SEED;
   const seeds = fromEnv !== undefined && fromEnv !== '' ? [Number(fromEnv)] : [1, 0x5eed, 20240601];
   for (const seed of seeds) {
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const map = newOrderedMap<number>();
     const model = new Model();
     const KEYS = 2000;
@@ -376,7 +365,7 @@ test('OrderedMap: sizes 0, 1 and around the fan-out boundaries', () => {
   const MIN = MIN_NODE_ENTRIES;
   const sizes = [0, 1, 2, MIN - 1, MIN, MIN + 1, MAX - 1, MAX, MAX + 1, 2 * MAX - 1, 2 * MAX, 2 * MAX + 1];
   sizes.push(MAX * MAX - 1, MAX * MAX, MAX * MAX + 1, MAX * MAX * 2 + 1);
-  const random = prng(53);
+  const random = seededRandom(53);
   for (const size of sizes) {
     const model = new Model();
     for (let i = 0; i < size; i++) model.set(keyOf(i), i);
@@ -437,7 +426,7 @@ test('OrderedMap: sizes 0, 1 and around the fan-out boundaries', () => {
 
 test('OrderedMap: 100,000 keys inserted, then all deleted', () => {
   const N = 100_000;
-  const random = prng(97);
+  const random = seededRandom(97);
   const keys = Array.from({ length: N }, (_, i) => keyOf(i));
   const sorted = keys.slice().sort();
   const map = newOrderedMap<number>();

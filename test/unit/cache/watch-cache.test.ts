@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
+import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WindowEvent } from '../../../src/cache/window-event.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
@@ -9,15 +9,7 @@ import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import type { ReflectorStore } from '../../../src/informer/store.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
-
-const SPEC: CachedResourceSpec = {
-  group: '',
-  version: 'v1',
-  resource: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  unstructured: false,
-};
+import { CONFIGMAPS as SPEC } from '../../helpers/resource-specs.ts';
 
 function cm(namespace: string, name: string, rv: number, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: String(rv), labels } };

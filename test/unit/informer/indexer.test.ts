@@ -130,11 +130,11 @@ test('Indexer: addIndexers is refused once objects are held, and for a name alre
   idx.add(a);
   assert.deepEqual(idx.indexKeys('byName', 'a'), ['ns/a']);
   assert.throws(() => {
-    idx.addIndexers({ late: (o) => [o.uid] });
+    idx.addIndexers({ late: (o) => [o.resourceVersion] });
   }, /cannot add indexers to running index/);
   assert.equal(idx.hasIndex('late'), false);
 
   idx.delete(a);
-  idx.addIndexers({ late: (o) => [o.uid] });
+  idx.addIndexers({ late: (o) => [o.resourceVersion] });
   assert.equal(idx.hasIndex('late'), true);
 });

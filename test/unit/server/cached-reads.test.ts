@@ -14,6 +14,7 @@ import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-ca
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 test('cached reads: plain JSON is acceptable; Table conversions and other media types are not', () => {
   assert.equal(acceptsPlainJson(undefined), true);
@@ -30,15 +31,6 @@ test('cached reads: plain JSON is acceptable; Table conversions and other media 
   assert.equal(acceptsPlainJson('application/yaml'), false);
   assert.equal(acceptsPlainJson('application/json;q=0'), false);
 });
-
-const CONFIGMAPS: CachedResourceSpec = {
-  group: '',
-  version: 'v1',
-  resource: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  unstructured: false,
-};
 
 function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };

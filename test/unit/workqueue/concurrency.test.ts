@@ -2,18 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { newQueue } from '../../../src/workqueue/queue.ts';
-
-/** mulberry32: a small seeded PRNG, so that a failing interleaving can be replayed (WORKQUEUE_SEED). */
-function newRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seededRandom } from '../../helpers/prng.ts';
 
 const WORKERS = 8;
 const PRODUCERS = 2;
@@ -22,7 +11,7 @@ const KEYS = 10_000;
 
 test('Queue: 8 async workers, 100k adds over 10k keys: each key is processed after its last add, never by two workers at once', async () => {
   const seed = Number(process.env.WORKQUEUE_SEED ?? 20_240_601);
-  const random = newRandom(seed);
+  const random = seededRandom(seed);
   const q = newQueue<string>();
   const keys = Array.from({ length: KEYS }, (_, i) => `default/pod-${i}`);
 

@@ -23,11 +23,24 @@ export interface Timer {
   cancel(): void;
 }
 
+/**
+ * Node's longest timer: a longer delay fires after 1 ms instead (a watch with timeoutSeconds of
+ * 2,147,484 or more would end at once). Longer delays are waited out in legs of at most this.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const realClock: Clock = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
   setTimeout(fn, ms) {
-    const handle = setTimeout(fn, Math.max(0, ms));
+    const due = performance.now() + Math.max(0, ms);
+    let handle: NodeJS.Timeout;
+    const arm = (): void => {
+      const left = due - performance.now();
+      if (left > MAX_TIMER_MS) handle = setTimeout(arm, MAX_TIMER_MS);
+      else handle = setTimeout(fn, Math.max(0, left));
+    };
+    arm();
     return {
       cancel: () => {
         clearTimeout(handle);

@@ -209,5 +209,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     reply.hijack();
     return handle(request.raw, reply.raw, request.log);
   });
+  // Methods the router has no routes for (PROPFIND, ...): the apiserver's to answer as well,
+  // never the framework's own 404 body.
+  app.setNotFoundHandler((request, reply) => {
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
   return app;
 }

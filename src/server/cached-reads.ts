@@ -201,6 +201,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         return undefined; // the apiserver words the error
       }
       if (options.watch) return undefined;
+      // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
+      if (info.verb === 'get' && request.query().has('export')) return undefined;
       const delegator = delegatorFor(request, info);
       if (delegator === undefined) return undefined;
       const { cache } = delegator;

@@ -19,6 +19,27 @@ export interface ProxyMetrics {
   delegator(resource: string): DelegatorMetrics;
 }
 
+/** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
+const KNOWN_VERBS = new Set([
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'proxy',
+  'head',
+  'options',
+  'post',
+  'put',
+  'connect',
+  'trace',
+]);
+/** `resource` or `resource.group`: DNS-1123 subdomain characters only. */
+const RESOURCE_NAME = /^[a-z0-9][a-z0-9.-]{0,252}$/;
+
 /** Distinct `resource` labels of the request counter; later ones are counted as "other". */
 const MAX_RESOURCE_LABELS = 256;
 
@@ -102,8 +123,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   const cacher = (resource: string): CacherMetrics => {
     const l = { resource };
     return {
-      watchers: (count) => {
-        watchers.set(l, count);
+      // The cachers report each start (+1) and end (-1): the gauge adds them up.
+      watchers: (delta) => {
+        watchers.inc(l, delta);
       },
       events: (count) => {
         events.inc(l, count);
@@ -139,7 +161,10 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       };
     },
     served(verb, resource, from) {
-      // Labels come from request paths: a bounded set, so that invented types cannot grow it.
+      // Labels come from request paths and methods, the client's to choose: only names a type or a
+      // verb can have become label values, and a bounded set of them, so invented ones cannot grow it.
+      if (!KNOWN_VERBS.has(verb)) verb = 'other';
+      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
       if (!resources.has(resource)) {
         if (resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
         else resources.add(resource);

@@ -25,6 +25,9 @@ const HOP_BY_HOP = new Set([
   'proxy-authenticate',
   'proxy-authorization',
   'host',
+  // Node's server has answered the client's Expect: 100-continue (no checkContinue listener);
+  // undici refuses to send the header (UND_ERR_NOT_SUPPORTED), and the body follows anyway.
+  'expect',
 ]);
 
 /** The client's headers as they go upstream: no hop-by-hop fields and no client credentials. */

@@ -190,7 +190,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   // No onRequest hook runs for a path the router rejected: the filter is applied here.
   routeUndecodable = (req, res, log) => {
     if (options.filter !== undefined) {
-      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '');
+      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '', req.headers.origin);
       logFilterDecision(log, decision);
       if (decision.kind !== 'accept') {
         const { statusCode, headers, body } = decision.answer;

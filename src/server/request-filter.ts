@@ -15,6 +15,7 @@
  */
 import { posix } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { forbidden } from './status.ts';
 
 /** DefaultHostAcceptRE (proxy_server.go). */
 export const DEFAULT_ACCEPT_HOSTS = '^localhost$,^127\\.0\\.0\\.1$,^\\[::1\\]$';
@@ -197,6 +198,7 @@ export interface FilterAnswer {
  */
 export type FilterDecision =
   | { readonly kind: 'accept'; readonly method: string; readonly path: string; readonly host: string }
+  | { readonly kind: 'cross-origin'; readonly origin: string; readonly answer: FilterAnswer }
   | { readonly kind: 'reject'; readonly method: string; readonly path: string; readonly host: string; readonly answer: FilterAnswer }
   | { readonly kind: 'bad-request'; readonly answer: FilterAnswer };
 
@@ -210,13 +212,49 @@ function httpError(code: number, text: string): FilterAnswer {
 }
 
 /**
+ * A browser names the page that sent a request in its Origin header (every cross-site request,
+ * and every WebSocket upgrade): the request is the page's, not the user's, and the proxy acts
+ * with the cluster credentials it holds. kubectl proxy checks only the Host header, so a page open
+ * on the laptop can read the cluster through it (its fetch or WebSocket to 127.0.0.1:8001 carries
+ * an accepted Host). An Origin is accepted only when its host is one --accept-hosts accepts;
+ * `null` (sandboxed or file pages) never is. Clients that are not browsers (kubectl, curl,
+ * client libraries) send no Origin and are not concerned.
+ */
+function acceptedOrigin(options: RequestFilterOptions, origin: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return matchesRegexp(extractHost(url.host), options.acceptHosts);
+}
+
+/**
  * The filter's decision for a request line and Host header (FilterServer.ServeHTTP behind
  * ServeMux's path cleaning). Shared by the Fastify hook and the 'upgrade' path (upgrade.ts), so
  * that an exec reached by `Upgrade: SPDY/3.1` is filtered exactly as a plain POST to it.
  */
-export function filterRequest(options: RequestFilterOptions, method: string, url: string, hostHeader: string): FilterDecision {
+export function filterRequest(
+  options: RequestFilterOptions,
+  method: string,
+  url: string,
+  hostHeader: string,
+  origin?: string,
+): FilterDecision {
   const { path, host: hostFromTarget } = target(url, hostHeader);
   if (path === undefined) return { kind: 'bad-request', answer: httpError(400, 'Bad Request') };
+  if (origin !== undefined && !acceptedOrigin(options, origin)) {
+    const status = forbidden(
+      `cross-origin request refused: Origin ${JSON.stringify(origin)} is not an accepted host (--accept-hosts); a page in a browser may not use this proxy's credentials`,
+    );
+    return {
+      kind: 'cross-origin',
+      origin,
+      answer: { statusCode: 403, headers: { 'content-type': 'application/json' }, body: status.body().toString() },
+    };
+  }
   const host = extractHost(hostFromTarget);
   const clean = cleanPath(path);
   if (accept(options, method, path, host) && (clean === path || accept(options, method, clean, host))) {
@@ -231,6 +269,7 @@ export function logFilterDecision(log: FastifyBaseLogger, decision: FilterDecisi
   const { kind } = decision;
   if (kind === 'accept') log.debug({ method: decision.method, path: decision.path, host: decision.host }, 'Filter accepting');
   else if (kind === 'reject') log.info({ method: decision.method, path: decision.path, host: decision.host }, 'Filter rejecting');
+  else if (kind === 'cross-origin') log.info({ origin: decision.origin }, 'Filter rejecting a cross-origin request');
 }
 
 /**
@@ -239,10 +278,20 @@ export function logFilterDecision(log: FastifyBaseLogger, decision: FilterDecisi
  */
 export function installRequestFilter(app: FastifyInstance, options: RequestFilterOptions): void {
   app.addHook('onRequest', async (request, reply) => {
-    const decision = filterRequest(options, request.raw.method ?? '', request.raw.url ?? '/', request.headers.host ?? '');
+    const decision = filterRequest(
+      options,
+      request.raw.method ?? '',
+      request.raw.url ?? '/',
+      request.headers.host ?? '',
+      request.headers.origin,
+    );
     logFilterDecision(request.log, decision);
     if (decision.kind === 'accept') return undefined;
     const { statusCode, headers, body } = decision.answer;
-    return reply.code(statusCode).headers(headers).send(body);
+    // Bytes, not a string: Fastify would add a charset to a JSON Status's content type.
+    return reply
+      .code(statusCode)
+      .headers(headers)
+      .send(body === undefined ? undefined : Buffer.from(body));
   });
 }

@@ -55,6 +55,7 @@ export interface V1Status {
 export type StatusReason =
   | 'BadRequest'
   | 'Expired'
+  | 'Forbidden'
   | 'Gone'
   | 'InternalError'
   | 'Invalid'
@@ -186,6 +187,11 @@ export function notFound(resource: GroupResource | string, name: string): Status
   return new StatusError(
     failure(404, 'NotFound', `${groupResourceString(gr)} ${goQuote(name)} not found`, { name, group: gr.group, kind: gr.resource }),
   );
+}
+
+/** 403 Forbidden with the message as given, no details (the proxy's own refusals; the apiserver's carry its NewForbidden wording). */
+export function forbidden(message: string): StatusError {
+  return new StatusError(failure(403, 'Forbidden', message));
 }
 
 /** NewBadRequest: 400 with the message as given, no details. */

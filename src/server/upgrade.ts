@@ -52,7 +52,7 @@ export function installUpgradeProxy(server: Server, options: UpgradeProxyOptions
       options.log.debug({ err: error }, 'upgrade: client connection failed');
     });
     if (options.filter !== undefined) {
-      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '');
+      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '', req.headers.origin);
       logFilterDecision(options.log, decision);
       if (decision.kind !== 'accept') {
         const { statusCode, headers, body } = decision.answer;

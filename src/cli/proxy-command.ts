@@ -14,6 +14,7 @@ import type { UpstreamConfig } from '../upstream/config.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { newDiscovery } from '../upstream/discovery.ts';
+import { newUpstreamHealth } from '../upstream/health.ts';
 import { newSharedInformerFactory } from '../informer/factory.ts';
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import { newCachedReads } from '../server/cached-reads.ts';
@@ -79,7 +80,12 @@ export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'c
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   const client = newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
-  const factory = newSharedInformerFactory({ client, metrics: newPrometheusInformerMetricsProvider(metrics.registry) });
+  const health = newUpstreamHealth(client);
+  const factory = newSharedInformerFactory({
+    client,
+    metrics: newPrometheusInformerMetricsProvider(metrics.registry),
+    reachable: (signal) => health.whenReachable(signal),
+  });
   // The caches log through the server's logger, which exists only once the caches are wired.
   let log: CacheRegistryLog = () => undefined;
   const cachedReads = await resolveCaches(options, client, factory, metrics, (level, message, fields) => {

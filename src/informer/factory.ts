@@ -52,6 +52,8 @@ export interface SharedInformerFactoryOptions extends Pick<
   readonly client: UpstreamClient;
   readonly metrics?: InformerMetricsProvider;
   readonly log?: ReflectorLog;
+  /** Wakes reflectors backing off after connection errors once the apiserver answers (upstream/health.ts). */
+  readonly reachable?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The factory's key of a scope; selectors are part of it (a different selection is a different cache). */
@@ -83,6 +85,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           ...(options.useWatchList === undefined ? {} : { useWatchList: options.useWatchList }),
           ...(options.clock === undefined ? {} : { clock: options.clock }),
+          ...(options.reachable === undefined ? {} : { reachable: options.reachable }),
         });
         informers.set(key, informer);
       }

@@ -89,6 +89,8 @@ export interface SharedIndexInformerOptions {
   readonly log?: ReflectorLog;
   /** Direct mode: the reflector's only store, read by the handlers too (no DeltaFIFO, no Indexer; `indexers` unused). */
   readonly store?: InformerStore;
+  /** The reflector's wake-up when the apiserver answers again (ReflectorOptions.reachable). */
+  readonly reachable?: (signal: AbortSignal) => Promise<void>;
 }
 
 export function newSharedIndexInformer(options: SharedIndexInformerOptions): SharedIndexInformer {
@@ -227,6 +229,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
       ...(options.useWatchList === undefined ? {} : { useWatchList: options.useWatchList }),
       ...(options.minWatchTimeoutSeconds === undefined ? {} : { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }),
+      ...(options.reachable === undefined ? {} : { reachable: options.reachable }),
     });
   }
 

@@ -272,6 +272,35 @@ test('Reflector: a watch that fails to open with a connection error backs off an
   await h.stop();
 });
 
+test('Reflector: a backoff after a connection error ends as soon as the apiserver answers again; after other errors it does not', async () => {
+  let recovered: () => void = () => undefined;
+  const asked: AbortSignal[] = [];
+  const reachable = (signal: AbortSignal): Promise<void> => {
+    asked.push(signal);
+    return new Promise((resolve) => {
+      recovered = resolve;
+    });
+  };
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(connectionError(), apiError(403, 'Forbidden'));
+  // A backoff grown long (30 s), as after a minute of outage.
+  const h = start({ reachable, backoff: { next: () => 30_000 } }, lw);
+  await lw.nextWatch();
+  await flush();
+  assert.equal(asked.length, 1, 'waiting for the apiserver too');
+  h.clock.step(400);
+  recovered();
+  await flush();
+  assert.equal(lw.watchCalls.length, 1, 'never sooner than a second after the failure');
+  h.clock.step(600);
+  const second = await lw.nextWatch();
+  assert.equal(second.options.resourceVersion, '10', 'watched again a second after the failure, not 30 s');
+  assert.equal(asked[0]?.aborted, true, 'the wait is given up once over');
+  // A 403 is an answer: the apiserver is there, so its backoff is waited out in full.
+  await flush();
+  assert.equal(asked.length, 1, 'not asked after a refusal');
+  await h.stop();
+});
+
 test('Reflector: a 429 on opening the watch backs off and re-watches, without relisting', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(apiError(429, 'TooManyRequests'));
   const h = start({}, lw);

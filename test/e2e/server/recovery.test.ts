@@ -1,0 +1,53 @@
+/**
+ * After the apiserver has been unreachable long enough for the informers' backoff to grow (up to
+ * 30 s), the caches come back within about a second of its return: a shared probe of /readyz
+ * wakes the reflectors (upstream/health.ts), instead of each waiting out its backoff.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { proxyCounter } from '../../helpers/caching-proxy.ts';
+import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { kube } from '../../helpers/kube.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
+
+const shared = useSharedAdmin();
+
+test('recovery: after a 15 s outage the cache serves again within seconds of the apiserver’s return', { timeout: 90_000 }, async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  const config = await upstreamConfigFor(shared.cp);
+  const link = await startTcpProxy(config.server.hostname, Number(config.server.port));
+  t.after(() => link.close());
+  const options = parseProxyOptions(['--port', '0', '--resources', 'configmaps', '--log-level', 'warn']);
+  const proxy = await startProxy(options, { ...config, server: new URL(`https://127.0.0.1:${String(link.port)}`) });
+  t.after(() => proxy.stop(0));
+  const url = proxy.url ?? '';
+  await eventually('the cache to sync', async () => (await request(`${url}/readyz`)).statusCode === 200);
+  const cached = (): Promise<number> =>
+    proxyCounter(proxy.metrics, 'kube_cache_proxy_requests_total', { verb: 'get', served_from: 'cache' });
+  const get = async (): Promise<number> => {
+    const res = await request(`${url}/api/v1/namespaces/${ns}/configmaps/during`);
+    await res.body.dump();
+    return res.statusCode;
+  };
+  // The apiserver goes away for 15 s: the reflector's backoff grows past several seconds.
+  link.setBlocked(true);
+  link.cut();
+  await sleep(15_000);
+  await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'during' } });
+  const back = performance.now();
+  link.setBlocked(false);
+  const before = await cached();
+  await eventually(
+    'a GET answered from the cache, with the object made during the outage',
+    async () => (await get()) === 200 && (await cached()) > before,
+    20_000,
+  );
+  const seconds = (performance.now() - back) / 1000;
+  t.diagnostic(`the cache served again ${seconds.toFixed(1)} s after the apiserver was reachable again`);
+  assert.ok(seconds <= 5, `back within 5 s (took ${seconds.toFixed(1)} s)`);
+});

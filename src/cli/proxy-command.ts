@@ -80,14 +80,18 @@ export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'c
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   const client = newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
+  // The caches and their informers log through the server's logger, which exists only once the caches are wired.
+  let log: CacheRegistryLog = () => undefined;
   const health = newUpstreamHealth(client);
   const factory = newSharedInformerFactory({
     client,
     metrics: newPrometheusInformerMetricsProvider(metrics.registry),
     reachable: (signal) => health.whenReachable(signal),
+    // Upstream watch failures, 410s and relists, with the type in each message (the reflector's name).
+    log: (level, message) => {
+      log(level, message);
+    },
   });
-  // The caches log through the server's logger, which exists only once the caches are wired.
-  let log: CacheRegistryLog = () => undefined;
   const cachedReads = await resolveCaches(options, client, factory, metrics, (level, message, fields) => {
     log(level, message, fields);
   });

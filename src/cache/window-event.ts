@@ -93,9 +93,9 @@ export class WindowEvent {
    */
   frame(type: WatchEventType, encoding: WatchEncoding = IDENTITY_ENCODING): Buffer {
     if (encoding === IDENTITY_ENCODING) return this.#frame(type);
+    // HOT PATH (once per watcher per event): a plain loop over at most a few entries, no closure.
     this.#encoded ??= [];
-    const cached = this.#encoded.find((e) => e.encoding === encoding && e.type === type);
-    if (cached !== undefined) return cached.bytes;
+    for (const e of this.#encoded) if (e.encoding === encoding && e.type === type) return e.bytes;
     const bytes = Buffer.concat(encoding.wrap([this.#frame(type)]));
     this.#encoded.push({ encoding, type, bytes });
     return bytes;

@@ -77,8 +77,8 @@ async function writeBody(res: ServerResponse, body: Iterable<Buffer>): Promise<v
     if (res.destroyed) return;
     res.cork();
   }
+  // end() uncorks.
   res.end();
-  res.uncork();
 }
 
 /** Resolves once `res` drains or closes. */

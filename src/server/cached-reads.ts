@@ -389,6 +389,11 @@ class PieceWriter {
     this.#piece[this.#at++] = value;
   }
 
+  /** True when full pieces wait to be taken (checked per item: take() allocates). */
+  ready(): boolean {
+    return this.#ready.length > 0;
+  }
+
   /** The full pieces made since the last call. */
   take(): Buffer[] {
     return this.#ready.splice(0);
@@ -452,7 +457,7 @@ function listBody(spec: CachedResourceSpec, page: Page): { length: number; piece
       } else {
         out.bytes(obj.raw);
       }
-      yield* out.take();
+      if (out.ready()) yield* out.take();
     }
     out.bytes(tail);
     yield* out.end();

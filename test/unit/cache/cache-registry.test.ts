@@ -16,6 +16,7 @@ import { fakeResource, newFakeDiscoveryServer } from '../../helpers/fake-discove
 import type { FakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { flush, flushUntil } from '../../helpers/scripted-lister-watcher.ts';
+import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 const IDLE_MS = 10 * 60_000;
 const FORBIDDEN_MS = 5 * 60_000;
@@ -134,14 +135,7 @@ test('CacheRegistry: a type is cached on its first read, which is passed through
   const cache = h.registry.cacheFor('', 'v1', 'configmaps', '')?.cache;
   assert.ok(cache !== undefined);
   assert.equal(cache.namespace, undefined, 'one cache for every namespace');
-  assert.deepEqual(cache.spec, {
-    group: '',
-    version: 'v1',
-    resource: 'configmaps',
-    kind: 'ConfigMap',
-    namespaced: true,
-    unstructured: false,
-  });
+  assert.deepEqual(cache.spec, CONFIGMAPS);
   assert.equal(h.requests('/api/v1/configmaps'), 1, 'one watch-list upstream');
   assert.equal(h.registry.synced(), true, 'lazily started caches do not gate readiness');
   assert.equal(h.registry.cacheFor('', 'v1', 'bindings', 'a'), undefined, 'not listable: never cached');

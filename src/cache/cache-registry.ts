@@ -51,7 +51,7 @@ import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
 import { BUILT_IN_GROUPS, specOf, typeName } from './cached-resources.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
-import type { CachedResourceSpec, WatchCacheSource } from './watch-cache.ts';
+import type { CacheCheck, CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
 import { newWatchCache } from './watch-cache.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 
@@ -187,6 +187,39 @@ class CacheRegistry implements WatchCacheSource {
       }
     }
     return this.#namedPending.size === 0;
+  }
+
+  /**
+   * Readiness waits only for the named caches' first sync: after it, a cache whose watch is down
+   * still passes (its reads pass through to the apiserver, as correct as without the proxy).
+   * Failing it then would take a sidecar's pod out of its Services' endpoints, and during an
+   * apiserver outage every such pod at once: an app outage made of a control-plane one.
+   */
+  checks(): CacheCheck[] {
+    this.synced();
+    const now = this.#clock.now();
+    const checks = new Map<string, CacheCheck>();
+    for (const spec of this.#namedSpecs) {
+      const name = typeName(spec.group, spec.resource);
+      const pending = !this.#started || this.#namedPending.has(name);
+      const state = pending ? 'listing' : 'not cached: its reads pass through';
+      checks.set(`cache-${name}`, { name: `cache-${name}`, failure: pending ? 'not synced yet' : undefined, state });
+    }
+    for (const running of this.#running.values()) {
+      const { want, delegator } = running;
+      const name = this.#checkName(want);
+      checks.set(name, { name, failure: checks.get(name)?.failure, state: cacheState(delegator.cache, now) });
+    }
+    return [...checks.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** cache-<type>, with the version and the namespace when they are not the type's own cache's. */
+  #checkName(want: Want): string {
+    const { group, version, resource } = want.spec;
+    let name = `cache-${typeName(group, resource)}`;
+    if (version !== this.#discovery.preferredVersion(group)) name += `-${version}`;
+    if (want.namespace !== undefined && want.namespace !== this.#namespace) name += `-in-${want.namespace}`;
+    return name;
   }
 
   stop(): Promise<void> {
@@ -508,6 +541,15 @@ class CacheRegistry implements WatchCacheSource {
 function parseKey(key: string): ResourceScope {
   const [group = '', version = '', resource = '', namespace = ''] = key.split('|');
   return { group, version, resource, namespace: namespace === '' ? undefined : namespace };
+}
+
+/** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
+function cacheState(cache: WatchCache, now: number): string {
+  if (!cache.hasSynced()) return 'listing';
+  const heard = `heard from ${String(Math.max(0, Math.round((now - cache.lastProgressAt()) / 1000)))} s ago`;
+  const held = `${String(cache.current().size)} objects at RV ${String(cache.resourceVersion() ?? '')}`;
+  if (cache.watching()) return `watching, ${held}, ${heard}`;
+  return `upstream watch down (its reads pass through), ${held}, ${heard}`;
 }
 
 function describe(want: Want): string {

@@ -44,6 +44,16 @@ export interface CachedResourceSpec {
 }
 
 /** What a watch cache is asked for by the server: the cache of one type, for one request. */
+/** One cache's state as /readyz reports it (the apiserver's healthz checks: name, pass or fail). */
+export interface CacheCheck {
+  /** `cache-<resource>[.<group>]`, plus `-<version>` or `-in-<namespace>` for a cache besides a type's own. */
+  readonly name: string;
+  /** Why readiness fails (a named cache not synced yet); undefined: the check passes. */
+  readonly failure: string | undefined;
+  /** The cache's state in words, for the verbose answer. */
+  readonly state: string;
+}
+
 export interface WatchCacheSource {
   /**
    * The delegator of the cache that can answer reads of this type in `namespace` ('' for all
@@ -54,6 +64,8 @@ export interface WatchCacheSource {
   start(): void;
   /** True when the caches the proxy was told to hold have synced (readiness). */
   synced(): boolean;
+  /** One check per named type and per running cache, in name order. */
+  checks(): CacheCheck[];
   stop(): Promise<void>;
 }
 

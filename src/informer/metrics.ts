@@ -72,6 +72,12 @@ export function newPrometheusInformerMetricsProvider(registry: Registry): Inform
     labelNames: ['resource'],
     registers,
   });
+  const watching = new Gauge({
+    name: 'kube_cache_proxy_reflector_watching',
+    help: 'Whether the upstream watch is open (1) or not (0: listing, backing off, or relisting), by resource.',
+    labelNames: ['resource'],
+    registers,
+  });
   const objects = new Gauge({
     name: 'kube_cache_proxy_informer_objects',
     help: 'Objects held, by resource.',
@@ -111,6 +117,9 @@ export function newPrometheusInformerMetricsProvider(registry: Registry): Inform
           },
           resourceVersion: (rv) => {
             lastRv.set(labels, Number(rv));
+          },
+          watching: (open) => {
+            watching.set(labels, open ? 1 : 0);
           },
         },
         objects(count, byteCount) {

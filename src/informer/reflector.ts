@@ -24,6 +24,8 @@ import { ApiStatusError, isConnectionError, isExpired, isTooLargeResourceVersion
 import type { Backoff } from './backoff.ts';
 import { newExponentialBackoff } from './backoff.ts';
 import type { ListerWatcher, Watch } from './lister-watcher.ts';
+import type { LinkLog } from './link-log.ts';
+import { newLinkLog } from './link-log.ts';
 import type { KubeObject } from './object.ts';
 import type { ReflectorStore } from './store.ts';
 
@@ -42,6 +44,8 @@ export interface ReflectorMetrics {
   relist(reason: string): void;
   event(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'): void;
   resourceVersion(rv: string): void;
+  /** The upstream watch opened (true) or closed without reopening at once (false). */
+  watching(open: boolean): void;
 }
 
 export const noopReflectorMetrics: ReflectorMetrics = {
@@ -50,6 +54,7 @@ export const noopReflectorMetrics: ReflectorMetrics = {
   relist: () => undefined,
   event: () => undefined,
   resourceVersion: () => undefined,
+  watching: () => undefined,
 };
 
 export type ReflectorLog = (level: 'debug' | 'info' | 'warn', message: string) => void;
@@ -111,6 +116,9 @@ class ReflectorImpl implements Reflector {
   readonly #backoff: Backoff;
   readonly #metrics: ReflectorMetrics;
   readonly #log: ReflectorLog;
+  /** Failures and recoveries of the upstream link, logged once per transition. */
+  readonly #link: LinkLog;
+  #watchListFallbackLogged = false;
   readonly #onListAndWatchError: ((error: unknown) => void) | undefined;
   readonly #reachable: ((signal: AbortSignal) => Promise<void>) | undefined;
   #lastSyncResourceVersion = '';
@@ -131,6 +139,7 @@ class ReflectorImpl implements Reflector {
     this.#backoff = options.backoff ?? newExponentialBackoff({ clock: this.#clock, random: this.#random });
     this.#metrics = options.metrics ?? noopReflectorMetrics;
     this.#log = options.log ?? (() => undefined);
+    this.#link = newLinkLog(this.name, this.#log, this.#clock);
     this.#onListAndWatchError = options.onListAndWatchError;
     this.#reachable = options.reachable;
   }
@@ -140,6 +149,7 @@ class ReflectorImpl implements Reflector {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    this.#metrics.watching(false);
     while (!isAborted(signal)) {
       let unreachable = false;
       try {
@@ -147,7 +157,7 @@ class ReflectorImpl implements Reflector {
       } catch (error) {
         unreachable = isConnectionError(error);
         if (isAborted(signal)) break;
-        this.#log('warn', `${this.name}: ${describe(error)}`);
+        this.#link.failed('warn', describe(error));
         try {
           this.#onListAndWatchError?.(error);
         } catch {
@@ -203,7 +213,12 @@ class ReflectorImpl implements Reflector {
       } catch (error) {
         if (isAborted(signal)) return;
         // "Making progress is better than deadlocking" (reflector.go): fall back for this attempt.
-        this.#log('warn', `${this.name}: the watch-list request ended with an error, falling back to LIST + WATCH: ${describe(error)}`);
+        // Logged once: an apiserver without WatchList would otherwise say so at every relist.
+        this.#log(
+          this.#watchListFallbackLogged ? 'debug' : 'info',
+          `${this.name}: the watch-list request ended with an error, falling back to LIST + WATCH: ${describe(error)}`,
+        );
+        this.#watchListFallbackLogged = true;
       }
     }
     if (watch === undefined) await this.#list(signal);
@@ -332,7 +347,7 @@ class ReflectorImpl implements Reflector {
       this.#metrics.list(0, temporary.size);
       this.#store.replace([...temporary.values()], bookmarkResourceVersion);
       this.#setLastSync(bookmarkResourceVersion);
-      this.#store.watchConnected?.(true);
+      this.#setWatching(true);
       return watch;
     }
   }
@@ -340,6 +355,7 @@ class ReflectorImpl implements Reflector {
   /** reflector.go isErrorRetriableWithSideEffectsFn */
   async #retriableWatchListError(error: unknown, signal: AbortSignal): Promise<boolean> {
     if (isConnectionError(error) || isTooManyRequests(error)) {
+      this.#link.failed('warn', `watch-list request failed: ${describe(error)}`);
       this.#noteRetryAfter(error);
       await this.#backOff(signal, isConnectionError(error));
       return true;
@@ -349,6 +365,13 @@ class ReflectorImpl implements Reflector {
       return true;
     }
     return false;
+  }
+
+  /** The store, the metrics and the link log hear of the watch opening or closing. */
+  #setWatching(open: boolean): void {
+    this.#store.watchConnected?.(open);
+    this.#metrics.watching(open);
+    if (open) this.#link.watching();
   }
 
   #noteRetryAfter(error: unknown): void {
@@ -365,14 +388,14 @@ class ReflectorImpl implements Reflector {
     const disconnected = (): void => {
       if (!connected) return;
       connected = false;
-      this.#store.watchConnected?.(false);
+      this.#setWatching(false);
     };
     try {
       await this.#watchLoopConnected(initial, signal, {
         opened: () => {
           if (connected) return;
           connected = true;
-          this.#store.watchConnected?.(true);
+          this.#setWatching(true);
         },
         disconnected,
       });
@@ -410,7 +433,7 @@ class ReflectorImpl implements Reflector {
           if (isAborted(signal)) return;
           if (isConnectionError(error) || isTooManyRequests(error)) {
             // The apiserver is likely unresponsive: reopening the watch where it ended beats a relist.
-            this.#log('debug', `${this.name}: watch failed to open (${describe(error)}), backing off`);
+            this.#link.failed('warn', `watch failed to open (${describe(error)})`);
             this.#noteRetryAfter(error);
             await this.#backOff(signal, isConnectionError(error));
             continue;
@@ -440,7 +463,7 @@ class ReflectorImpl implements Reflector {
         if (isAborted(signal)) return;
         if (isExpired(error)) {
           // Relist at the last RV seen: a LIST at RV N returns data at least that fresh.
-          this.#log('info', `${this.name}: watch closed with: ${describe(error)}`);
+          this.#link.failed('info', `watch expired (${describe(error)}), relisting`);
           this.#metrics.relist('watch-expired');
           return;
         }
@@ -449,7 +472,7 @@ class ReflectorImpl implements Reflector {
           await this.#backOff(signal);
           continue;
         }
-        this.#log('warn', `${this.name}: watch ended with: ${describe(error)}`);
+        this.#link.failed('warn', `watch ended with: ${describe(error)}`);
         this.#metrics.relist('watch-error');
         return;
       }
@@ -491,7 +514,7 @@ class ReflectorImpl implements Reflector {
           event = await watch.next();
         } catch (error) {
           if (isConnectionError(error)) {
-            this.#log('info', `${this.name}: watch connection broke: ${describe(error)}`);
+            this.#link.failed('warn', `watch connection broke: ${describe(error)}`);
             return { kind: 'closed', events, broken: true };
           }
           throw error;

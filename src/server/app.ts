@@ -21,6 +21,8 @@ import { MAX_WRITE_ANSWER_BYTES } from './written-resource-version.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
+import { PING, rootHealth, singleHealth } from './health.ts';
+import type { HealthCheck } from './health.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
@@ -120,16 +122,28 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
   // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
   installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log });
-  // The proxy's own health, for the sidecar's probes (the apiserver's stay reachable as
-  // /livez/... and /readyz/... sub-checks through the pass-through). Plain "ok" as the apiserver.
-  const plain = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
-  for (const path of ['/livez', '/healthz']) {
-    app.get(path, (_request, reply) => reply.code(200).headers(plain).send('ok'));
+  // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
+  // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
+  const healthChecks = (endpoint: string): readonly HealthCheck[] =>
+    endpoint === 'readyz' ? [PING, ...(options.cachedReads?.checks() ?? [])] : [PING];
+  for (const endpoint of ['livez', 'readyz', 'healthz']) {
+    app.get(`/${endpoint}`, (request, reply) => {
+      const mark = request.url.indexOf('?');
+      const query = new URLSearchParams(mark < 0 ? '' : request.url.slice(mark + 1));
+      const { statusCode, headers, body } = rootHealth(endpoint, healthChecks(endpoint), query);
+      return reply.code(statusCode).headers(headers).send(body);
+    });
+    app.get(`/${endpoint}/*`, (request, reply) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      const check = healthChecks(endpoint).find((c) => path === `/${endpoint}/${c.name}`);
+      reply.hijack();
+      if (check === undefined) return handle(request.raw, reply.raw, request.log);
+      const { statusCode, headers, body } = singleHealth(check);
+      reply.raw.writeHead(statusCode, headers);
+      reply.raw.end(body);
+      return undefined;
+    });
   }
-  app.get('/readyz', (_request, reply) => {
-    const synced = options.cachedReads?.synced() ?? true;
-    return synced ? reply.code(200).headers(plain).send('ok') : reply.code(503).headers(plain).send('caches not synced yet\n');
-  });
   const reads = options.cachedReads;
   const metrics = options.metrics;
   if (metrics !== undefined) {

@@ -1,7 +1,9 @@
 /**
  * After the apiserver has been unreachable long enough for the informers' backoff to grow (up to
  * 30 s), the caches come back within about a second of its return: a shared probe of /readyz
- * wakes the reflectors (upstream/health.ts), instead of each waiting out its backoff.
+ * wakes the reflectors (upstream/health.ts), instead of each waiting out its backoff. Meanwhile
+ * the proxy stays ready (its reads pass through) and says what its cache is doing: /readyz?verbose
+ * and the reflector_watching gauge.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -35,9 +37,23 @@ test('recovery: after a 15 s outage the cache serves again within seconds of the
     return res.statusCode;
   };
   // The apiserver goes away for 15 s: the reflector's backoff grows past several seconds.
+  const watching = (): Promise<number> => proxyCounter(proxy.metrics, 'kube_cache_proxy_reflector_watching', { resource: 'configmaps' });
+  const verbose = async (): Promise<{ status: number; body: string }> => {
+    const res = await request(`${url}/readyz?verbose`);
+    return { status: res.statusCode, body: await res.body.text() };
+  };
+  assert.equal(await watching(), 1);
+  assert.match((await verbose()).body, /^\[\+\]cache-configmaps ok: watching, \d+ objects at RV \d+, heard from \d+ s ago$/m);
   link.setBlocked(true);
   link.cut();
+  await eventually('the gauge to say the watch is down', async () => (await watching()) === 0);
   await sleep(15_000);
+  const during = await verbose();
+  assert.equal(during.status, 200, 'still ready: reads pass through while the watch is down');
+  assert.match(
+    during.body,
+    /^\[\+\]cache-configmaps ok: upstream watch down \(its reads pass through\), \d+ objects at RV \d+, heard from (1[5-9]|[2-9]\d) s ago$/m,
+  );
   await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'during' } });
   const back = performance.now();
   link.setBlocked(false);
@@ -48,6 +64,7 @@ test('recovery: after a 15 s outage the cache serves again within seconds of the
     20_000,
   );
   const seconds = (performance.now() - back) / 1000;
+  assert.equal(await watching(), 1);
   t.diagnostic(`the cache served again ${seconds.toFixed(1)} s after the apiserver was reachable again`);
   assert.ok(seconds <= 5, `back within 5 s (took ${seconds.toFixed(1)} s)`);
 });

@@ -347,6 +347,39 @@ async function failWatches(h: Harness, n: number): Promise<void> {
   }
 }
 
+test('Reflector: an outage is logged once when it starts (warn) and once when the watch is back (info); the retries between at debug', async () => {
+  const logs: { level: string; message: string }[] = [];
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({ log: (level, message) => logs.push({ level, message }) }, lw);
+  const first = await lw.nextWatch();
+  await flush();
+  assert.equal(logs.length, 0, 'a watch opening for the first time is no news');
+  lw.scriptWatchErrors(...Array.from({ length: 5 }, () => connectionError()));
+  first.watch.emit(modified(obj('ns', 'a', '11')));
+  first.watch.fail(connectionError('ECONNRESET'));
+  for (let i = 0; i < 5; i++) {
+    await lw.nextWatch();
+    await flush();
+    h.clock.step(h.clock.delays.at(-1) ?? assert.fail('no backoff timer'));
+  }
+  const reopened = await lw.nextWatch();
+  await flush();
+  const above = logs.filter((l) => l.level !== 'debug');
+  assert.equal(above.length, 2, `two lines above debug, got:\n${logs.map((l) => `${l.level} ${l.message}`).join('\n')}`);
+  const [down, up] = above.map((l) => `${l.level} ${l.message}`);
+  assert.match(down ?? '', /^warn pods: watch connection broke: .*ECONNRESET.*retrying with backoff/);
+  assert.match(up ?? '', /^info pods: watching again after [\d.]+ s \(6 failed attempts, first: watch connection broke/);
+  assert.equal(logs.filter((l) => l.level === 'debug').length, 5, 'each failed re-open while down');
+  // A clean end (the apiserver's timeout) reopened at once: no transition, no line.
+  logs.length = 0;
+  h.clock.step(2_000);
+  reopened.watch.close();
+  await lw.nextWatch();
+  await flush();
+  await h.stop();
+  assert.equal(logs.length, 0, 'a clean end reopened at once is no transition');
+});
+
 test('Reflector: backoff delays are 800, 1600, 3200 … ms, capped at 30 s', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', []));
   const h = start({}, lw);

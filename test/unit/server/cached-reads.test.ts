@@ -110,6 +110,7 @@ function readsOver(cache: WatchCache, probeRv: string, mode: ReadConsistency = '
     cacheFor: () => delegator,
     start: () => undefined,
     synced: () => true,
+    checks: () => [],
     stop: () => Promise.resolve(),
   };
   const reads = newCachedReads({ source, writes });

@@ -9,7 +9,8 @@
  * written with backpressure (read lazily from an immutable snapshot); live events are written at
  * once, and a watcher whose unsent bytes pass MAX_PENDING_BYTES is closed: its client re-watches
  * from its last RV and replays from the window, and one slow client never holds the others or
- * grows the proxy's memory past the cap.
+ * grows the proxy's memory past the cap. Many slow clients are bounded together by the proxy's
+ * unsent budget (unsent-budget.ts), which the watcher reports to.
  */
 import type { Writable } from 'node:stream';
 import type { FieldSelector } from './field-selector.ts';
@@ -19,6 +20,7 @@ import type { Clock, Timer } from '../clock/clock.ts';
 import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
 import { IDENTITY_ENCODING, watchFramePieces } from './window-event.ts';
+import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -74,9 +76,11 @@ export interface CacheWatcherOptions {
    * and each watcher costs one write per event. The watcher ends the stream with `encoding.end`.
    */
   readonly encoding?: WatchEncoding;
+  /** The proxy-wide bound on unsent bytes; none: each watcher's own cap only. */
+  readonly budget?: UnsentBudget;
 }
 
-export class CacheWatcher {
+export class CacheWatcher implements UnsentHolder {
   readonly filter: WatcherFilter;
   readonly #sink: Writable;
   readonly #options: CacheWatcherOptions;
@@ -90,6 +94,8 @@ export class CacheWatcher {
   readonly #encoding: WatchEncoding;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
+  /** What the budget was last told this watcher holds. */
+  #reported = 0;
 
   constructor(options: CacheWatcherOptions) {
     this.filter = options.filter;
@@ -103,6 +109,11 @@ export class CacheWatcher {
     this.#sink.on('error', () => {
       this.#close('client');
     });
+    if (options.budget !== undefined) {
+      this.#sink.on('drain', () => {
+        this.#reportUnsent();
+      });
+    }
     const now = options.clock.now();
     this.#deadlineTimer = options.clock.setTimeout(() => {
       this.#close('timeout');
@@ -129,11 +140,30 @@ export class CacheWatcher {
     this.#close('terminated');
   }
 
+  unsentBytes(): number {
+    return this.#closed ? 0 : this.#pendingBytes + this.#sink.writableLength;
+  }
+
+  closeForSlowness(): void {
+    this.#close('slow');
+  }
+
+  /** Tells the budget what this watcher holds now; nothing to do while it holds nothing. */
+  #reportUnsent(): void {
+    const budget = this.#options.budget;
+    if (budget === undefined) return;
+    const bytes = this.unsentBytes();
+    if (bytes === 0 && this.#reported === 0) return;
+    this.#reported = bytes;
+    budget.report(this, bytes);
+  }
+
   #send(frame: Buffer): void {
     if (this.#pending !== undefined) {
       this.#pending.push(frame);
       this.#pendingBytes += frame.length;
       if (this.#pendingBytes + this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+      else this.#reportUnsent();
       return;
     }
     // The events of one batch from the upstream watch (one turn) go out in one write: corked
@@ -146,6 +176,7 @@ export class CacheWatcher {
         this.#corked = false;
         this.#sink.uncork();
         if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+        else this.#reportUnsent();
       });
     }
     this.#sink.write(frame);
@@ -177,7 +208,10 @@ export class CacheWatcher {
       for (const piece of pieces) this.#sink.write(piece);
       this.#sink.uncork();
       this.#options.onSent?.(pieces.reduce((n, p) => n + p.length, 0));
-      if (this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES) await this.#drained();
+      if (this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES) {
+        this.#reportUnsent();
+        await this.#drained();
+      }
     }
     if (this.#closed) return;
     if (initial.kind === 'replay') {
@@ -190,6 +224,7 @@ export class CacheWatcher {
     }
     const pending = this.#pending ?? [];
     this.#pending = undefined;
+    this.#pendingBytes = 0;
     for (const frame of pending) this.#send(frame);
   }
 
@@ -231,6 +266,9 @@ export class CacheWatcher {
     this.#bookmarkTimer?.cancel();
     this.#deadlineTimer?.cancel();
     this.#pending = undefined;
+    this.#pendingBytes = 0;
+    if (this.#reported !== 0) this.#options.budget?.release(this);
+    this.#reported = 0;
     if (reason === 'slow') this.#sink.destroy();
     else if (reason !== 'client') this.#sink.end(this.#encoding.end);
     this.#options.onClose(this, reason);

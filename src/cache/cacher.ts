@@ -10,6 +10,7 @@
  * Invariants: a watcher is registered in the same synchronous turn its initial state or replay
  * is read, so it misses no change and sees none twice; watchers receive changes in RV order.
  */
+import type { UnsentBudget } from './unsent-budget.ts';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
@@ -70,6 +71,8 @@ export interface Cacher {
 export interface CacherOptions {
   readonly clock?: Clock;
   readonly metrics?: CacherMetrics;
+  /** The proxy-wide bound on watchers' unsent bytes (shared by every cacher). */
+  readonly budget?: UnsentBudget;
 }
 
 /** Bucket key separators: no name or value contains a NUL or a SOH. */
@@ -194,6 +197,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         bookmark: (rv, end) => cache.bookmarkFrame(rv, end),
         clock,
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
         onClose: remove,
         onSent: (bytes) => {
           metrics.sent(bytes);

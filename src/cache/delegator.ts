@@ -14,6 +14,7 @@
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
  *   every write of any type moves, until its next bookmark: a probe would only add a request).
  */
+import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { collectionPath } from '../informer/lister-watcher.ts';
 import type { Clock } from '../clock/clock.ts';
@@ -83,6 +84,8 @@ export interface DelegatorOptions {
   readonly clock?: Clock;
   /** FRESHNESS_WAIT_MS; tests set 0. */
   readonly freshnessWaitMs?: number;
+  /** The proxy-wide bound on watchers' unsent bytes, shared by every cache's watchers. */
+  readonly unsentBudget?: UnsentBudget;
 }
 
 /** Makes the delegator of each cache the registry starts. */
@@ -111,7 +114,12 @@ class Delegator implements CacheDelegator {
   }
 
   cacher(): Cacher {
-    this.#cacher ??= newCacher(this.cache, { clock: this.#clock, metrics: this.#metrics.cacher });
+    const budget = this.#options.unsentBudget;
+    this.#cacher ??= newCacher(this.cache, {
+      clock: this.#clock,
+      metrics: this.#metrics.cacher,
+      ...(budget === undefined ? {} : { budget }),
+    });
     return this.#cacher;
   }
 

@@ -26,6 +26,7 @@ import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { resolveCachedResources, typeName } from '../cache/cached-resources.ts';
 import type { CachedResourceSpec } from '../cache/watch-cache.ts';
 import type { Discovery } from '../upstream/discovery.ts';
+import { newUnsentBudget } from '../cache/unsent-budget.ts';
 import { newProxyMetrics } from '../server/metrics.ts';
 import type { ProxyMetrics } from '../server/metrics.ts';
 import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
@@ -230,6 +231,7 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     writes: writes ?? newReadYourWrites(),
     ...(metrics === undefined ? {} : { metrics: (resource: string) => metrics.delegator(resource) }),
     ...(options.freshnessWaitMs === undefined ? {} : { freshnessWaitMs: options.freshnessWaitMs }),
+    unsentBudget: newUnsentBudget(),
   });
   const source = newCacheRegistry({
     factory: options.factory,

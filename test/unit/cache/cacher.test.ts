@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { MAX_PENDING_BYTES } from '../../../src/cache/cache-watcher.ts';
 import type { WatcherFilter } from '../../../src/cache/cache-watcher.ts';
 import { newCacher } from '../../../src/cache/cacher.ts';
+import { newUnsentBudget } from '../../../src/cache/unsent-budget.ts';
 import type { Cacher, WatchRequest } from '../../../src/cache/cacher.ts';
 import { everythingFieldSelector, parseFieldSelector } from '../../../src/cache/field-selector.ts';
 import { everythingLabelSelector, parseLabelSelector } from '../../../src/cache/label-selector.ts';
@@ -200,6 +201,49 @@ test('cacher: a watcher that does not read is closed past its byte bound; the ot
   assert.equal(destroyed, true, 'the stuck watcher was closed');
   assert.equal(reader.lines().length, count, 'the reading watcher got every event');
   assert.equal(h.cacher.watcherCount(), 1);
+});
+
+test('cacher: watchers that do not read are bounded together by the unsent budget: the largest holders are closed, the readers go on', async () => {
+  const clock = new FakeClock();
+  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  const budget = newUnsentBudget(5 * 1024 * 1024);
+  const h: Harness = { cache, store: cache.store, cacher: newCacher(cache, { clock, budget }), clock };
+  h.store.replace([], '10');
+  const destroyed: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const stuck = new Writable({
+      highWaterMark: 1,
+      write(_chunk, _encoding, _callback) {
+        // never calls back: the client stopped reading
+      },
+      destroy(_error, callback) {
+        destroyed.push(i);
+        callback(null);
+      },
+    });
+    h.cacher.watch({
+      sink: stuck,
+      filter: ALL,
+      resourceVersion: '0',
+      sendInitialEvents: false,
+      allowWatchBookmarks: false,
+      timeoutMs: 60_000,
+    });
+  }
+  const reader = watch(h);
+  // 4 stuck watchers x 2 MiB each = 8 MiB unsent, each under its own 16 MiB cap: only the budget bounds them.
+  for (let i = 0; i < 2; i++) {
+    h.store.add(cm('a', `big-${String(i)}`, 11 + i, {}, 1024 * 1024));
+    await flush();
+  }
+  assert.equal(destroyed.length, 2, `two closed to fit 5 MiB, closed: ${JSON.stringify(destroyed)}`);
+  assert.ok(budget.total() <= budget.maxBytes, `the total (${String(budget.total())}) fits`);
+  assert.equal(reader.lines().length, 2, 'the reading watcher got every event');
+  assert.equal(h.cacher.watcherCount(), 3);
+  // Closing the rest gives their share back.
+  h.cacher.stop();
+  assert.equal(budget.total(), 0);
 });
 
 function pod(name: string, rv: number, nodeName: string): KubeObject {

@@ -4,6 +4,7 @@
  * them, so that a client cannot tell the proxy from the apiserver by its errors either. Node's
  * parser (llhttp) detects these; Go's answers are plain text, not Status objects.
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
@@ -20,10 +21,21 @@ interface ParserError extends Error {
   readonly code?: string;
   /** A Buffer at run time (Fastify's types describe it as a JSON'd Buffer). */
   readonly rawPacket?: unknown;
+  /** How far into rawPacket the parser got. */
+  readonly bytesParsed?: unknown;
 }
 
+/**
+ * The bytes of the request that failed to parse: the packet from the end of the last complete
+ * request before the failure (`bytesParsed`) on, since requests pipelined before it share the
+ * packet.
+ */
 function rawText(error: ParserError): string {
-  return Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1') : '';
+  if (!Buffer.isBuffer(error.rawPacket)) return '';
+  const text = error.rawPacket.toString('latin1');
+  const at = typeof error.bytesParsed === 'number' ? Math.min(error.bytesParsed, text.length) : 0;
+  const previousEnd = text.lastIndexOf('\r\n\r\n', at);
+  return previousEnd < 0 || previousEnd + 4 > at ? text : text.slice(previousEnd + 4);
 }
 
 /** What Go writes for this parse failure; undefined: nothing (the peer is gone). */
@@ -58,10 +70,32 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
   }
 }
 
-/** Fastify's clientErrorHandler: Go's answer, then the connection is closed (as Go does). */
+/**
+ * Fastify's clientErrorHandler: Go's answer, then the connection is closed (as Go does). A
+ * request pipelined before the bad bytes may still be being answered: Go reads a connection's
+ * next request only once the previous answer is written, so that answer goes out whole first.
+ * (`_httpMessage` is Node's own record of the response in flight on a socket, which its default
+ * clientError handling reads for the same reason.)
+ */
 export function goClientErrorHandler(error: ParserError, socket: Socket): void {
   if (socket.destroyed) return;
   const answer = goClientErrorResponse(error);
-  if (answer !== undefined && socket.writable) socket.end(answer);
-  else socket.destroy();
+  if (answer === undefined || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A request whose own body failed to parse (a bad chunk) is answered now, as before.
+  if (inFlight === null || inFlight === undefined || inFlight.writableFinished || !inFlight.req.complete) {
+    socket.end(answer);
+    return;
+  }
+  const after = (): void => {
+    inFlight.off('finish', after);
+    inFlight.off('close', after);
+    if (inFlight.writableFinished && socket.writable) socket.end(answer);
+    else socket.destroy();
+  };
+  inFlight.on('finish', after);
+  inFlight.on('close', after);
 }

@@ -11,6 +11,13 @@
  *
  * Node's server stops tracking a connection when it emits 'upgrade' (closeAllConnections does
  * not reach it) but its close() still waits for it: closeUpgradedConnections is the missing half.
+ *
+ * CONNECT takes the same road. Node never routes it either (its 'connect' event; without a
+ * listener the connection is dropped unanswered), while the apiserver answers it as any other
+ * method: 405 MethodNotAllowed on API paths, 200 on `/` and `/livez`, 404 on an unknown path or
+ * an authority (`CONNECT host:443`). So a CONNECT with a path goes to the apiserver with
+ * `Connection: close` and its answer comes back byte for byte until the apiserver closes: the
+ * client's connection can never become a tunnel past the proxy's filter and cache.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, Server } from 'node:http';
 import { STATUS_CODES } from 'node:http';
@@ -45,12 +52,17 @@ const upgraded = new WeakMap<Server, Set<Duplex>>();
 export function installUpgradeProxy(server: Server, options: UpgradeProxyOptions): void {
   const sockets = new Set<Duplex>();
   upgraded.set(server, sockets);
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const handOver = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     track(sockets, socket);
     // Node took its own listeners off at 'upgrade': without ours a reset would crash the process.
     socket.on('error', (error) => {
       options.log.debug({ err: error }, 'upgrade: client connection failed');
     });
+    if (req.method === 'CONNECT' && !(req.url ?? '').startsWith('/')) {
+      // An authority, not a path: Go's mux finds no route (the proxy is no forward proxy).
+      respondAndClose(socket, 404, NOT_FOUND_HEADERS, Buffer.from('404 page not found\n'));
+      return;
+    }
     if (options.filter !== undefined) {
       const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '', req.headers.origin);
       logFilterDecision(options.log, decision);
@@ -65,8 +77,13 @@ export function installUpgradeProxy(server: Server, options: UpgradeProxyOptions
       options.log.error({ err: error }, 'upgrade: proxying failed');
       socket.destroy();
     });
-  });
+  };
+  server.on('upgrade', handOver);
+  server.on('connect', handOver);
 }
+
+/** Go's http.NotFound. */
+const NOT_FOUND_HEADERS = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } as const;
 
 /**
  * Destroys every upgraded connection of the server, both sides: for a shutdown's grace period
@@ -96,12 +113,16 @@ async function proxyUpgrade(
   };
   socket.once('close', onClientClose);
   let response: UpgradeResponse;
+  const connect = req.method === 'CONNECT';
+  const headers = requestHeadersForUpstream(req.headers);
+  // CONNECT: one answer, then the apiserver closes (see the top of this file).
+  if (connect) headers.connection = 'close';
   try {
     response = await options.client.upgrade({
       method: req.method ?? 'GET',
       path: req.url ?? '/',
-      protocol: req.headers.upgrade ?? '',
-      headers: requestHeadersForUpstream(req.headers),
+      protocol: connect ? '' : (req.headers.upgrade ?? ''),
+      headers,
       signal: abort.signal,
     });
   } catch (error) {

@@ -409,6 +409,73 @@ test('malformed requests: malformed HTTP gets the apiserver status, and the prox
   }
 });
 
+/** Writes `raw` on a fresh connection and returns every answer's status code, in order, once the server closes it. */
+function rawStatuses(open: () => Socket, raw: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const socket = open();
+    let received = '';
+    // Not a synchronisation: a guard so that a server that never closes fails the test clearly.
+    socket.setTimeout(15_000, () => {
+      socket.destroy(new Error(`no close within 15 s after ${JSON.stringify(received.slice(0, 200))}`));
+    });
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('close', () => {
+      resolve([...received.matchAll(/(?:^|\n|\r\n|})HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1])));
+    });
+    socket.on('error', reject);
+    socket.write(raw, 'latin1');
+  });
+}
+
+test('malformed requests: CONNECT, and a request pipelined before garbage, get the apiserver answers', { timeout: 120_000 }, async (t) => {
+  const proxy = await startCachingProxy();
+  try {
+    const ns = await testNamespace(t, shared.admin);
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm1' } });
+    const sides = await openSides(proxy.url);
+    const proxyAddress = new URL(proxy.url);
+    const apiAddress = new URL(shared.cp.server);
+    const ca = (await upstreamConfigFor(shared.cp)).tls.ca;
+    const toProxy = (): Socket => netConnect({ host: proxyAddress.hostname, port: Number(proxyAddress.port) });
+    const toApiserver = (): Socket => tlsConnect({ host: apiAddress.hostname, port: Number(apiAddress.port), ca, servername: 'localhost' });
+    const cm = `/api/v1/namespaces/${ns}/configmaps/cm1`;
+    // Each ends with the server closing: one CONNECT with Connection: close, or bytes no server can parse.
+    const cases: readonly { name: string; raw: (head: string) => string }[] = [
+      {
+        name: 'CONNECT on an API path',
+        raw: (h) => `CONNECT /api/v1/namespaces/${ns}/configmaps HTTP/1.1\r\n${h}Connection: close\r\n\r\n`,
+      },
+      { name: 'CONNECT /version', raw: (h) => `CONNECT /version HTTP/1.1\r\n${h}Connection: close\r\n\r\n` },
+      { name: 'CONNECT /livez', raw: (h) => `CONNECT /livez HTTP/1.1\r\n${h}Connection: close\r\n\r\n` },
+      { name: 'CONNECT to an authority', raw: (h) => `CONNECT 127.0.0.1:443 HTTP/1.1\r\n${h}Connection: close\r\n\r\n` },
+      { name: 'a passed-through GET pipelined before garbage', raw: (h) => `GET /version HTTP/1.1\r\n${h}\r\nGARBAGE\r\n\r\n` },
+      { name: 'a cached GET pipelined before garbage', raw: (h) => `GET ${cm} HTTP/1.1\r\n${h}\r\nNOT HTTP AT ALL\r\n\r\n` },
+      {
+        name: 'two cached GETs pipelined before garbage',
+        raw: (h) => `GET ${cm} HTTP/1.1\r\n${h}\r\nGET ${cm}?resourceVersion=0 HTTP/1.1\r\n${h}\r\nGET / HTTP/9.x\r\n\r\n`,
+      },
+    ];
+    const toProxyHead = `Host: ${proxyAddress.host}\r\n`;
+    const toApiserverHead = `Host: ${apiAddress.host}\r\nAuthorization: Bearer ${shared.cp.users.admin.token}\r\n`;
+    const mismatches: Mismatch[] = [];
+    for (const c of cases) {
+      const [viaProxy, direct] = await Promise.all([
+        rawStatuses(toProxy, c.raw(toProxyHead)),
+        rawStatuses(toApiserver, c.raw(toApiserverHead)),
+      ]);
+      t.diagnostic(`${c.name}: apiserver ${direct.join(', ')}; proxy ${viaProxy.join(', ')}`);
+      assert.ok(direct.length > 0, `${c.name}: the apiserver answered`);
+      if (viaProxy.join() !== direct.join()) mismatches.push({ request: c.name, apiserver: direct.join(', '), proxy: viaProxy.join(', ') });
+      await assertProxyAlive(sides, c.name);
+    }
+    assert.deepEqual(mismatches, [], `the proxy answered ${String(mismatches.length)} request(s) unlike the apiserver`);
+  } finally {
+    await proxy.stop(0);
+  }
+});
+
 /** mulberry32: a tiny seeded PRNG, so a failing random batch replays from its printed seed. */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

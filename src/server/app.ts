@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
-import { MAX_HEADER_BYTES, goClientErrorHandler } from './client-errors.ts';
+import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
@@ -104,7 +104,12 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     // Keep-alive sockets of watch clients must not hold shutdown forever.
     forceCloseConnections: 'idle',
     // The apiserver's header limit and its answers to malformed requests (client-errors.ts).
-    serverFactory: (handler) => createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
+    serverFactory: (handler) =>
+      createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+        const refusal = goRequestRefusal(req);
+        if (refusal === undefined) handler(req, res);
+        else writeGoRefusal(res, refusal);
+      }),
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
     // apiserver's to answer, as is anything else the framework would refuse on its own.
@@ -120,6 +125,13 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     done(null);
   });
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
+  // Expect: 100-continue. Go sends the interim 100 when a handler first reads the body, so a GET
+  // (its body never read) gets none, where Node would send one at once; a write's body is read by
+  // the pass-through at once, so its 100 goes now.
+  app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') res.writeContinue();
+    app.server.emit('request', req, res);
+  });
   // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
   installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log });
   // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay

@@ -191,7 +191,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         countServed(request, 'cache');
         return;
       }
-      cached = await reads.tryServe(request, req.headers.accept, gone.signal);
+      cached = await reads.tryServe(request, req.headers, gone.signal);
     } catch (error) {
       // Never a client's failure: the apiserver answers instead.
       log.warn({ err: error }, 'serving from the cache failed; passing through');

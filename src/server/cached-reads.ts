@@ -26,6 +26,8 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
+import { indentJson } from './json-indent.ts';
+import { negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
 import { writtenResourceVersion } from './written-resource-version.ts';
 
@@ -64,7 +66,7 @@ export interface CachedReads {
   checks(): CacheCheck[];
   stop(): Promise<void>;
   /** The answer from the cache, or undefined to pass the request through. */
-  tryServe(request: ParsedRequest, accept: string | undefined, signal?: AbortSignal): Promise<CachedResponse | undefined>;
+  tryServe(request: ParsedRequest, headers: ReadHeaders, signal?: AbortSignal): Promise<CachedResponse | undefined>;
   /**
    * Serves a WATCH from the cache on `res` and resolves true, or resolves false having written
    * nothing (the request goes to the apiserver).
@@ -83,24 +85,19 @@ export interface CachedReadsOptions {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
-const NEWLINE = Buffer.from('\n');
 
-/**
- * Plain JSON is acceptable (no Accept, `*\/*`, `application/*` or `application/json` without an
- * `as=` conversion) and no Table is asked for. Anything else goes to the apiserver.
- */
-export function acceptsPlainJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  // A client that prefers a Table (kubectl get) gets the apiserver's Table, printed server-side.
-  if (/;\s*as=Table/i.test(accept)) return false;
-  for (const range of accept.split(',')) {
-    const [type = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    if (params.some((p) => p.startsWith('as=') || p.startsWith('g=') || p.startsWith('v='))) continue;
-    if (params.some((p) => p === 'q=0' || p === 'q=0.0')) continue;
-    if (type === 'application/json' || type === '*/*' || type === 'application/*') return true;
-  }
-  return false;
+/** The request headers content negotiation reads. */
+export interface ReadHeaders {
+  readonly accept?: string | undefined;
+  readonly 'user-agent'?: string | undefined;
 }
+
+/** The answer indented as the apiserver indents JSON for curl and `?pretty=true` (no trailing newline, as Go's MarshalIndent). */
+function indented(response: CachedResponse): CachedResponse {
+  const body = indentJson(response.body, response.length);
+  return { ...response, length: body.length, body: [body] };
+}
+const NEWLINE = Buffer.from('\n');
 
 /** Where a read is served from: the live cache at an RV, or a kept snapshot. */
 type ReadPlan =
@@ -166,7 +163,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     },
     async tryWatch(request, req, res) {
       const { info } = request;
-      if (request.method !== 'GET' || !acceptsPlainJson(req.headers.accept) || info === undefined) return false;
+      if (request.method !== 'GET' || info === undefined) return false;
       // Collections only: a watch of one named object is the apiserver's (it becomes a field selector there).
       if (!info.isResourceRequest || info.subresource !== '' || info.verb !== 'watch' || info.name !== '') return false;
       let options: ListOptions;
@@ -177,6 +174,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       }
       const delegator = delegatorFor(request, info);
       if (delegator === undefined) return false;
+      // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
+      if (negotiateRead(req.headers.accept, !delegator.cache.spec.unstructured).kind !== 'json') return false;
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
@@ -194,9 +193,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         res.off('close', onClose);
       }
     },
-    async tryServe(request, accept, signal) {
+    async tryServe(request, headers, signal) {
       const { info } = request;
-      if (request.method !== 'GET' || !acceptsPlainJson(accept) || info === undefined) return undefined;
+      if (request.method !== 'GET' || info === undefined) return undefined;
       if (!info.isResourceRequest || info.subresource !== '' || info.legacyWatch) return undefined;
       if (info.verb !== 'get' && info.verb !== 'list') return undefined;
       let options: ListOptions;
@@ -211,6 +210,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const delegator = delegatorFor(request, info);
       if (delegator === undefined) return undefined;
       const { cache } = delegator;
+      const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
+      if (negotiated.kind !== 'json') return undefined;
+      const pretty = negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']);
       const plan = readPlan(info, options, cache);
       if (plan === undefined) return undefined;
       if (plan.kind === 'consistent') {
@@ -221,8 +223,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       // The cache may have been stopped while this request waited: the apiserver answers then.
       if (cache.isClosed()) return undefined;
       // From here on synchronous: the RV and the contents are read in one turn.
-      if (info.verb === 'get') return cache.resourceVersion() === undefined ? undefined : serveGet(cache, info);
-      return serveList(cache, info, options, plan);
+      let response: CachedResponse | undefined;
+      if (info.verb === 'get') response = cache.resourceVersion() === undefined ? undefined : serveGet(cache, info);
+      else response = serveList(cache, info, options, plan);
+      return response !== undefined && pretty ? indented(response) : response;
     },
   };
 }

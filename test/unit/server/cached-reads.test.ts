@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { acceptsPlainJson, newCachedReads } from '../../../src/server/cached-reads.ts';
+import { newCachedReads } from '../../../src/server/cached-reads.ts';
 import type { CachedReads, CachedResponse } from '../../../src/server/cached-reads.ts';
 import { parseRequest } from '../../../src/server/parsed-request.ts';
 import type { ReadConsistency } from '../../../src/cache/consistency.ts';
@@ -15,22 +15,6 @@ import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
-
-test('cached reads: plain JSON is acceptable; Table conversions and other media types are not', () => {
-  assert.equal(acceptsPlainJson(undefined), true);
-  assert.equal(acceptsPlainJson('application/json'), true);
-  assert.equal(acceptsPlainJson('*/*'), true);
-  assert.equal(acceptsPlainJson('application/vnd.kubernetes.protobuf, application/json'), true);
-  // kubectl get prefers a Table: passed through, so that the apiserver prints it.
-  assert.equal(
-    acceptsPlainJson('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'),
-    false,
-  );
-  assert.equal(acceptsPlainJson('application/json;as=Table;v=v1;g=meta.k8s.io'), false);
-  assert.equal(acceptsPlainJson('application/vnd.kubernetes.protobuf'), false);
-  assert.equal(acceptsPlainJson('application/yaml'), false);
-  assert.equal(acceptsPlainJson('application/json;q=0'), false);
-});
 
 function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };
@@ -117,7 +101,7 @@ function readsOver(cache: WatchCache, probeRv: string, mode: ReadConsistency = '
   return {
     reads,
     probes: upstream.paths,
-    serve: (url) => reads.tryServe(parseRequest('GET', url), undefined),
+    serve: (url) => reads.tryServe(parseRequest('GET', url), {}),
     wrote: (method, url, statusCode, body) => {
       reads.observeWrite(parseRequest(method, url), {
         statusCode,

@@ -1,0 +1,190 @@
+/**
+ * Content negotiation as the apiserver does it, to decide whether the cache can give a read the
+ * very representation the apiserver would (k8s.io/apiserver pkg/endpoints/handlers/negotiation
+ * negotiate.go NegotiateMediaTypeOptions, over goautoneg's ParseAccept; the endpoint's
+ * restrictions from handlers/rest.go RequestScope.AllowsMediaTypeTransform).
+ *
+ * The apiserver walks the client's Accept clauses by preference (q, then specific before `*`)
+ * and, for each, the media types it serves in order (JSON, YAML, protobuf for built-in types),
+ * and answers with the first pair whose parameters it honours: `as`/`g`/`v` ask for a
+ * conversion (Table, PartialObjectMetadata[List] in meta.k8s.io v1 or v1beta1), and a clause
+ * asking for one it cannot do is skipped. The cache produces plain JSON only, so it answers when
+ * that first choice is plain JSON, and passes everything else through: YAML, Tables, metadata,
+ * and any request the apiserver would refuse with 406.
+ *
+ * One exception, kept on purpose: a client whose first choice is protobuf and that accepts plain
+ * JSON further down its list (`application/vnd.kubernetes.protobuf, *\/*`, what client-go sends
+ * when configured for protobuf) gets JSON from the cache. It declared JSON acceptable, and
+ * client-go picks its decoder from the answer's Content-Type, for a GET, a LIST and a watch
+ * stream alike (rest/request.go transformResponse, newStreamWatcher); clients of other languages
+ * that speak protobuf ask for it alone (no `*\/*`), and go to the apiserver. Passing these
+ * through would send the busiest clients of all (controllers) to the apiserver.
+ */
+
+/** One clause of an Accept header, as goautoneg parses it. */
+export interface AcceptClause {
+  readonly type: string;
+  readonly subType: string;
+  readonly q: number;
+  readonly params: ReadonlyMap<string, string>;
+}
+
+/** What the apiserver would serve, as far as the cache cares. */
+export type Negotiated =
+  /** Plain JSON of the stored objects; `pretty`: indented (media type parameter `pretty=1`). */
+  | { readonly kind: 'json'; readonly pretty: boolean }
+  /** Anything else (YAML, a conversion, protobuf only, nothing acceptable): the apiserver's to answer. */
+  | { readonly kind: 'apiserver' };
+
+const APISERVER: Negotiated = { kind: 'apiserver' };
+
+/** goautoneg's trim cutset: spaces and tabs. */
+function trim(s: string): string {
+  return s.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
+/** goautoneg.ParseAccept: clauses in preference order (higher q, then specific type, then specific subtype). */
+export function parseAccept(header: string): AcceptClause[] {
+  const clauses: AcceptClause[] = [];
+  for (const raw of header.split(',')) {
+    const part = trim(raw);
+    const [range = '', ...paramParts] = part.split(';');
+    const slash = range.split('/');
+    const type = trim(slash[0] ?? '');
+    let subType: string;
+    if (slash.length === 1) {
+      if (type !== '*') continue;
+      subType = '*';
+    } else if (slash.length === 2) {
+      subType = trim(slash[1] ?? '');
+    } else {
+      continue;
+    }
+    let q = 1;
+    const params = new Map<string, string>();
+    for (const p of paramParts) {
+      const kv = p.split('=');
+      if (kv.length !== 2) continue;
+      const key = trim(kv[0] ?? '');
+      const value = kv[1] ?? '';
+      if (key === 'q') q = parseGoFloat(value);
+      else params.set(key, trim(value));
+    }
+    clauses.push({ type, subType, q, params });
+  }
+  // sort.Sort with goautoneg's Less. That Less is no strict order (a lower q with a specific
+  // subtype can sort before a wildcard), so the result depends on the algorithm: Go sorts lists
+  // of up to 12 by insertion sort, which this repeats (longer Accept headers are not seen in practice).
+  for (let i = 1; i < clauses.length; i++) {
+    for (let j = i; j > 0 && less(clauses[j] as AcceptClause, clauses[j - 1] as AcceptClause); j--) {
+      const swap = clauses[j] as AcceptClause;
+      clauses[j] = clauses[j - 1] as AcceptClause;
+      clauses[j - 1] = swap;
+    }
+  }
+  return clauses;
+}
+
+function less(a: AcceptClause, b: AcceptClause): boolean {
+  if (a.q > b.q) return true;
+  if (a.type !== '*' && b.type === '*') return true;
+  if (a.subType !== '*' && b.subType === '*') return true;
+  return false;
+}
+
+/** strconv.ParseFloat(s, 32) as goautoneg uses it: an unparseable q is 0. */
+function parseGoFloat(s: string): number {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return 0;
+  return Math.fround(Number(s));
+}
+
+interface MediaType {
+  readonly type: string;
+  readonly subType: string;
+}
+
+const JSON_TYPE: MediaType = { type: 'application', subType: 'json' };
+const YAML_TYPE: MediaType = { type: 'application', subType: 'yaml' };
+const PROTOBUF_TYPE: MediaType = { type: 'application', subType: 'vnd.kubernetes.protobuf' };
+
+/** The apiserver's serializers in its order: custom resources have no protobuf. */
+function servedTypes(protobuf: boolean): readonly MediaType[] {
+  return protobuf ? [JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE] : [JSON_TYPE, YAML_TYPE];
+}
+
+/** The pairing the apiserver would make: which served type, with which conversion, for which clause. */
+interface Choice {
+  readonly served: MediaType;
+  readonly convert: string | undefined;
+  readonly pretty: boolean;
+  readonly index: number;
+}
+
+/**
+ * acceptMediaTypeOptions for a resource endpoint: the clause's conversion (`as`, `g`, `v`) must
+ * be one the endpoint can do for this media type; `stream` must be `watch` (JSON, protobuf);
+ * `sv` is left to the apiserver.
+ */
+function accepts(clause: AcceptClause, served: MediaType): { convert: string | undefined; pretty: boolean } | undefined {
+  const p = clause.params;
+  const as = p.get('as');
+  const g = p.get('g');
+  const v = p.get('v');
+  const stream = p.get('stream');
+  if (stream !== undefined && stream !== '' && (stream !== 'watch' || served === YAML_TYPE)) return undefined;
+  if (p.has('sv') && p.get('sv') !== '') return undefined;
+  const pretty = p.get('pretty') === '1';
+  if (as === undefined && g === undefined && v === undefined) return { convert: undefined, pretty };
+  if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  if (as === 'Table') return served === PROTOBUF_TYPE ? undefined : { convert: `Table/${v}`, pretty };
+  if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { convert: `${as}/${v}`, pretty };
+  return undefined;
+}
+
+function choose(clauses: readonly AcceptClause[], served: readonly MediaType[], from: number): Choice | undefined {
+  for (let i = from; i < clauses.length; i++) {
+    const clause = clauses[i];
+    if (clause === undefined) continue;
+    for (const s of served) {
+      const matches =
+        (clause.type === s.type && (clause.subType === s.subType || clause.subType === '*')) ||
+        (clause.type === '*' && clause.subType === '*');
+      if (!matches) continue;
+      const options = accepts(clause, s);
+      if (options !== undefined) return { served: s, ...options, index: i };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What to answer a read of a resource with. `protobuf`: the type is served in protobuf
+ * (built-in types; not custom resources).
+ */
+export function negotiateRead(accept: string | undefined, protobuf: boolean): Negotiated {
+  // An empty Accept gets the first serializer: JSON.
+  if (accept === undefined || accept === '') return { kind: 'json', pretty: false };
+  const clauses = parseAccept(accept);
+  const served = servedTypes(protobuf);
+  const first = choose(clauses, served, 0);
+  if (first === undefined || first.convert !== undefined) return APISERVER;
+  if (first.served === JSON_TYPE) return { kind: 'json', pretty: first.pretty };
+  if (first.served !== PROTOBUF_TYPE) return APISERVER;
+  // Protobuf first: JSON only if a later clause accepts it as such (see the top of this file).
+  const json = choose(clauses, [JSON_TYPE], first.index + 1);
+  return json === undefined || json.convert !== undefined ? APISERVER : { kind: 'json', pretty: json.pretty };
+}
+
+/**
+ * isPrettyPrint (negotiate.go): `?pretty=` parsed as Go's strconv.ParseBool decides when given a
+ * value; otherwise curl, Wget and browsers (by User-Agent prefix) get indented JSON.
+ */
+export function prettyByRequest(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const value = query.get('pretty');
+  if (value !== null && value !== '') return PARSE_BOOL_TRUE.has(value);
+  const ua = userAgent ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
+}
+
+/** strconv.ParseBool's true spellings (the false ones and any error are false). */
+const PARSE_BOOL_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { negotiateRead, parseAccept, prettyByRequest } from '../../../src/server/negotiation.ts';
+
+const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+const METADATA_CLIENT =
+  'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const TYPED_PROTOBUF = 'application/vnd.kubernetes.protobuf, */*';
+const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+test('negotiateRead: what the apiserver would answer in plain JSON, the cache answers', () => {
+  for (const accept of [
+    undefined,
+    '',
+    'application/json',
+    '*/*',
+    '*',
+    'application/*',
+    BROWSER,
+    'application/json;q=0',
+    'application/json;stream=watch',
+    'application/json, application/yaml',
+  ]) {
+    assert.deepEqual(negotiateRead(accept, true), { kind: 'json', pretty: false }, String(accept));
+  }
+  assert.deepEqual(negotiateRead('application/json;pretty=1', true), { kind: 'json', pretty: true });
+  assert.deepEqual(
+    negotiateRead('application/json;charset=utf-8', true),
+    { kind: 'json', pretty: false },
+    'unknown parameters are ignored',
+  );
+});
+
+test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable go to the apiserver', () => {
+  for (const accept of [
+    KUBECTL_GET,
+    METADATA_CLIENT,
+    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+    'application/yaml',
+    'application/yaml, application/json',
+    'application/json;q=0.5, application/yaml',
+    'application/vnd.kubernetes.protobuf',
+    'text/plain',
+    'application/yaml;stream=watch',
+  ]) {
+    assert.deepEqual(negotiateRead(accept, true), { kind: 'apiserver' }, accept);
+  }
+});
+
+test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skips it', () => {
+  // as=Table without g and v, or in another group: not a conversion the endpoint does; the next clause decides.
+  assert.deepEqual(negotiateRead('application/json;as=Table, application/json', true), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead('application/json;as=Table;g=apps;v=v1, application/json', true), { kind: 'json', pretty: false });
+  // A Table in protobuf is not served: the JSON Table after it is the apiserver's choice.
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1, application/json;as=Table;g=meta.k8s.io;v=v1', true),
+    {
+      kind: 'apiserver',
+    },
+  );
+});
+
+test('negotiateRead: protobuf first with JSON acceptable further down (client-go typed clients) gets JSON; custom resources have no protobuf', () => {
+  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, true), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, false), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', false), { kind: 'apiserver' }, '406 for a custom resource');
+});
+
+test('parseAccept: preference order as goautoneg sorts it, quirks included (Go insertion-sorts with a Less that is no strict order)', () => {
+  const order = parseAccept('*/*;q=0.8, text/*, application/json;q=0.9, application/yaml').map((c) => `${c.type}/${c.subType}`);
+  // application/json (q=0.9) before text/* (q=1): Go's Less puts a specific subtype before a wildcard whatever the q.
+  assert.deepEqual(order, ['application/yaml', 'application/json', 'text/*', '*/*']);
+  assert.deepEqual(
+    parseAccept('application, a/b/c, application/json;q=x').map((c) => `${c.type}/${c.subType}:${String(c.q)}`),
+    ['application/json:0'],
+  );
+});
+
+test('prettyByRequest: ?pretty= as strconv.ParseBool, else curl, Wget and browsers', () => {
+  const q = (s: string): URLSearchParams => new URLSearchParams(s);
+  assert.equal(prettyByRequest(q(''), 'curl/8.5.0'), true);
+  assert.equal(prettyByRequest(q(''), 'Wget/1.21'), true);
+  assert.equal(prettyByRequest(q(''), 'Mozilla/5.0 (X11; Linux x86_64)'), true);
+  assert.equal(prettyByRequest(q(''), 'kubectl/v1.37.2'), false);
+  assert.equal(prettyByRequest(q(''), undefined), false);
+  for (const v of ['1', 't', 'T', 'true', 'TRUE', 'True']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'go'), true, v);
+  for (const v of ['0', 'false', 'yes', 'xyz']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'curl/8'), false, v);
+  assert.equal(prettyByRequest(q('pretty='), 'curl/8'), true, 'an empty value leaves it to the User-Agent');
+});

@@ -21,7 +21,7 @@ import type { Progress } from '../progress.ts';
 import type { ControlPlaneBinaries } from './build.ts';
 import { createPki } from './pki.ts';
 import type { RecordedProcess } from './processes.ts';
-import { freeLoopbackPort, isRunning, startDetached, stopProcesses } from './processes.ts';
+import { freeLoopbackPort, isRunning, killProcesses, startDetached, stopProcesses } from './processes.ts';
 import { ETCD_VERSION, KUBERNETES_VERSION } from './versions.ts';
 
 export const STATE_FILE = 'state.json';
@@ -150,11 +150,7 @@ export async function up(options: UpOptions): Promise<ControlPlaneState> {
       );
       // Recorded at once, so that `down` can stop what started even if readiness fails.
       writeState(dir, state());
-      await waitUntil('etcd', started[0], etcdLog, ETCD_READY_TIMEOUT_MS, async () => {
-        const res = await request(`${etcdUrl}/health`);
-        const body = await res.body.text();
-        return res.statusCode === 200 && body.includes('"health":"true"');
-      });
+      await waitForEtcd(etcdUrl, started[0], etcdLog);
       etcdStep.done();
 
       const apiStep = progress.step(`starting kube-apiserver ${KUBERNETES_VERSION} on ${server}`);
@@ -271,6 +267,15 @@ function writeKubeconfig(file: string, server: string, caFile: string, token: st
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 }
 
+/** Polls until etcd answers its health check. */
+async function waitForEtcd(etcdUrl: string, process: RecordedProcess | undefined, logFile: string): Promise<void> {
+  await waitUntil('etcd', process, logFile, ETCD_READY_TIMEOUT_MS, async () => {
+    const res = await request(`${etcdUrl}/health`);
+    const body = await res.body.text();
+    return res.statusCode === 200 && body.includes('"health":"true"');
+  });
+}
+
 /** Polls until kube-apiserver is ready and has created the `default` namespace. */
 async function waitForApiserver(
   server: string,
@@ -301,15 +306,46 @@ async function waitForApiserver(
  * apiserver rollout looks like to clients. Its watch cache starts empty at the newest RV.
  */
 export async function restartApiserver(dirOption: string): Promise<ControlPlaneState> {
+  await stopProcesses([recordedComponent(dirOption, 'kube-apiserver').process]);
+  return startComponent(dirOption, 'kube-apiserver');
+}
+
+/** The two processes of a control plane, by the names `up` records them under. */
+export type ComponentName = 'etcd' | 'kube-apiserver';
+
+function recordedComponent(dirOption: string, name: ComponentName): { dir: string; state: ControlPlaneState; process: RecordedProcess } {
   const dir = resolve(dirOption);
   const state = readState(dir);
-  const old = state?.processes.find((p) => p.name === 'kube-apiserver');
-  if (state === undefined || old === undefined) throw new CliError(`no control plane is recorded in ${dir}`);
-  await stopProcesses([old]);
+  const process = state?.processes.find((p) => p.name === name);
+  if (state === undefined || process === undefined) throw new CliError(`no ${name} is recorded in ${dir}`);
+  return { dir, state, process };
+}
+
+/**
+ * Kills a component with SIGKILL, no graceful shutdown: what an OOM kill or a crashed node looks
+ * like to its clients (connections reset mid-stream, no last words). For fault injection
+ * (`npm run chaos`); its data and its recorded flags stay, so startComponent brings it back.
+ */
+export async function killComponent(dirOption: string, name: ComponentName): Promise<void> {
+  await killProcesses([recordedComponent(dirOption, name).process]);
+}
+
+/**
+ * Starts a component that was stopped or killed again, with the flags it was first started with
+ * (same ports, same data directory: to its clients it is the same server coming back), and waits
+ * until it is ready. kube-apiserver comes back with an empty watch cache at the newest RV, so a
+ * watch from an older RV gets 410 Expired; etcd comes back with its data, and kube-apiserver
+ * (still running) reconnects to it by itself.
+ */
+export async function startComponent(dirOption: string, name: ComponentName): Promise<ControlPlaneState> {
+  const { dir, state, process: old } = recordedComponent(dirOption, name);
+  if (isRunning(old)) throw new CliError(`${name} (pid ${String(old.pid)}) is still running in ${dir}`);
   const fresh = startDetached(old.name, old.executable, old.args, old.logFile);
   const next = { ...state, processes: state.processes.map((p) => (p === old ? fresh : p)) };
+  // Recorded before the wait, so that `down` (or the reaper) stops it even if it never gets ready.
   writeState(dir, next);
-  await waitForApiserver(state.server, state.caFile, state.users.admin.token, fresh, old.logFile);
+  if (name === 'etcd') await waitForEtcd(state.etcdUrl, fresh, old.logFile);
+  else await waitForApiserver(state.server, state.caFile, state.users.admin.token, fresh, old.logFile);
   return next;
 }
 

@@ -83,6 +83,22 @@ export async function stopProcesses(processes: readonly RecordedProcess[], grace
   }
 }
 
+/**
+ * SIGKILL at once, no grace: what an OOM kill or a crashed node does to a process, for fault
+ * injection. Resolves when none of `processes` runs (a zombie counts as gone).
+ */
+export async function killProcesses(processes: readonly RecordedProcess[]): Promise<void> {
+  for (const p of processes) {
+    if (!isRunning(p)) continue;
+    try {
+      globalThis.process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone between the check and the signal
+    }
+  }
+  while (processes.some(isRunning)) await sleep(20);
+}
+
 /** A TCP port free on 127.0.0.1 at the time of the call (the caller retries if it is taken meanwhile). */
 export async function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {

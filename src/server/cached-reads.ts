@@ -27,6 +27,11 @@ import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { indentJson } from './json-indent.ts';
+import { parseIncludeObject, tableBody } from './cached-table.ts';
+import type { IncludeObject, TableVersion } from './cached-table.ts';
+import { printerFor } from '../table/printers/index.ts';
+import type { Printer } from '../table/model.ts';
+import { realClock } from '../clock/clock.ts';
 import { negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
 import { writtenResourceVersion } from './written-resource-version.ts';
@@ -211,7 +216,15 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (delegator === undefined) return undefined;
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
-      if (negotiated.kind !== 'json') return undefined;
+      if (negotiated.kind === 'apiserver') return undefined;
+      let table: { printer: Printer; include: IncludeObject; version: TableVersion } | undefined;
+      if (negotiated.kind === 'table') {
+        // Custom resources' columns come from their CRD, and types without a ported printer are the apiserver's to print.
+        const printer = cache.spec.unstructured ? undefined : printerFor(cache.spec.group, cache.spec.resource);
+        const include = parseIncludeObject(request.query().get('includeObject'));
+        if (printer === undefined || include === undefined) return undefined;
+        table = { printer, include, version: negotiated.version };
+      }
       const pretty = negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']);
       const plan = readPlan(info, options, cache);
       if (plan === undefined) return undefined;
@@ -224,7 +237,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (cache.isClosed()) return undefined;
       // From here on synchronous: the RV and the contents are read in one turn.
       let response: CachedResponse | undefined;
-      if (info.verb === 'get') response = cache.resourceVersion() === undefined ? undefined : serveGet(cache, info);
+      if (cache.resourceVersion() === undefined) response = undefined;
+      else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
+      else if (info.verb === 'get') response = serveGet(cache, info);
       else response = serveList(cache, info, options, plan);
       return response !== undefined && pretty ? indented(response) : response;
     },
@@ -302,6 +317,14 @@ interface Page {
 }
 
 function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): CachedResponse | undefined {
+  const page = selectPage(cache, info, options, plan);
+  if (page === undefined) return undefined;
+  const body = listBody(cache.spec, page);
+  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
+}
+
+/** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
+function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): Page | undefined {
   const selection = selectionOf(cache, info, options);
   if (selection === undefined) return undefined; // the apiserver words the error
   const { labels, fields } = selection;
@@ -338,14 +361,34 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   }
   // PrepareContinueToken (storage/continue.go): resume just after the last key; a count of what
   // remains only when nothing was filtered out.
-  const page: Page = {
+  return {
     items,
     resourceVersion: rv,
     continue: hasMore ? encodeContinue(`${KEY_ROOT}/${last}\u0000`, listKey, rv) : '',
     remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
-  const body = listBody(cache.spec, page);
-  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
+}
+
+/** A GET or a LIST answered as a Table (cached-table.ts); undefined: the apiserver answers. */
+function serveTable(
+  cache: WatchCache,
+  info: RequestInfo,
+  options: ListOptions,
+  plan: ReadPlan,
+  table: { readonly printer: Printer; readonly include: IncludeObject; readonly version: TableVersion; readonly now: number },
+): CachedResponse | undefined {
+  const { printer, include, version, now } = table;
+  if (info.verb === 'get') {
+    const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
+    const obj = cache.get(key);
+    if (obj === undefined) return serveGet(cache, info); // the same 404 Status
+    const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
+    return whole(200, [tableBody(printer, [obj], meta, include, version, now)]);
+  }
+  const page = selectPage(cache, info, options, plan);
+  if (page === undefined) return undefined;
+  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
+  return whole(200, [tableBody(printer, page.items, meta, include, version, now)]);
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */

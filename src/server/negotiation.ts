@@ -8,9 +8,9 @@
  * and, for each, the media types it serves in order (JSON, YAML, protobuf for built-in types),
  * and answers with the first pair whose parameters it honours: `as`/`g`/`v` ask for a
  * conversion (Table, PartialObjectMetadata[List] in meta.k8s.io v1 or v1beta1), and a clause
- * asking for one it cannot do is skipped. The cache produces plain JSON only, so it answers when
- * that first choice is plain JSON, and passes everything else through: YAML, Tables, metadata,
- * and any request the apiserver would refuse with 406.
+ * asking for one it cannot do is skipped. The cache produces plain JSON and JSON Tables, so it
+ * answers when that first choice is one of them, and passes everything else through: YAML,
+ * metadata, and any request the apiserver would refuse with 406.
  *
  * One exception, kept on purpose: a client whose first choice is protobuf and that accepts plain
  * JSON further down its list (`application/vnd.kubernetes.protobuf, *\/*`, what client-go sends
@@ -33,7 +33,9 @@ export interface AcceptClause {
 export type Negotiated =
   /** Plain JSON of the stored objects; `pretty`: indented (media type parameter `pretty=1`). */
   | { readonly kind: 'json'; readonly pretty: boolean }
-  /** Anything else (YAML, a conversion, protobuf only, nothing acceptable): the apiserver's to answer. */
+  /** A Table (meta.k8s.io v1 or v1beta1) in JSON. */
+  | { readonly kind: 'table'; readonly version: 'v1' | 'v1beta1'; readonly pretty: boolean }
+  /** Anything else (YAML, metadata, protobuf only, nothing acceptable): the apiserver's to answer. */
   | { readonly kind: 'apiserver' };
 
 const APISERVER: Negotiated = { kind: 'apiserver' };
@@ -167,7 +169,11 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
   const clauses = parseAccept(accept);
   const served = servedTypes(protobuf);
   const first = choose(clauses, served, 0);
-  if (first === undefined || first.convert !== undefined) return APISERVER;
+  if (first === undefined) return APISERVER;
+  if (first.served === JSON_TYPE && (first.convert === 'Table/v1' || first.convert === 'Table/v1beta1')) {
+    return { kind: 'table', version: first.convert === 'Table/v1' ? 'v1' : 'v1beta1', pretty: first.pretty };
+  }
+  if (first.convert !== undefined) return APISERVER;
   if (first.served === JSON_TYPE) return { kind: 'json', pretty: first.pretty };
   if (first.served !== PROTOBUF_TYPE) return APISERVER;
   // Protobuf first: JSON only if a later clause accepts it as such (see the top of this file).

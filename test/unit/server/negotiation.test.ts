@@ -33,7 +33,6 @@ test('negotiateRead: what the apiserver would answer in plain JSON, the cache an
 
 test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable go to the apiserver', () => {
   for (const accept of [
-    KUBECTL_GET,
     METADATA_CLIENT,
     'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
     'application/yaml',
@@ -47,6 +46,16 @@ test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable
   }
 });
 
+test('negotiateRead: kubectl get gets a JSON Table, v1 or v1beta1 as asked first', () => {
+  assert.deepEqual(negotiateRead(KUBECTL_GET, true), { kind: 'table', version: 'v1', pretty: false });
+  assert.deepEqual(negotiateRead('application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json', true), {
+    kind: 'table',
+    version: 'v1beta1',
+    pretty: false,
+  });
+  assert.deepEqual(negotiateRead('application/yaml;as=Table;v=v1;g=meta.k8s.io', true), { kind: 'apiserver' }, 'a YAML Table');
+});
+
 test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skips it', () => {
   // as=Table without g and v, or in another group: not a conversion the endpoint does; the next clause decides.
   assert.deepEqual(negotiateRead('application/json;as=Table, application/json', true), { kind: 'json', pretty: false });
@@ -54,9 +63,7 @@ test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skip
   // A Table in protobuf is not served: the JSON Table after it is the apiserver's choice.
   assert.deepEqual(
     negotiateRead('application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1, application/json;as=Table;g=meta.k8s.io;v=v1', true),
-    {
-      kind: 'apiserver',
-    },
+    { kind: 'table', version: 'v1', pretty: false },
   );
 });
 

@@ -1,0 +1,96 @@
+/**
+ * Tables from the cache: what the apiserver answers `kubectl get` (Accept `as=Table`), built from
+ * the cached objects with the ported printers (src/table), byte for byte as the apiserver writes
+ * them (handlers/response.go asTable over printerstorage's ConvertToTable):
+ *
+ *   {"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":…[,"continue":…]
+ *    [,"remainingItemCount":…]},"columnDefinitions":[…],"rows":[{"cells":[…][,"conditions":[…]],
+ *    "object":…}]}
+ *
+ * - every column, wide ones too (GenerateOptions{Wide: true}); kubectl hides priority > 0;
+ * - a row's object per `includeObject`: Metadata (also when unset) a PartialObjectMetadata of
+ *   the object's metadata as stored, Object the object as stored, None `null`;
+ * - one object (a GET): the object's own resourceVersion, no continue;
+ * - time-relative cells (ages, durations) computed now, at the request, as the apiserver does.
+ */
+import type { KubeObject } from '../informer/object.ts';
+import { objectMembers } from '../informer/json-scan.ts';
+import type { KubeJson, Printer, TableRow } from '../table/model.ts';
+import { goJsonString, goMarshal } from './go-json.ts';
+
+export type TableVersion = 'v1' | 'v1beta1';
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+/** The `includeObject` query value as the apiserver reads it; undefined: its 400 to word. */
+export function parseIncludeObject(value: string | null): IncludeObject | undefined {
+  if (value === null || value === '' || value === 'Metadata') return 'Metadata';
+  if (value === 'None' || value === 'Object') return value;
+  return undefined;
+}
+
+export interface TableListMeta {
+  readonly resourceVersion: string;
+  readonly continue: string;
+  readonly remainingItemCount: bigint | undefined;
+}
+
+/** The column definitions' JSON, made once per printer. */
+const columnsJson = new WeakMap<Printer, string>();
+
+function columnDefinitions(printer: Printer): string {
+  let json = columnsJson.get(printer);
+  if (json === undefined) {
+    json = goMarshal(
+      printer.columns.map((c) => ({ name: c.name, type: c.type, format: c.format, description: c.description, priority: c.priority })),
+    );
+    columnsJson.set(printer, json);
+  }
+  return json;
+}
+
+/** A row's object: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
+function rowObject(obj: KubeObject, include: IncludeObject, version: TableVersion): string {
+  if (include === 'None') return 'null';
+  const raw = obj.raw;
+  if (include === 'Object') return raw.toString('utf8');
+  const metadata = objectMembers(raw).get('metadata');
+  const meta = metadata === undefined ? '{}' : raw.toString('utf8', metadata.start, metadata.end);
+  return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":${meta}}`;
+}
+
+function rowJson(row: TableRow, object: string): string {
+  const cells = goMarshal(row.cells);
+  if (row.conditions === undefined || row.conditions.length === 0) return `{"cells":${cells},"object":${object}}`;
+  const conditions = goMarshal(row.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })));
+  return `{"cells":${cells},"conditions":${conditions},"object":${object}}`;
+}
+
+function listMetaJson(meta: TableListMeta): string {
+  let json = `"resourceVersion":${goJsonString(meta.resourceVersion)}`;
+  if (meta.continue !== '') json += `,"continue":${goJsonString(meta.continue)}`;
+  if (meta.remainingItemCount !== undefined) json += `,"remainingItemCount":${String(meta.remainingItemCount)}`;
+  return json;
+}
+
+/**
+ * The Table of `objects` (a page of a LIST, or the one object of a GET), printed at `now` (wall
+ * clock, ms). Parses each object's JSON to print it: a Table costs a parse per row, which the
+ * apiserver pays too (it converts each object to print it).
+ */
+export function tableBody(
+  printer: Printer,
+  objects: readonly KubeObject[],
+  meta: TableListMeta,
+  include: IncludeObject,
+  version: TableVersion,
+  now: number,
+): Buffer {
+  const rows: string[] = [];
+  for (const obj of objects) {
+    const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
+    const object = rowObject(obj, include, version);
+    for (const row of printer.print(parsed, now)) rows.push(rowJson(row, object));
+  }
+  const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"columnDefinitions":${columnDefinitions(printer)},"rows":[`;
+  return Buffer.from(`${head}${rows.join(',')}]}\n`);
+}

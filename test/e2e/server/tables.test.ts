@@ -1,0 +1,109 @@
+/**
+ * Tables from the cache (kubectl get's Accept), compared with the real apiserver's for the same
+ * requests: the same columns and rows, cells equal but for the clock's tick in ages, the same
+ * row objects for each includeObject, v1 and v1beta1, GET and paged LIST; and 0 upstream
+ * requests once the cache has synced.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { startCachingProxy } from '../../helpers/caching-proxy.ts';
+import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { kube } from '../../helpers/kube.ts';
+import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { sameButForTick } from '../../helpers/table-compare.ts';
+import type { Cell } from '../../../src/table/model.ts';
+
+const shared = useSharedAdmin();
+
+interface TableJson {
+  kind: string;
+  apiVersion: string;
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  columnDefinitions: unknown;
+  rows: { cells: Cell[]; conditions?: unknown; object: unknown }[];
+}
+
+/** Asserts two Tables equal but for the list RV (each side at its own), the continue token (it embeds the RV) and ages. */
+function assertSameTable(ours: TableJson, theirs: TableJson, what: string, list: boolean): void {
+  assert.equal(ours.kind, theirs.kind, what);
+  assert.equal(ours.apiVersion, theirs.apiVersion, what);
+  if (!list) assert.equal(ours.metadata.resourceVersion, theirs.metadata.resourceVersion, `${what}: a GET's Table has the object's RV`);
+  assert.equal(ours.metadata.continue === undefined, theirs.metadata.continue === undefined, `${what}: continue`);
+  assert.equal(ours.metadata.remainingItemCount, theirs.metadata.remainingItemCount, `${what}: remainingItemCount`);
+  assert.deepEqual(ours.columnDefinitions, theirs.columnDefinitions, `${what}: columns`);
+  assert.equal(ours.rows.length, theirs.rows.length, `${what}: rows`);
+  ours.rows.forEach((row, i) => {
+    const other = theirs.rows[i];
+    assert.ok(other !== undefined);
+    row.cells.forEach((c, j) => {
+      assert.ok(
+        sameButForTick(c, other.cells[j] ?? null),
+        `${what}: row ${String(i)} cell ${String(j)}: ${JSON.stringify(c)} vs ${JSON.stringify(other.cells[j])}`,
+      );
+    });
+    assert.deepEqual(row.conditions, other.conditions, `${what}: row ${String(i)} conditions`);
+    assert.deepEqual(row.object, other.object, `${what}: row ${String(i)} object`);
+  });
+}
+
+test(
+  'tables: kubectl get’s Tables come from the cache as the apiserver prints them (GET, LIST, paging, includeObject, v1beta1)',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    for (let i = 0; i < 5; i++) {
+      await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: `cm-${String(i)}`, labels: { i: String(i % 2) } },
+        data: { a: '<b & c>' },
+      });
+    }
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const v1 = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    const v1beta1 = 'application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const cases: readonly { path: string; accept: string; list: boolean }[] = [
+      { path: `${base}?limit=500`, accept: v1, list: true },
+      { path: `${base}?limit=2`, accept: v1, list: true },
+      { path: `${base}?labelSelector=i%3D1`, accept: v1, list: true },
+      { path: `${base}?includeObject=None`, accept: v1, list: true },
+      { path: `${base}?includeObject=Object`, accept: v1, list: true },
+      { path: `${base}?includeObject=Metadata`, accept: v1beta1, list: true },
+      { path: `${base}/cm-1`, accept: v1, list: false },
+      { path: `${base}/cm-1?includeObject=Object`, accept: v1beta1, list: false },
+      { path: `/api/v1/configmaps?limit=3&labelSelector=i`, accept: v1, list: true },
+    ];
+    for (const c of cases) {
+      const before = proxy.forwarded.length;
+      const res = await request(`${proxy.url}${c.path}`, { headers: { accept: c.accept, 'user-agent': 'kubectl/v1.37.2' } });
+      const ours = (await res.body.json()) as TableJson;
+      const direct = await shared.admin.request({
+        method: 'GET',
+        path: c.path,
+        headers: { accept: c.accept, 'user-agent': 'kubectl/v1.37.2' },
+      });
+      const what = `GET ${c.path} (${c.accept.split(',')[0] ?? ''})`;
+      assert.equal(proxy.forwarded.length, before, `${what}: from the cache`);
+      assert.equal(res.statusCode, direct.statusCode, what);
+      assert.equal(res.headers['content-type'], direct.headers['content-type'], what);
+      assertSameTable(ours, JSON.parse(direct.body.toString()) as TableJson, what, c.list);
+    }
+    // A missing object: the same 404 Status. An includeObject the apiserver refuses: its own 400, passed through.
+    for (const path of [`${base}/missing`, `${base}?includeObject=Everything`]) {
+      const res = await request(`${proxy.url}${path}`, { headers: { accept: v1 } });
+      const direct = await shared.admin.request({ method: 'GET', path, headers: { accept: v1 } });
+      assert.equal(res.statusCode, direct.statusCode, path);
+      assert.equal(await res.body.text(), direct.body.toString(), path);
+    }
+    // Continue: the second page from the cache's token equals the apiserver's second page.
+    const first = (await (await request(`${proxy.url}${base}?limit=2`, { headers: { accept: v1 } })).body.json()) as TableJson;
+    assert.ok(first.metadata.continue !== undefined);
+    const second = (await (
+      await request(`${proxy.url}${base}?limit=2&continue=${encodeURIComponent(first.metadata.continue)}`, { headers: { accept: v1 } })
+    ).body.json()) as TableJson;
+    assert.deepEqual(
+      second.rows.map((r) => r.cells[0]),
+      ['cm-2', 'cm-3'],
+    );
+  },
+);

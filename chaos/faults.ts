@@ -1,0 +1,131 @@
+/**
+ * The faults of the chaos run, one each per run of fault-run.ts. Each does its damage and
+ * resolves when the upstream answers again, with that moment (performance.now()): silences are
+ * counted from it. The writer writes straight at the apiserver throughout, so a fault of the link
+ * (the proxy's upstream connections only) leaves writes flowing that the proxy must catch up on.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import { killComponent, restartApiserver, startComponent } from '../src/cli/dev-cluster/control-plane.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
+import { eventually } from '../test/helpers/eventually.ts';
+import type { TcpProxy } from '../test/helpers/tcp-proxy.ts';
+import { compactEtcd } from './etcd.ts';
+import type { FaultName } from './options.ts';
+
+export interface FaultContext {
+  readonly state: ControlPlaneState;
+  /** The TCP link between the proxy and the apiserver. */
+  readonly link: TcpProxy;
+  /** Straight to the apiserver. */
+  readonly admin: UpstreamClient;
+  readonly outageMs: number;
+  readonly log: (line: string) => void;
+  /**
+   * slow-readers: runs slow watchers and a writer of big events in a namespace of their own for
+   * `durationMs`, then lets the watchers read at full speed; they are audited with the others.
+   */
+  readonly slowReaders: (durationMs: number) => Promise<void>;
+}
+
+export interface Fault {
+  readonly name: FaultName;
+  /** What it does (the README's table says the same). */
+  readonly description: string;
+  /** Does the damage; resolves with the moment the upstream answers again, or undefined when nothing went away. */
+  inject(ctx: FaultContext): Promise<number | undefined>;
+}
+
+/** How long kube-apiserver may take to answer /readyz again once etcd is back. */
+const READY_AFTER_ETCD_MS = 120_000;
+
+export const FAULTS: Readonly<Record<FaultName, Fault>> = {
+  'connection-cut': {
+    name: 'connection-cut',
+    description:
+      'every connection of the proxy to the apiserver reset mid-stream, new ones refused for the outage; the apiserver stays up and writes go on',
+    async inject(ctx) {
+      ctx.link.setBlocked(true);
+      ctx.link.cut();
+      await sleep(ctx.outageMs);
+      ctx.link.setBlocked(false);
+      return performance.now();
+    },
+  },
+  'apiserver-kill': {
+    name: 'apiserver-kill',
+    description:
+      'kube-apiserver killed (SIGKILL), started again after the outage with the same flags: an empty watch cache at the newest RV',
+    async inject(ctx) {
+      await killComponent(ctx.state.dir, 'kube-apiserver');
+      await sleep(ctx.outageMs);
+      await startComponent(ctx.state.dir, 'kube-apiserver');
+      return performance.now();
+    },
+  },
+  'etcd-restart': {
+    name: 'etcd-restart',
+    description: 'etcd killed (SIGKILL) under a running apiserver, started again after the outage with its data',
+    async inject(ctx) {
+      await killComponent(ctx.state.dir, 'etcd');
+      await sleep(ctx.outageMs);
+      await startComponent(ctx.state.dir, 'etcd');
+      await eventually(
+        'kube-apiserver to be ready again',
+        async () => (await ctx.admin.request({ method: 'GET', path: '/readyz' }).catch(() => undefined))?.statusCode === 200,
+        READY_AFTER_ETCD_MS,
+      );
+      return performance.now();
+    },
+  },
+  'compaction-outage': {
+    name: 'compaction-outage',
+    description:
+      'kube-apiserver killed; while it is down etcd is compacted at its newest revision; then started again: every older RV is gone',
+    async inject(ctx) {
+      await killComponent(ctx.state.dir, 'kube-apiserver');
+      await sleep(ctx.outageMs / 2);
+      const revision = await compactEtcd(ctx.state.etcdUrl);
+      ctx.log(`etcd compacted at revision ${String(revision)}`);
+      await sleep(ctx.outageMs / 2);
+      await startComponent(ctx.state.dir, 'kube-apiserver');
+      return performance.now();
+    },
+  },
+  '410-storm': {
+    name: '410-storm',
+    description:
+      'the proxy cut off while kube-apiserver is restarted (a rollout) and etcd compacted, writes going on: back, its watch gets 410 and relists, every client watch ends and all re-watch into 410 and relist at once',
+    async inject(ctx) {
+      const started = performance.now();
+      ctx.link.setBlocked(true);
+      ctx.link.cut();
+      await restartApiserver(ctx.state.dir);
+      const revision = await compactEtcd(ctx.state.etcdUrl);
+      ctx.log(`kube-apiserver restarted, etcd compacted at revision ${String(revision)}`);
+      await sleep(Math.max(0, started + ctx.outageMs - performance.now()));
+      ctx.link.setBlocked(false);
+      return performance.now();
+    },
+  },
+  'slow-readers': {
+    name: 'slow-readers',
+    description:
+      'watchers that read a chunk every half second while ~2 MB/s of big pods is written to their namespace: the proxy closes them at its 16 MiB bound, they re-watch; the fast watchers beside them must not notice',
+    async inject(ctx) {
+      await ctx.slowReaders(2 * ctx.outageMs);
+      return undefined;
+    },
+  },
+  'silent-link': {
+    name: 'silent-link',
+    description:
+      'the link holds every byte from the apiserver for the outage, no connection breaks: the proxy cannot tell, and RV-unset reads from its cache may be stale up to --max-staleness but not beyond',
+    async inject(ctx) {
+      ctx.link.setHeld(true);
+      await sleep(ctx.outageMs);
+      ctx.link.setHeld(false);
+      return performance.now();
+    },
+  },
+};

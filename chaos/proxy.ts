@@ -1,0 +1,132 @@
+/**
+ * The proxy under test, as its own process (so that its RSS is its own): bench/proxy-process.ts
+ * with a kubeconfig whose server is the test TCP link in front of the apiserver, so that the run
+ * can cut, refuse or silence every upstream connection of the proxy (its informers', its probes'
+ * and its pass-through) while the apiserver itself stays up. Its log goes to DIR/proxy.log (kept after the run).
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import { servingAddress, waitReady } from '../bench/targets.ts';
+
+export interface ProxyChild {
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  readonly pid: number;
+  readonly logFile: string;
+  /** Resident set size now, in bytes (/proc/PID/status VmRSS). */
+  rss(): number;
+  /** A counter of the proxy's /metrics, summed over its series. */
+  counter(name: string): Promise<number>;
+  /** The log's length now: where logSince starts. */
+  logMark(): number;
+  /** The messages of the proxy's own log since `mark` (informer transitions, warnings), not its request lines. */
+  logSince(mark: number): string[];
+  stop(): Promise<void>;
+}
+
+const PROXY_PROCESS = join(import.meta.dirname, '..', 'bench', 'proxy-process.ts');
+
+export interface ProxyChildOptions {
+  readonly state: ControlPlaneState;
+  /** The TCP link's port on 127.0.0.1: the proxy's upstream. */
+  readonly linkPort: number;
+  readonly resources: string;
+  readonly maxStalenessMs: number;
+}
+
+export async function startProxyChild(options: ProxyChildOptions): Promise<ProxyChild> {
+  const { state } = options;
+  const kubeconfig = join(state.dir, 'proxy-kubeconfig');
+  // As the control plane's own (JSON is YAML), with the link for server: the serving certificate holds 127.0.0.1.
+  writeFileSync(
+    kubeconfig,
+    `${JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name: 'link', cluster: { server: `https://127.0.0.1:${String(options.linkPort)}`, 'certificate-authority': state.caFile } },
+      ],
+      users: [{ name: 'admin', user: { token: state.users.admin.token } }],
+      contexts: [{ name: 'link', context: { cluster: 'link', user: 'admin' } }],
+      'current-context': 'link',
+    })}\n`,
+    { mode: 0o600 },
+  );
+  const logFile = join(state.dir, 'proxy.log');
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      PROXY_PROCESS,
+      `--kubeconfig=${kubeconfig}`,
+      '--port=0',
+      `--resources=${options.resources}`,
+      `--max-staleness=${String(options.maxStalenessMs / 1000)}s`,
+      '--log-level=info',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  const log = createWriteStream(logFile, { flags: 'a' });
+  child.stderr?.pipe(log);
+  const address = await servingAddress(child, 'kube-cache-proxy');
+  // servingAddress resumed stdout (discarding it); from here on the proxy's log lines go to the file.
+  child.stdout?.pipe(log);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('kube-cache-proxy has no pid');
+  const url = `http://${address}`;
+  await waitReady(url);
+  return {
+    url,
+    pid,
+    logFile,
+    rss() {
+      try {
+        const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1];
+        return kib === undefined ? NaN : Number(kib) * 1024;
+      } catch {
+        return NaN;
+      }
+    },
+    async counter(name) {
+      const res = await request(`${url}/metrics`);
+      let total = 0;
+      for (const line of (await res.body.text()).split('\n')) {
+        if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+      return total;
+    },
+    logMark() {
+      try {
+        return statSync(logFile).size;
+      } catch {
+        return 0;
+      }
+    },
+    logSince(mark) {
+      const lines = readFileSync(logFile).subarray(mark).toString('utf8').split('\n');
+      const messages: string[] = [];
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const entry = JSON.parse(line) as { msg?: string; req?: unknown; res?: unknown };
+          if (entry.msg !== undefined && entry.req === undefined && entry.res === undefined) messages.push(entry.msg);
+        } catch {
+          // a line cut by the end of the read
+        }
+      }
+      return messages;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+      log.end();
+    },
+  };
+}

@@ -19,7 +19,8 @@ import type { KubeObject } from '../informer/object.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
-import { IDENTITY_ENCODING, watchFramePieces } from './window-event.ts';
+import { IDENTITY_ENCODING, frameObject, watchFrame, watchFramePieces } from './window-event.ts';
+import type { WatchRepresentation } from './window-event.ts';
 import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
 
 /**
@@ -78,6 +79,8 @@ export interface CacheWatcherOptions {
   readonly encoding?: WatchEncoding;
   /** The proxy-wide bound on unsent bytes; none: each watcher's own cap only. */
   readonly budget?: UnsentBudget;
+  /** Objects rendered otherwise than as stored (Tables); none: the stored JSON, framed once per event. */
+  readonly representation?: WatchRepresentation;
 }
 
 export class CacheWatcher implements UnsentHolder {
@@ -132,7 +135,21 @@ export class CacheWatcher implements UnsentHolder {
     const type = convert(this.filter, event);
     if (type === undefined) return;
     this.#resourceVersion = event.resourceVersion;
-    this.#send(event.frame(type, this.#encoding));
+    this.#send(this.#eventFrame(event, type));
+  }
+
+  /** The event's frame: built once per event for every watcher, or by this watcher's representation. */
+  #eventFrame(event: WindowEvent, type: WatchEventType): Buffer {
+    const representation = this.#options.representation;
+    if (representation === undefined) return event.frame(type, this.#encoding);
+    return Buffer.concat(this.#encoding.wrap([watchFrame(type, representation.object(event.objectBytes(type)))]));
+  }
+
+  /** A bookmark's frame (`bookmark` gives the stored form), rendered by the representation if any. */
+  #bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
+    const frame = this.#options.bookmark(rv, initialEventsEnd);
+    const representation = this.#options.representation;
+    return representation === undefined ? frame : watchFrame('BOOKMARK', representation.bookmark(frameObject(frame), initialEventsEnd));
   }
 
   /** Ends the stream without an error (the cache relisted, or the proxy stops). */
@@ -197,12 +214,13 @@ export class CacheWatcher implements UnsentHolder {
         const obj = next.done === true ? undefined : next.value;
         if (obj === undefined || !matches(this.filter, obj)) continue;
         // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
-        pieces = this.#encoding.wrap(watchFramePieces('ADDED', obj.raw));
+        const representation = this.#options.representation;
+        pieces = this.#encoding.wrap(watchFramePieces('ADDED', representation === undefined ? obj.raw : representation.object(obj.raw)));
       } else {
         const event = events[i];
         const type = event === undefined ? undefined : convert(this.filter, event);
         if (event === undefined || type === undefined) continue;
-        pieces = [event.frame(type, this.#encoding)];
+        pieces = [this.#eventFrame(event, type)];
       }
       this.#sink.cork();
       for (const piece of pieces) this.#sink.write(piece);
@@ -219,7 +237,7 @@ export class CacheWatcher implements UnsentHolder {
       if (last !== undefined && last.resourceVersion > this.#resourceVersion) this.#resourceVersion = last.resourceVersion;
     }
     if (initial.kind === 'state' && initial.endBookmark) {
-      const bookmark = this.#options.bookmark(initial.resourceVersion, true);
+      const bookmark = this.#bookmarkFrame(initial.resourceVersion, true);
       for (const piece of this.#encoding.wrap([bookmark])) this.#sink.write(piece);
     }
     const pending = this.#pending ?? [];
@@ -253,7 +271,7 @@ export class CacheWatcher implements UnsentHolder {
       // process(): after the initial events, and only when it moves the watcher's RV.
       if (this.#pending === undefined && rv > this.#resourceVersion) {
         this.#resourceVersion = rv;
-        const bookmark = this.#options.bookmark(rv, false);
+        const bookmark = this.#bookmarkFrame(rv, false);
         this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
       }
       this.#scheduleBookmark();

@@ -17,7 +17,7 @@ import { realClock } from '../clock/clock.ts';
 import type { CloseReason, WatcherFilter } from './cache-watcher.ts';
 import { CacheWatcher } from './cache-watcher.ts';
 import type { WatchCache } from './watch-cache.ts';
-import type { WatchEncoding, WindowEvent } from './window-event.ts';
+import type { WatchRepresentation, WatchEncoding, WindowEvent } from './window-event.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -48,6 +48,8 @@ export interface WatchRequest {
   readonly timeoutMs: number;
   /** The connection's framing, written by the watcher (CacheWatcherOptions.encoding). */
   readonly encoding?: WatchEncoding;
+  /** Objects rendered otherwise than as stored (CacheWatcherOptions.representation). */
+  readonly representation?: WatchRepresentation;
 }
 
 /**
@@ -198,6 +200,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         clock,
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(request.representation === undefined ? {} : { representation: request.representation }),
         onClose: remove,
         onSent: (bytes) => {
           metrics.sent(bytes);

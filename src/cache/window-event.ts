@@ -43,6 +43,24 @@ export function watchFramePieces(type: WatchEventType | 'BOOKMARK' | 'ERROR', ob
   return [head, object, TAIL];
 }
 
+/** The object of a frame built by watchFrame (the bytes between `"object":` and the closing `}\n`). */
+export function frameObject(frame: Buffer): Buffer {
+  const head = frame.indexOf('"object":') + '"object":'.length;
+  return frame.subarray(head, frame.length - TAIL.length);
+}
+
+/**
+ * A watcher's own rendering of objects, for a representation other than the stored JSON (a
+ * Table for `kubectl get -w`): called per watcher per event, so it suits the few watchers that
+ * ask for it; it may keep state (the first event's column definitions).
+ */
+export interface WatchRepresentation {
+  /** The event object as this watcher sends it, from the object's JSON as a plain stream would carry it. */
+  object(raw: Buffer): Buffer;
+  /** A bookmark's object, from the bookmark object's JSON. */
+  bookmark(raw: Buffer, initialEventsEnd: boolean): Buffer;
+}
+
 /** The same framing as one Buffer: built once per event, then written to every watcher. */
 export function watchFrame(type: WatchEventType | 'BOOKMARK' | 'ERROR', object: Buffer): Buffer {
   return Buffer.concat(watchFramePieces(type, object));
@@ -74,6 +92,7 @@ export class WindowEvent {
   #added: Buffer | undefined;
   #modified: Buffer | undefined;
   #deleted: Buffer | undefined;
+  #deletedObject: Buffer | undefined;
   /** The frames as wrapped by encodings other than the identity, each built once. */
   #encoded: { readonly encoding: WatchEncoding; readonly type: WatchEventType; readonly bytes: Buffer }[] | undefined;
 
@@ -101,6 +120,12 @@ export class WindowEvent {
     return bytes;
   }
 
+  /** The object a watcher is sent for this event: the new state, or for DELETED the previous state at the event's RV. */
+  objectBytes(type: WatchEventType): Buffer {
+    if (type !== 'DELETED') return this.object.raw;
+    return (this.#deletedObject ??= withResourceVersion((this.prevObject ?? this.object).raw, this.resourceVersion));
+  }
+
   #frame(type: WatchEventType): Buffer {
     switch (type) {
       case 'ADDED':
@@ -108,7 +133,7 @@ export class WindowEvent {
       case 'MODIFIED':
         return (this.#modified ??= watchFrame('MODIFIED', this.object.raw));
       case 'DELETED':
-        return (this.#deleted ??= watchFrame('DELETED', withResourceVersion((this.prevObject ?? this.object).raw, this.resourceVersion)));
+        return (this.#deleted ??= watchFrame('DELETED', this.objectBytes('DELETED')));
     }
   }
 }

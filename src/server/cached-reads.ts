@@ -27,7 +27,8 @@ import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { indentJson } from './json-indent.ts';
-import { parseIncludeObject, tableBody } from './cached-table.ts';
+import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
+import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
 import { printerFor } from '../table/printers/index.ts';
 import type { Printer } from '../table/model.ts';
@@ -180,7 +181,16 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const delegator = delegatorFor(request, info);
       if (delegator === undefined) return false;
       // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
-      if (negotiateRead(req.headers.accept, !delegator.cache.spec.unstructured).kind !== 'json') return false;
+      const negotiated = negotiateRead(req.headers.accept, !delegator.cache.spec.unstructured);
+      if (negotiated.kind === 'apiserver') return false;
+      let representation: WatchRepresentation | undefined;
+      if (negotiated.kind === 'table') {
+        const { spec } = delegator.cache;
+        const printer = spec.unstructured ? undefined : printerFor(spec.group, spec.resource);
+        const include = parseIncludeObject(request.query().get('includeObject'));
+        if (printer === undefined || include === undefined) return false;
+        representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow());
+      }
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
@@ -193,6 +203,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
           options,
           res,
           consistentReady: () => delegator.mostRecent(readTarget(delegator.cache, info), 'watch', gone.signal),
+          ...(representation === undefined ? {} : { representation }),
         });
       } finally {
         res.off('close', onClose);

@@ -13,6 +13,7 @@
  * - one object (a GET): the object's own resourceVersion, no continue;
  * - time-relative cells (ages, durations) computed now, at the request, as the apiserver does.
  */
+import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
@@ -50,8 +51,11 @@ function columnDefinitions(printer: Printer): string {
 
 /** A row's object: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
 function rowObject(obj: KubeObject, include: IncludeObject, version: TableVersion): string {
+  return rowObjectOf(obj.raw, include, version);
+}
+
+function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion): string {
   if (include === 'None') return 'null';
-  const raw = obj.raw;
   if (include === 'Object') return raw.toString('utf8');
   const metadata = objectMembers(raw).get('metadata');
   const meta = metadata === undefined ? '{}' : raw.toString('utf8', metadata.start, metadata.end);
@@ -93,4 +97,37 @@ export function tableBody(
   }
   const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"columnDefinitions":${columnDefinitions(printer)},"rows":[`;
   return Buffer.from(`${head}${rows.join(',')}]}\n`);
+}
+
+/**
+ * A Table watch (`kubectl get -w`), as the apiserver's watchEmbeddedEncoder writes one: each
+ * event's object is a Table of one row printed from the event's object, at its resourceVersion;
+ * the first event of the stream carries the column definitions, the later ones `null`. A
+ * bookmark is printed too (a row of an empty object); its row object is the bookmark's metadata
+ * when it ends the initial events, whatever includeObject says (asTable's rule). Printed when
+ * the event is written, so ages are those of that moment.
+ */
+export function tableWatchRepresentation(
+  printer: Printer,
+  include: IncludeObject,
+  version: TableVersion,
+  wallNow: () => number,
+): WatchRepresentation {
+  let headers = true;
+  const table = (rv: string, row: TableRow, object: string): Buffer => {
+    const columns = headers ? columnDefinitions(printer) : 'null';
+    headers = false;
+    const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${goJsonString(rv)}},"columnDefinitions":${columns},"rows":[`;
+    return Buffer.from(`${head}${rowJson(row, object)}]}`);
+  };
+  const render = (raw: Buffer, include: IncludeObject): Buffer => {
+    const parsed = JSON.parse(raw.toString('utf8')) as KubeJson;
+    const rv = (parsed.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+    const [row = { cells: [] }] = printer.print(parsed, wallNow());
+    return table(typeof rv === 'string' ? rv : '', row, rowObjectOf(raw, include, version));
+  };
+  return {
+    object: (raw) => render(raw, include),
+    bookmark: (raw, initialEventsEnd) => render(raw, initialEventsEnd && include === 'None' ? 'Metadata' : include),
+  };
 }

@@ -16,6 +16,7 @@ import { parseFieldSelector } from '../cache/field-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
 import { watchFrame } from '../cache/window-event.ts';
+import type { WatchRepresentation } from '../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from './list-options.ts';
 import { tooOldResourceVersion } from './status.ts';
@@ -38,6 +39,8 @@ export interface WatchContext {
   /** Resolves true once an RV-unset read may be served from this cache (the delegator's decision). */
   readonly consistentReady: () => Promise<boolean>;
   readonly random?: () => number;
+  /** Objects rendered otherwise than as stored (a Table watch); none: as stored. */
+  readonly representation?: WatchRepresentation;
 }
 
 /** serveWatch's timeout: timeoutSeconds, or the random default when it is absent or 0. */
@@ -95,6 +98,7 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
     allowWatchBookmarks: options.allowWatchBookmarks,
     timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),
     ...(chunked ? { encoding: HTTP_CHUNKED } : {}),
+    ...(ctx.representation === undefined ? {} : { representation: ctx.representation }),
   });
   if (start.kind === 'too-old') {
     // The Status without its trailing newline is the event's object.

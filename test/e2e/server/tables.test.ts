@@ -107,3 +107,71 @@ test(
     );
   },
 );
+
+/** Reads watch events (one JSON per line) from a stream until `count` have arrived. */
+async function readEvents(body: AsyncIterable<Buffer>, count: number): Promise<{ type: string; object: TableJson }[]> {
+  const events: { type: string; object: TableJson }[] = [];
+  let pending = '';
+  for await (const chunk of body) {
+    pending += chunk.toString();
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      events.push(JSON.parse(pending.slice(0, nl)) as { type: string; object: TableJson });
+      pending = pending.slice(nl + 1);
+      if (events.length === count) return events;
+    }
+  }
+  return events;
+}
+
+test(
+  'tables: kubectl get -w’s Table watch comes from the cache as the apiserver streams it (columns first only, one row per event, bookmarks)',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'first' }, data: { a: 'b' } });
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    for (const query of [
+      `watch=true&resourceVersion=${made.metadata.resourceVersion}`,
+      'watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&includeObject=Object',
+    ]) {
+      const abort = new AbortController();
+      t.after(() => {
+        abort.abort();
+      });
+      const before = proxy.forwarded.length;
+      const viaProxy = await request(`${proxy.url}${base}?${query}`, { headers: { accept }, signal: abort.signal });
+      const direct = await shared.admin.stream({ method: 'GET', path: `${base}?${query}`, headers: { accept }, signal: abort.signal });
+      assert.equal(viaProxy.statusCode, 200);
+      assert.equal(direct.statusCode, 200);
+      const initial = query.includes('sendInitialEvents') ? 2 : 0; // ADDED first, the end bookmark
+      const ours = readEvents(viaProxy.body, initial + 3);
+      const theirs = readEvents(direct.body, initial + 3);
+      const second = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: `second-${String(initial)}` },
+      });
+      await kube(shared.admin, 'PATCH', `${base}/${second.metadata.name}`, { data: { x: 'y' } });
+      await kube(shared.admin, 'DELETE', `${base}/${second.metadata.name}`);
+      const [a, b] = await Promise.all([ours, theirs]);
+      abort.abort();
+      assert.equal(proxy.forwarded.length, before, `${query}: from the cache`);
+      assert.deepEqual(
+        a.map((e) => e.type),
+        b.map((e) => e.type),
+        query,
+      );
+      a.forEach((e, i) => {
+        const other = b[i];
+        assert.ok(other !== undefined);
+        assertSameTable(e.object, other.object, `${query}: event ${String(i)} (${e.type})`, false);
+      });
+      assert.notEqual(a[0]?.object.columnDefinitions, null, 'the first event has the columns');
+      assert.ok(
+        a.slice(1).every((e) => e.object.columnDefinitions === null),
+        'the others do not',
+      );
+    }
+  },
+);

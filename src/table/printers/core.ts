@@ -7,6 +7,8 @@
  * internal field whose v1 JSON differs, the port says so (a pod's IP, an event's
  * reportingComponent). Column descriptions are the apiserver's own columnDefinitions, byte for byte.
  */
+// Go sorts strings by their UTF-8 bytes (sets.String.List, sort.Strings).
+import { compareGoStrings } from '../../cache/go-format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { Cell, KubeJson, Printer, RowCondition, TableRow } from '../model.ts';
@@ -15,15 +17,10 @@ import { arr, at, map, num, optionalBool, str } from '../model.ts';
 const CONTAINER_NAMES_DESCRIPTION = 'Names of each container in the template.';
 const CONTAINER_IMAGES_DESCRIPTION = 'Images referenced by each container in the template.';
 
-/** Go's `<` on strings: byte order (UTF-16 order equals it for the ASCII names compared here). */
-function goCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** labels.FormatLabels: `k=v` sorted, joined by ','; `<none>` when empty. */
 function formatLabels(labels: Readonly<Record<string, unknown>>): string {
   const pairs = Object.entries(labels).map(([k, v]) => `${k}=${typeof v === 'string' ? v : ''}`);
-  return pairs.length === 0 ? '<none>' : pairs.sort(goCompare).join(',');
+  return pairs.length === 0 ? '<none>' : pairs.sort(compareGoStrings).join(',');
 }
 
 /** layoutContainerCells: names and images, each joined by ','. */
@@ -361,7 +358,7 @@ function loadBalancerStatusStringer(service: unknown): string {
     if (str(ingress, 'ip') !== '') result.add(str(ingress, 'ip'));
     else if (str(ingress, 'hostname') !== '') result.add(str(ingress, 'hostname'));
   }
-  return [...result].sort(goCompare).join(',');
+  return [...result].sort(compareGoStrings).join(',');
 }
 
 /** getServiceExternalIP. */
@@ -526,7 +523,7 @@ function findNodeRoles(node: unknown): string[] {
       roles.add(v);
     }
   }
-  return [...roles].sort(goCompare);
+  return [...roles].sort(compareGoStrings);
 }
 
 /** getNodeInternalIP / getNodeExternalIP: the first address of the type. */
@@ -873,7 +870,7 @@ const RESOURCE_QUOTAS: Printer = {
   print(obj, now) {
     const requests: string[] = [];
     const limits: string[] = [];
-    for (const resource of Object.keys(map(obj, 'status', 'hard')).sort(goCompare)) {
+    for (const resource of Object.keys(map(obj, 'status', 'hard')).sort(compareGoStrings)) {
       const pieces = resource.split('.');
       const target = pieces.length > 1 && pieces[0] === 'limits' ? limits : requests;
       target.push(`${resource}: ${quantity(obj, 'status', 'used', resource)}/${quantity(obj, 'status', 'hard', resource)}`);

@@ -689,3 +689,24 @@ test('printers: componentstatuses', async () => {
     'componentstatuses',
   );
 });
+
+test('printers: the default table (limitranges, roles, clusterroles)', async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/limitranges`, {
+    metadata: { name: 'lr' },
+    spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+  });
+  await kube(shared.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    metadata: { name: 'reader' },
+    rules: [],
+  });
+  for (const [group, resource, path] of [
+    ['', 'limitranges', `/api/v1/namespaces/${ns}/limitranges`],
+    ['rbac.authorization.k8s.io', 'roles', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`],
+    ['rbac.authorization.k8s.io', 'clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterroles?limit=5'],
+  ] as const) {
+    const printer = printerFor(group, resource);
+    if (printer === undefined) throw new Error(`no ${resource} printer`);
+    assertPrintsAsApiserver(printer, await apiserverTable(shared.admin, path), resource);
+  }
+});

@@ -42,8 +42,14 @@ async function writeStatus(client: UpstreamClient, path: string, status: unknown
   await kube(client, 'PATCH', `${path}/status`, { status });
 }
 
+/** An object to create: its metadata (with a name) and whatever else the type holds. */
+interface NewObject {
+  readonly metadata: { readonly name: string; readonly [field: string]: unknown };
+  readonly [field: string]: unknown;
+}
+
 /** Creates a cluster-scoped object, deleted when the test ends. */
-async function createClusterScoped(t: TestContext, client: UpstreamClient, collection: string, body: { metadata: { name: string } }) {
+async function createClusterScoped(t: TestContext, client: UpstreamClient, collection: string, body: NewObject): Promise<void> {
   await kube(client, 'POST', collection, body);
   t.after(async () => {
     await kube(client, 'DELETE', `${collection}/${body.metadata.name}`, undefined, [200, 202, 404]);

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Cell, ColumnDefinition, KubeJson } from '../../../src/table/model.ts';
+import { printStorageClassListRows, sortFlowSchemas } from '../../../src/table/printers/cluster.ts';
 import { printerFor } from '../../../src/table/printers/index.ts';
 
 /** The fixed clock of these tests: a whole second, as metav1.Time keeps them. */
@@ -1112,3 +1113,29 @@ for (const c of CASES) {
     assert.deepEqual(rows, [{ cells: c.cells }]);
   });
 }
+
+test('cluster printers: a storageclasses LIST marks the newest default, the first name on equal times (printStorageClassList)', () => {
+  const sc = (name: string, created: string, annotation?: string): KubeJson => ({
+    metadata: { name, creationTimestamp: created, ...(annotation === undefined ? {} : { annotations: { [annotation]: 'true' } }) },
+    provisioner: 'p',
+  });
+  const items = [
+    sc('zeta', '2026-03-01T10:00:00Z', 'storageclass.kubernetes.io/is-default-class'),
+    sc('beta', '2026-03-01T10:00:00Z', 'storageclass.beta.kubernetes.io/is-default-class'),
+    sc('older', '2026-03-01T09:00:00Z', 'storageclass.kubernetes.io/is-default-class'),
+    sc('alpha', '2026-03-01T11:00:00Z'),
+  ];
+  // The names kube-apiserver v1.37.2 printed for this StorageClassList.
+  assert.deepEqual(
+    printStorageClassListRows(items, NOW).map((r) => r.cells[0]),
+    ['zeta', 'beta (default)', 'older', 'alpha'],
+  );
+});
+
+test('cluster printers: flowschemas in FlowSchemaSequence order (printFlowSchemaList)', () => {
+  const fs = (name: string, matchingPrecedence: number): KubeJson => ({ metadata: { name }, spec: { matchingPrecedence } });
+  assert.deepEqual(
+    sortFlowSchemas([fs('b', 500), fs('a', 1000), fs('c', 100), fs('a-2', 500)]).map((o) => (o.metadata as { name: string }).name),
+    ['c', 'a-2', 'b', 'a'],
+  );
+});

@@ -113,7 +113,7 @@ async function main(): Promise<number> {
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(cpu.length)} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${String(Math.round(totalmem() / 2 ** 30))} GiB, load ${loadavg()[0]?.toFixed(2) ?? '?'}), Kubernetes ${KUBERNETES_VERSION}, Node ${process.version}, commit ${commit()}`,
   );
   console.log(
-    `\`npm run chaos -- ${process.argv.slice(2).join(' ')}\`: ${String(options.watchers)} watchers, ≥ ${String(options.writes)} writes at ${String(options.writeRate)}/s per fault, ${String(options.outageMs / 1000)} s outages, max staleness ${String(options.maxStalenessMs / 1000)} s, seed ${String(options.seed)}; ${formatDuration(performance.now() - started)} in all\n`,
+    `\`npm run chaos${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`: ${String(options.watchers)} watchers, ≥ ${String(options.writes)} writes at ${String(options.writeRate)}/s per fault, ${String(options.outageMs / 1000)} s outages, max staleness ${String(options.maxStalenessMs / 1000)} s, seed ${String(options.seed)}; ${formatDuration(performance.now() - started)} in all\n`,
   );
   console.log(formatTable(rows));
   console.log(`\n${COLUMNS_NOTE}\n`);

@@ -13,7 +13,8 @@
  * - 410 Expired (an ERROR event, an HTTP 410, an expired continue token) relists;
  * - a watch that closes within a second having delivered nothing is an error ("very short watch");
  * - every return from list-and-watch is followed by a backoff (exponential, jittered, reset after
- *   a healthy period; Retry-After honoured);
+ *   a healthy period; Retry-After honoured), except after a 410 on the watch: the apiserver
+ *   answered, and the relist follows a second later, as the apiserver's cacher does;
  * - WatchList mode (sendInitialEvents=true&resourceVersionMatch=NotOlderThan) streams the initial
  *   state as ADDED events up to a bookmark annotated k8s.io/initial-events-end, then keeps the
  *   same watch; if the apiserver refuses it, that attempt falls back to LIST + WATCH.
@@ -35,6 +36,13 @@ export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 export const DEFAULT_PAGE_SIZE = 500;
 /** The shortest backoff after a connection error, however soon the apiserver answers again. */
 const RECOVERED_MIN_WAIT_MS = 1_000;
+/**
+ * The wait before a relist when the watch ended with 410 Expired: the apiserver answered, so
+ * the backoff grown by an outage before it (up to 30 s, jittered to 60 s) would only keep the
+ * cache and its clients silent. The apiserver's own cacher relists a second after its watch ends
+ * (cacher.go: wait.Until(c.startCaching, time.Second)); so does this one.
+ */
+const RELIST_AFTER_EXPIRED_MS = 1_000;
 /** A watch shorter than this that delivered nothing is suspicious (reflector.go watchHandler). */
 const VERY_SHORT_WATCH_MS = 1000;
 
@@ -126,6 +134,8 @@ class ReflectorImpl implements Reflector {
   #lastSyncResourceVersionUnavailable = false;
   /** Retry-After of the last 429, honoured by the next backoff. */
   #retryAfterMs = 0;
+  /** The apiserver answered and said 410: relist after RELIST_AFTER_EXPIRED_MS, not the grown backoff. */
+  #relistSoon = false;
 
   constructor(options: ReflectorOptions) {
     this.name = options.name;
@@ -165,6 +175,11 @@ class ReflectorImpl implements Reflector {
         }
       }
       if (isAborted(signal)) break;
+      if (this.#relistSoon) {
+        this.#relistSoon = false;
+        await sleep(this.#clock, RELIST_AFTER_EXPIRED_MS, signal);
+        continue;
+      }
       await this.#backOff(signal, unreachable);
     }
   }
@@ -439,7 +454,9 @@ class ReflectorImpl implements Reflector {
             continue;
           }
           if (isExpired(error)) {
+            this.#link.failed('info', `watch expired (${describe(error)}), relisting`);
             this.#metrics.relist('watch-expired');
+            this.#relistSoon = true;
             return;
           }
           throw error;
@@ -465,6 +482,7 @@ class ReflectorImpl implements Reflector {
           // Relist at the last RV seen: a LIST at RV N returns data at least that fresh.
           this.#link.failed('info', `watch expired (${describe(error)}), relisting`);
           this.#metrics.relist('watch-expired');
+          this.#relistSoon = true;
           return;
         }
         if (isTooManyRequests(error)) {

@@ -173,7 +173,7 @@ test('Reflector: the store is told when a watch is open and when it ended (a 410
   second.watch.emit(errorEvent(410, 'Expired'));
   await flush();
   assert.deepEqual(h.store.connections(), [true, false], 'down while relisting');
-  h.clock.step(800);
+  h.clock.step(1000);
   await lw.nextList();
   const third = await lw.nextWatch();
   assert.deepEqual(h.store.connections(), [true, false, true]);
@@ -185,7 +185,7 @@ test('Reflector: the store is told when a watch is open and when it ended (a 410
   assert.deepEqual(h.store.connections().at(-1), false, 'stopped');
 });
 
-test('Reflector: an ERROR 410 event relists at the last RV, unpaged, after a backoff', async () => {
+test("Reflector: an ERROR 410 event relists at the last RV, unpaged, a second later (as the apiserver's cacher)", async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1, b2]), page('15', [a1]));
   const h = start({}, lw);
   await lw.nextList();
@@ -194,10 +194,10 @@ test('Reflector: an ERROR 410 event relists at the last RV, unpaged, after a bac
   await flush();
   assert.equal(watch.isStopped(), true);
   assert.equal(lw.listCalls.length, 1);
-  assert.deepEqual(h.clock.delays, [800]);
-  h.clock.step(799);
+  assert.deepEqual(h.clock.delays, [1000]);
+  h.clock.step(999);
   await flush();
-  assert.equal(lw.listCalls.length, 1, 'still backing off');
+  assert.equal(lw.listCalls.length, 1, 'still waiting');
   h.clock.step(1);
   assert.deepEqual((await lw.nextList()).options, { resourceVersion: '11', limit: 0 });
   assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '15', ...LIST_WATCH_OPTIONS });
@@ -205,16 +205,30 @@ test('Reflector: an ERROR 410 event relists at the last RV, unpaged, after a bac
   await h.stop();
 });
 
-test('Reflector: HTTP 410 on opening the watch relists at the last RV after a backoff', async () => {
+test('Reflector: HTTP 410 on opening the watch relists at the last RV a second later', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('12', [a1])).scriptWatchErrors(apiError(410, 'Expired'));
   const h = start({}, lw);
   await lw.nextList();
   assert.equal((await lw.nextWatch()).error?.message.startsWith('410'), true);
   await flush();
-  assert.deepEqual(h.clock.delays, [800]);
-  h.clock.step(800);
+  assert.deepEqual(h.clock.delays, [1000]);
+  h.clock.step(1000);
   assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
   assert.equal((await lw.nextWatch()).options.resourceVersion, '12');
+  await h.stop();
+});
+
+test('Reflector: a 410 after an outage relists a second later, whatever backoff the outage grew (chaos: 30-58 s of silence before)', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('20', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  await failWatches(h, 6); // 800 … 25,600 ms: the backoff an outage leaves
+  const back = await lw.nextWatch();
+  back.watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  assert.equal(h.clock.delays.at(-1), 1000, 'a second, not the next backoff (30 s)');
+  h.clock.step(1000);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
   await h.stop();
 });
 
@@ -243,11 +257,11 @@ test('Reflector: a relist whose RV has expired lists again at once, consistently
   const { watch } = await lw.nextWatch();
   watch.emit(errorEvent(410, 'Expired'));
   await flush();
-  h.clock.step(800);
+  h.clock.step(1000);
   assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
   assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 });
   assert.equal((await lw.nextWatch()).options.resourceVersion, '30');
-  assert.deepEqual(h.clock.delays, [800]);
+  assert.deepEqual(h.clock.delays, [1000]);
   await h.stop();
 });
 
@@ -517,7 +531,7 @@ test('Reflector (WatchList): a refused watch-list request falls back to LIST + W
   // The next attempt (after a 410) tries WatchList again, from the last RV.
   watch.emit(errorEvent(410, 'Expired'));
   await flush();
-  h.clock.step(800);
+  h.clock.step(1000);
   assert.deepEqual((await lw.nextWatch()).options, { resourceVersion: '10', ...WATCH_LIST_OPTIONS });
   await h.stop();
 });

@@ -41,7 +41,7 @@ export function newLinkLog(name: string, sink: LinkLogSink, clock: Clock): LinkL
         return;
       }
       down = { since: clock.now(), firstReason: message, failures: 1 };
-      sink(level, `${name}: ${message}; retrying with backoff, reads of it pass through until its watch is back`);
+      sink(level, `${name}: ${message}; retrying, reads of it pass through until its watch is back`);
     },
     watching() {
       if (down === undefined) return;

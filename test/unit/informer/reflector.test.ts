@@ -381,7 +381,7 @@ test('Reflector: an outage is logged once when it starts (warn) and once when th
   const above = logs.filter((l) => l.level !== 'debug');
   assert.equal(above.length, 2, `two lines above debug, got:\n${logs.map((l) => `${l.level} ${l.message}`).join('\n')}`);
   const [down, up] = above.map((l) => `${l.level} ${l.message}`);
-  assert.match(down ?? '', /^warn pods: watch connection broke: .*ECONNRESET.*retrying with backoff/);
+  assert.match(down ?? '', /^warn pods: watch connection broke: .*ECONNRESET.*retrying, reads/);
   assert.match(up ?? '', /^info pods: watching again after [\d.]+ s \(6 failed attempts, first: watch connection broke/);
   assert.equal(logs.filter((l) => l.level === 'debug').length, 5, 'each failed re-open while down');
   // A clean end (the apiserver's timeout) reopened at once: no transition, no line.

@@ -394,12 +394,12 @@ function serveTable(
     const obj = cache.get(key);
     if (obj === undefined) return serveGet(cache, info); // the same 404 Status
     const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
-    return whole(200, [tableBody(printer, [obj], meta, include, version, now)]);
+    return whole(200, [tableBody(printer, [obj], meta, include, version, now, false)]);
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, [tableBody(printer, page.items, meta, include, version, now)]);
+  return whole(200, [tableBody(printer, page.items, meta, include, version, now, true)]);
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */

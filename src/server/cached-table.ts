@@ -77,8 +77,8 @@ function listMetaJson(meta: TableListMeta): string {
 }
 
 /**
- * The Table of `objects` (a page of a LIST, or the one object of a GET), printed at `now` (wall
- * clock, ms). Parses each object's JSON to print it: a Table costs a parse per row, which the
+ * The Table of `objects` (a page of a LIST, or the one object of a GET: `list` tells which, as a
+ * few printers print a list otherwise than its items), printed at `now` (wall clock, ms). Parses each object's JSON to print it: a Table costs a parse per row, which the
  * apiserver pays too (it converts each object to print it).
  */
 export function tableBody(
@@ -88,12 +88,21 @@ export function tableBody(
   include: IncludeObject,
   version: TableVersion,
   now: number,
+  list: boolean,
 ): Buffer {
   const rows: string[] = [];
-  for (const obj of objects) {
-    const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
-    const object = rowObject(obj, include, version);
-    for (const row of printer.print(parsed, now)) rows.push(rowJson(row, object));
+  if (list && printer.printList !== undefined) {
+    const parsed = objects.map((obj) => JSON.parse(obj.raw.toString('utf8')) as KubeJson);
+    for (const { index, row } of printer.printList(parsed, now)) {
+      const obj = objects[index];
+      if (obj !== undefined) rows.push(rowJson(row, rowObject(obj, include, version)));
+    }
+  } else {
+    for (const obj of objects) {
+      const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
+      const object = rowObject(obj, include, version);
+      for (const row of printer.print(parsed, now)) rows.push(rowJson(row, object));
+    }
   }
   const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"columnDefinitions":${columnDefinitions(printer)},"rows":[`;
   return Buffer.from(`${head}${rows.join(',')}]}\n`);

@@ -46,6 +46,12 @@ export interface Printer {
   readonly resource: string;
   readonly columns: readonly ColumnDefinition[];
   print(obj: KubeJson, now: number): TableRow[];
+  /**
+   * printXList where a list prints otherwise than its items one by one (storageclasses mark the
+   * effective default, flowschemas are ordered): the rows of a LIST's page, each with the index
+   * of the item it was printed from. Absent: print() per item, in order.
+   */
+  printList?(items: readonly KubeJson[], now: number): { readonly index: number; readonly row: TableRow }[];
 }
 
 /** The value at `path` in `obj`, or undefined when any step is missing or not an object. */

@@ -750,9 +750,10 @@ function effectiveDefaultStorageClass(items: readonly KubeJson[]): string {
  * printStorageClass: one object (a GET, a watch event) never says ` (default)`; only a list does
  * (printStorageClassListRows).
  */
-const STORAGE_CLASSES = rowPrinter('storage.k8s.io', 'storageclasses', STORAGE_CLASS_COLUMNS, (obj, now) =>
-  storageClassCells(obj, now, ''),
-);
+const STORAGE_CLASSES: Printer = {
+  ...rowPrinter('storage.k8s.io', 'storageclasses', STORAGE_CLASS_COLUMNS, (obj, now) => storageClassCells(obj, now, '')),
+  printList: (items, now) => printStorageClassListRows(items, now).map((row, index) => ({ index, row })),
+};
 
 /**
  * printStorageClassList: the rows of a LIST, where the effective default class (see
@@ -976,6 +977,15 @@ export function sortFlowSchemas(items: readonly KubeJson[]): KubeJson[] {
     return goLess(name(a), name(b)) ? -1 : goLess(name(b), name(a)) ? 1 : 0;
   });
 }
+
+/** The flowschemas printer with its LIST ordered as printFlowSchemaList orders it. */
+const FLOW_SCHEMAS_LISTED: Printer = {
+  ...FLOW_SCHEMAS,
+  printList: (items, now) => {
+    const position = new Map(items.map((item, index) => [item, index]));
+    return sortFlowSchemas(items).flatMap((item) => FLOW_SCHEMAS.print(item, now).map((row) => ({ index: position.get(item) ?? 0, row })));
+  },
+};
 
 /** printPriorityLevelConfiguration: numbers for a Limited level, `<none>` where there are none (Exempt, Reject). */
 const PRIORITY_LEVELS = rowPrinter('flowcontrol.apiserver.k8s.io', 'prioritylevelconfigurations', PRIORITY_LEVEL_COLUMNS, (obj, now) => {
@@ -1312,7 +1322,7 @@ export const PRINTERS: readonly Printer[] = [
   CSI_NODES,
   CSI_DRIVERS,
   RUNTIME_CLASSES,
-  FLOW_SCHEMAS,
+  FLOW_SCHEMAS_LISTED,
   PRIORITY_LEVELS,
   STORAGE_VERSIONS,
   DEVICE_CLASSES,

@@ -7,8 +7,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { startCachingProxy } from '../../helpers/caching-proxy.ts';
-import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 import { sameButForTick } from '../../helpers/table-compare.ts';
@@ -172,6 +175,47 @@ test(
         a.slice(1).every((e) => e.object.columnDefinitions === null),
         'the others do not',
       );
+    }
+  },
+);
+
+test(
+  'tables: a LIST prints as the apiserver’s list printers do (storageclasses’ effective default, flowschemas’ order)',
+  { timeout: 120_000 },
+  async (t) => {
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const classes = [`kcp-a-${suffix}`, `kcp-b-${suffix}`];
+    for (const name of classes) {
+      await kube(shared.admin, 'POST', '/apis/storage.k8s.io/v1/storageclasses', {
+        metadata: { name, labels: { 'kcp-test': suffix }, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+        provisioner: 'example.com/none',
+      });
+    }
+    t.after(async () => {
+      for (const name of classes)
+        await kube(shared.admin, 'DELETE', `/apis/storage.k8s.io/v1/storageclasses/${name}`, undefined, [200, 404]);
+    });
+    const options = parseProxyOptions([
+      '--port',
+      '0',
+      '--resources',
+      'storageclasses.storage.k8s.io,flowschemas.flowcontrol.apiserver.k8s.io',
+      '--log-level',
+      'warn',
+    ]);
+    const proxy = await startProxy(options, await upstreamConfigFor(shared.cp));
+    t.after(() => proxy.stop(0));
+    const url = proxy.url ?? assert.fail('the proxy serves on TCP');
+    await eventually('the caches to sync', async () => (await request(`${url}/readyz`)).statusCode === 200);
+    const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+    for (const path of [
+      `/apis/storage.k8s.io/v1/storageclasses?labelSelector=kcp-test%3D${suffix}`,
+      '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas?limit=500',
+    ]) {
+      const ours = (await (await request(`${url}${path}`, { headers: { accept } })).body.json()) as TableJson;
+      const direct = await shared.admin.request({ method: 'GET', path, headers: { accept } });
+      assertSameTable(ours, JSON.parse(direct.body.toString()) as TableJson, path, true);
+      t.diagnostic(`${path}: ${ours.rows.map((r) => String(r.cells[0])).join(', ')}`);
     }
   },
 );

@@ -13,6 +13,7 @@
  * do: printStorageClassList marks the effective default class (printStorageClassListRows) and
  * printFlowSchemaList sorts by matching precedence (sortFlowSchemas).
  */
+import { age, formatLabels, goLess, goSorted, goStrings, goTrimSpace, listWithMoreString, name } from '../format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { Cell, ColumnDefinition, KubeJson, Printer, TableRow } from '../model.ts';
@@ -491,50 +492,11 @@ const EVICTION_COLUMNS: readonly ColumnDefinition[] = [
 // ---------------------------------------------------------------------------------------------
 // Go's formatting, where a printer leans on it.
 
-/** Go's `a < b` on strings: UTF-8 bytes, not UTF-16 code units (they differ past the BMP). */
-function goLess(a: string, b: string): boolean {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
-}
-
-/** sort.Strings / slices.Sort on strings. */
-function goSorted(list: readonly string[]): string[] {
-  return [...list].sort((a, b) => (goLess(a, b) ? -1 : goLess(b, a) ? 1 : 0));
-}
-
-/** The string values of a string array (Go's []string); anything else is skipped. */
-function strings(list: readonly unknown[]): string[] {
-  return list.filter((v): v is string => typeof v === 'string');
-}
-
-/**
- * strings.TrimSpace: unicode.IsSpace at both ends. Not String.prototype.trim, which also trims
- * U+FEFF and keeps U+0085, the other way round from Go.
- */
-const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const GO_TRIM = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
-
-function goTrimSpace(s: string): string {
-  return s.replace(GO_TRIM, '');
-}
-
-/** listWithMoreString (printers.go): the first `max` joined by ',', then ` + N more...`; `<unset>` when empty. */
-function listWithMoreString(list: readonly string[], more: boolean, count: number, max: number): string {
-  const ret = list.join(',');
-  if (more) return `${ret} + ${count - max} more...`;
-  return ret === '' ? '<unset>' : ret;
-}
-
-/** labels.FormatLabels: `k=v` pairs sorted as whole strings (labels.Set.String), `<none>` when empty. */
-function formatLabels(labels: Readonly<Record<string, unknown>>): string {
-  const pairs = goSorted(Object.entries(labels).map(([k, v]) => `${k}=${typeof v === 'string' ? v : ''}`));
-  return pairs.length === 0 ? '<none>' : pairs.join(',');
-}
-
 /**
  * (*metav1.LabelSelector).String(), the gogo-protobuf one in generated.pb.go (what `%v` and
  * `.String()` of a selector print): `&LabelSelector{MatchLabels:map[string]string{k: v,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[a b],},},}`.
  */
-function labelSelectorString(selector: unknown): string {
+function labelSelectorGoString(selector: unknown): string {
   const labels = map(selector, 'matchLabels');
   const labelText = goSorted(Object.keys(labels))
     .map((k) => `${k}: ${str(labels, k)},`)
@@ -542,19 +504,10 @@ function labelSelectorString(selector: unknown): string {
   const expressions = arr(selector, 'matchExpressions')
     .map(
       (e) =>
-        `LabelSelectorRequirement{Key:${str(e, 'key')},Operator:${str(e, 'operator')},Values:[${strings(arr(e, 'values')).join(' ')}],},`,
+        `LabelSelectorRequirement{Key:${str(e, 'key')},Operator:${str(e, 'operator')},Values:[${goStrings(arr(e, 'values')).join(' ')}],},`,
     )
     .join('');
   return `&LabelSelector{MatchLabels:map[string]string{${labelText}},MatchExpressions:[]LabelSelectorRequirement{${expressions}},}`;
-}
-
-function name(obj: KubeJson): string {
-  return str(obj, 'metadata', 'name');
-}
-
-/** translateTimestampSince(obj.CreationTimestamp): the Age column. */
-function age(obj: KubeJson, now: number): string {
-  return translateTimestampSince(at(obj, 'metadata', 'creationTimestamp'), now);
 }
 
 /** A pointer to a string in Go (`*string`): '' when nil, as the printers deref it. */
@@ -791,7 +744,7 @@ const CSI_NODES = rowPrinter('storage.k8s.io', 'csinodes', CSI_NODE_COLUMNS, (ob
 
 /** printCSIDriver: the internal type's pointers with the printer's defaults when nil. */
 const CSI_DRIVERS = rowPrinter('storage.k8s.io', 'csidrivers', CSI_DRIVER_COLUMNS, (obj, now) => {
-  const modes = strings(arr(obj, 'spec', 'volumeLifecycleModes')).join(',');
+  const modes = goStrings(arr(obj, 'spec', 'volumeLifecycleModes')).join(',');
   // `<unset>` for a nil list. tokenRequests is omitempty and stored as protobuf, so an empty list
   // is nil by the time the apiserver prints it: only a non-empty one is joined.
   const tokenRequests = arr(obj, 'spec', 'tokenRequests');
@@ -911,7 +864,7 @@ function paramRef(obj: KubeJson): string {
     return ns !== '' ? `${ns}/${refName}` : `*/${refName}`;
   }
   const selector = at(ref, 'selector');
-  return selector !== undefined && selector !== null ? labelSelectorString(selector) : '<unset>';
+  return selector !== undefined && selector !== null ? labelSelectorGoString(selector) : '<unset>';
 }
 
 function bindingPolicyCells(obj: KubeJson, now: number): Cell[] {

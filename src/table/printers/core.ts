@@ -9,6 +9,7 @@
  */
 // Go sorts strings by their UTF-8 bytes (sets.String.List, sort.Strings).
 import { compareGoStrings } from '../../cache/go-format.ts';
+import { age, formatLabels, goTrimSpace, layoutContainerCells, name } from '../format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { Cell, KubeJson, Printer, RowCondition, TableRow } from '../model.ts';
@@ -17,27 +18,6 @@ import { arr, at, map, num, optionalBool, str } from '../model.ts';
 const CONTAINER_NAMES_DESCRIPTION = 'Names of each container in the template.';
 const CONTAINER_IMAGES_DESCRIPTION = 'Images referenced by each container in the template.';
 
-/** labels.FormatLabels: `k=v` sorted, joined by ','; `<none>` when empty. */
-function formatLabels(labels: Readonly<Record<string, unknown>>): string {
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${typeof v === 'string' ? v : ''}`);
-  return pairs.length === 0 ? '<none>' : pairs.sort(compareGoStrings).join(',');
-}
-
-/** layoutContainerCells: names and images, each joined by ','. */
-function layoutContainerCells(containers: readonly unknown[]): [names: string, images: string] {
-  return [containers.map((c) => str(c, 'name')).join(','), containers.map((c) => str(c, 'image')).join(',')];
-}
-
-/**
- * strings.TrimSpace: Go's unicode.IsSpace set. Not String.prototype.trim, which also trims
- * U+FEFF and keeps U+0085 (NEL).
- */
-const GO_SPACE = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const GO_TRIM = new RegExp(`^[${GO_SPACE}]+|[${GO_SPACE}]+$`, 'g');
-function goTrimSpace(s: string): string {
-  return s.replace(GO_TRIM, '');
-}
-
 /**
  * resource.Quantity.String() of the quantity at `path`: the apiserver serializes a quantity with
  * the same String(), so the served string is it; an absent one is the zero Quantity, "0".
@@ -45,14 +25,6 @@ function goTrimSpace(s: string): string {
 function quantity(obj: unknown, ...path: readonly string[]): string {
   const v = at(obj, ...path);
   return typeof v === 'string' ? v : '0';
-}
-
-function age(obj: unknown, now: number): string {
-  return translateTimestampSince(at(obj, 'metadata', 'creationTimestamp'), now);
-}
-
-function name(obj: unknown): string {
-  return str(obj, 'metadata', 'name');
 }
 
 function hasDeletionTimestamp(obj: unknown): boolean {

@@ -11,6 +11,8 @@
  * except for autoscaling/v1 HorizontalPodAutoscalers, whose internal (v2-shaped) metrics are
  * rebuilt here as Go's conversion rebuilds them (see hpaFromV1).
  */
+import { compareGoStrings } from '../../cache/go-format.ts';
+import { age, formatLabels, layoutContainerCells, listWithMoreString, name } from '../format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { KubeJson, Printer } from '../model.ts';
@@ -31,42 +33,9 @@ const JOB_SELECTOR_COLUMN = column(
   { priority: 1 },
 );
 
-function nameOf(obj: KubeJson): string {
-  return str(obj, 'metadata', 'name');
-}
-
-/** translateTimestampSince(obj.CreationTimestamp): every Age cell. */
-function ageOf(obj: KubeJson, now: number): string {
-  return translateTimestampSince(at(obj, 'metadata', 'creationTimestamp'), now);
-}
-
-/**
- * Go's string order (sort.Strings, sets.String.List): byte order. The strings sorted here (label
- * keys and values, hostnames, IPs) are ASCII by validation, where UTF-16 order is byte order.
- */
-function goCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** layoutContainerCells (printers.go): container names and images, each joined by ','. */
-export function layoutContainerCells(containers: readonly unknown[]): [names: string, images: string] {
-  return [containers.map((c) => str(c, 'name')).join(','), containers.map((c) => str(c, 'image')).join(',')];
-}
-
 /** The Containers and Images cells of a pod template (spec.template in apps and batch types). */
 function containerCells(template: unknown): [string, string] {
   return layoutContainerCells(arr(template, 'spec', 'containers'));
-}
-
-/**
- * labels.FormatLabels: `k=v` pairs sorted as whole strings (Set.String sorts "k=v", not keys:
- * `a-b=1` sorts before `a=1`), joined by ','; `<none>` when empty.
- */
-export function formatLabels(labels: Readonly<Record<string, unknown>>): string {
-  const pairs = Object.entries(labels)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : ''}`)
-    .sort(goCompare);
-  return pairs.length === 0 ? '<none>' : pairs.join(',');
 }
 
 /**
@@ -90,7 +59,7 @@ export function labelSelectorString(selector: unknown): string | undefined {
     const key = str(expr, 'key');
     const values = arr(expr, 'values')
       .map((v) => (typeof v === 'string' ? v : ''))
-      .sort(goCompare);
+      .sort(compareGoStrings);
     switch (str(expr, 'operator')) {
       case 'In':
         if (values.length === 0) return undefined;
@@ -112,7 +81,7 @@ export function labelSelectorString(selector: unknown): string | undefined {
         return undefined;
     }
   }
-  requirements.sort((a, b) => goCompare(a.key, b.key));
+  requirements.sort((a, b) => compareGoStrings(a.key, b.key));
   return requirements.map((r) => r.text).join(',');
 }
 
@@ -134,13 +103,6 @@ function intOrString(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return value;
   return '<nil>';
-}
-
-/** listWithMoreString (printers.go): `a,b,c + N more...`, `<unset>` when the list is empty. */
-function listWithMoreString(list: readonly string[], more: boolean, count: number, max: number): string {
-  const ret = list.join(',');
-  if (more) return `${ret} + ${String(count - max)} more...`;
-  return ret === '' ? '<unset>' : ret;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,11 +136,11 @@ const DEPLOYMENTS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           `${num(obj, 'status', 'readyReplicas')}/${num(obj, 'spec', 'replicas')}`,
           num(obj, 'status', 'updatedReplicas'),
           num(obj, 'status', 'availableReplicas'),
-          ageOf(obj, now),
+          age(obj, now),
           names,
           images,
           labelSelectorString(at(obj, 'spec', 'selector')) ?? '<invalid>',
@@ -220,11 +182,11 @@ const REPLICA_SETS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           num(obj, 'spec', 'replicas'),
           num(obj, 'status', 'replicas'),
           num(obj, 'status', 'readyReplicas'),
-          ageOf(obj, now),
+          age(obj, now),
           names,
           images,
           formatLabelSelector(at(obj, 'spec', 'selector')),
@@ -281,14 +243,14 @@ const DAEMON_SETS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           num(obj, 'status', 'desiredNumberScheduled'),
           num(obj, 'status', 'currentNumberScheduled'),
           num(obj, 'status', 'numberReady'),
           num(obj, 'status', 'updatedNumberScheduled'),
           num(obj, 'status', 'numberAvailable'),
           formatLabels(map(obj, 'spec', 'template', 'spec', 'nodeSelector')),
-          ageOf(obj, now),
+          age(obj, now),
           names,
           images,
           formatLabelSelector(at(obj, 'spec', 'selector')),
@@ -305,9 +267,7 @@ const STATEFUL_SETS: Printer = {
   columns: [NAME_COLUMN, READY_OF_DESIRED_COLUMN, AGE_COLUMN, CONTAINERS_COLUMN, IMAGES_COLUMN],
   print(obj, now) {
     const [names, images] = containerCells(at(obj, 'spec', 'template'));
-    return [
-      { cells: [nameOf(obj), `${num(obj, 'status', 'readyReplicas')}/${num(obj, 'spec', 'replicas')}`, ageOf(obj, now), names, images] },
-    ];
+    return [{ cells: [name(obj), `${num(obj, 'status', 'readyReplicas')}/${num(obj, 'spec', 'replicas')}`, age(obj, now), names, images] }];
   },
 };
 
@@ -340,7 +300,7 @@ const CONTROLLER_REVISIONS: Printer = {
       const name = str(ref, 'name');
       controller = group === '' && kind === '' ? name : `${(group === '' ? kind : `${kind}.${group}`).toLowerCase()}/${name}`;
     }
-    return [{ cells: [nameOf(obj), controller, num(obj, 'revision'), ageOf(obj, now)] }];
+    return [{ cells: [name(obj), controller, num(obj, 'revision'), age(obj, now)] }];
   },
 };
 
@@ -415,11 +375,11 @@ const JOBS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           status,
           completionsCell,
           duration,
-          ageOf(obj, now),
+          age(obj, now),
           names,
           images,
           formatLabelSelector(at(obj, 'spec', 'selector')),
@@ -464,13 +424,13 @@ const CRON_JOBS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           str(obj, 'spec', 'schedule'),
           typeof timeZone === 'string' ? timeZone : '<none>',
           printBoolPtr(optionalBool(obj, 'spec', 'suspend')),
           arr(obj, 'status', 'active').length,
           lastSchedule == null ? '<none>' : translateTimestampSince(lastSchedule, now),
-          ageOf(obj, now),
+          age(obj, now),
           names,
           images,
           formatLabelSelector(at(jobSpec, 'selector')),
@@ -694,13 +654,13 @@ const HORIZONTAL_POD_AUTOSCALERS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           `${str(obj, 'spec', 'scaleTargetRef', 'kind')}/${str(obj, 'spec', 'scaleTargetRef', 'name')}`,
           formatHpaMetrics(specs, statuses),
           minReplicas === undefined ? '<unset>' : String(minReplicas),
           num(obj, 'spec', 'maxReplicas'),
           num(obj, 'status', 'currentReplicas'),
-          ageOf(obj, now),
+          age(obj, now),
         ],
       },
     ];
@@ -727,11 +687,11 @@ const POD_DISRUPTION_BUDGETS: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           minAvailable == null ? 'N/A' : intOrString(minAvailable),
           maxUnavailable == null ? 'N/A' : intOrString(maxUnavailable),
           num(obj, 'status', 'disruptionsAllowed'),
-          ageOf(obj, now),
+          age(obj, now),
         ],
       },
     ];
@@ -773,7 +733,7 @@ function ingressAddresses(ingress: readonly unknown[]): string {
     if (ip !== '') result.add(ip);
     else if (hostname !== '') result.add(hostname);
   }
-  return [...result].sort(goCompare).join(',');
+  return [...result].sort(compareGoStrings).join(',');
 }
 
 /** printIngress: PORTS is `80, 443` with any TLS entry, else `80`; CLASS is spec.ingressClassName or `<none>`. */
@@ -793,12 +753,12 @@ const INGRESSES: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           typeof className === 'string' ? className : '<none>',
           formatHosts(arr(obj, 'spec', 'rules')),
           ingressAddresses(arr(obj, 'status', 'loadBalancer', 'ingress')),
           arr(obj, 'spec', 'tls').length !== 0 ? '80, 443' : '80',
-          ageOf(obj, now),
+          age(obj, now),
         ],
       },
     ];
@@ -819,8 +779,8 @@ const INGRESS_CLASSES: Printer = {
     AGE_COLUMN,
   ],
   print(obj, now) {
-    let name = nameOf(obj);
-    if (map(obj, 'metadata', 'annotations')[IS_DEFAULT_INGRESS_CLASS] === 'true') name += ' (default)';
+    let className = name(obj);
+    if (map(obj, 'metadata', 'annotations')[IS_DEFAULT_INGRESS_CLASS] === 'true') className += ' (default)';
     const params = at(obj, 'spec', 'parameters');
     let parameters = '<none>';
     if (params != null) {
@@ -828,7 +788,7 @@ const INGRESS_CLASSES: Printer = {
       const apiGroup = at(params, 'apiGroup');
       parameters = `${str(params, 'kind')}${typeof apiGroup === 'string' ? `.${apiGroup}` : ''}/${str(params, 'name')}`;
     }
-    return [{ cells: [name, str(obj, 'spec', 'controller'), parameters, ageOf(obj, now)] }];
+    return [{ cells: [className, str(obj, 'spec', 'controller'), parameters, age(obj, now)] }];
   },
 };
 
@@ -847,7 +807,7 @@ const NETWORK_POLICIES: Printer = {
   ],
   print(obj, now) {
     // &obj.Spec.PodSelector is never nil: an absent podSelector is the empty one.
-    return [{ cells: [nameOf(obj), formatLabelSelector(map(obj, 'spec', 'podSelector')), ageOf(obj, now)] }];
+    return [{ cells: [name(obj), formatLabelSelector(map(obj, 'spec', 'podSelector')), age(obj, now)] }];
   },
 };
 
@@ -866,7 +826,7 @@ const SERVICE_CIDRS: Printer = {
   ],
   print(obj, now) {
     const cidrs = arr(obj, 'spec', 'cidrs').map((c) => (typeof c === 'string' ? c : ''));
-    return [{ cells: [nameOf(obj), cidrs.join(','), ageOf(obj, now)] }];
+    return [{ cells: [name(obj), cidrs.join(','), age(obj, now)] }];
   },
 };
 
@@ -897,7 +857,7 @@ const IP_ADDRESSES: Printer = {
       if (namespace !== '') parent += `/${namespace}`;
       parent += `/${str(ref, 'name')}`;
     }
-    return [{ cells: [nameOf(obj), parent, ageOf(obj, now)] }];
+    return [{ cells: [name(obj), parent, age(obj, now)] }];
   },
 };
 
@@ -964,11 +924,11 @@ const ENDPOINT_SLICES: Printer = {
     return [
       {
         cells: [
-          nameOf(obj),
+          name(obj),
           str(obj, 'addressType'),
           formatDiscoveryPorts(arr(obj, 'ports')),
           formatDiscoveryEndpoints(arr(obj, 'endpoints')),
-          ageOf(obj, now),
+          age(obj, now),
         ],
       },
     ];

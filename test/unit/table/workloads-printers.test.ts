@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Cell, KubeJson } from '../../../src/table/model.ts';
 import { printerFor } from '../../../src/table/printers/index.ts';
-import { formatHpaMetrics, formatLabelSelector, formatLabels, labelSelectorString } from '../../../src/table/printers/workloads.ts';
+import { formatLabels } from '../../../src/table/format.ts';
+import { formatHpaMetrics, formatLabelSelector, labelSelectorString } from '../../../src/table/printers/workloads.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 const MINUTE = 60_000;

@@ -28,6 +28,8 @@ import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
+import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
+import type { MetaVersion } from './cached-metadata.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
 import { printerFor } from '../table/printers/index.ts';
@@ -190,6 +192,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         const include = parseIncludeObject(request.query().get('includeObject'));
         if (printer === undefined || include === undefined) return false;
         representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow());
+      } else if (negotiated.kind === 'metadata') {
+        // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
+        if (negotiated.list) return false;
+        representation = metadataWatchRepresentation(negotiated.version);
       }
       const gone = new AbortController();
       const onClose = (): void => {
@@ -236,6 +242,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         if (printer === undefined || include === undefined) return undefined;
         table = { printer, include, version: negotiated.version };
       }
+      // The item kind for a GET, the list kind for a LIST; the other way round is the apiserver's 406.
+      const metadata = negotiated.kind === 'metadata' ? negotiated.version : undefined;
+      if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return undefined;
       const pretty = negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']);
       const plan = readPlan(info, options, cache);
       if (plan === undefined) return undefined;
@@ -250,6 +259,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       let response: CachedResponse | undefined;
       if (cache.resourceVersion() === undefined) response = undefined;
       else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
+      else if (metadata !== undefined) response = serveMetadata(cache, info, options, plan, metadata);
       else if (info.verb === 'get') response = serveGet(cache, info);
       else response = serveList(cache, info, options, plan);
       return response !== undefined && pretty ? indented(response) : response;
@@ -378,6 +388,28 @@ function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, 
     continue: hasMore ? encodeContinue(`${KEY_ROOT}/${last}\u0000`, listKey, rv) : '',
     remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
+}
+
+/**
+ * A GET or a LIST answered as PartialObjectMetadata (cached-metadata.ts); undefined: the
+ * apiserver answers, a missing object's 404 too (its Status is negotiated without the
+ * conversion, indented when no plain-JSON clause is left: the apiserver's to word).
+ */
+function serveMetadata(
+  cache: WatchCache,
+  info: RequestInfo,
+  options: ListOptions,
+  plan: ReadPlan,
+  version: MetaVersion,
+): CachedResponse | undefined {
+  if (info.verb === 'get') {
+    const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
+    return obj === undefined ? undefined : whole(200, metadataGetBody(obj, version));
+  }
+  const page = selectPage(cache, info, options, plan);
+  if (page === undefined) return undefined;
+  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
+  return whole(200, metadataListBody(page.items, meta, version));
 }
 
 /** A GET or a LIST answered as a Table (cached-table.ts); undefined: the apiserver answers. */

@@ -15,9 +15,9 @@
  */
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
-import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
 import { goJsonString, goMarshal } from './go-json.ts';
+import { partialObjectMetadata } from './cached-metadata.ts';
 
 export type TableVersion = 'v1' | 'v1beta1';
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
@@ -57,9 +57,7 @@ function rowObject(obj: KubeObject, include: IncludeObject, version: TableVersio
 function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion): string {
   if (include === 'None') return 'null';
   if (include === 'Object') return raw.toString('utf8');
-  const metadata = objectMembers(raw).get('metadata');
-  const meta = metadata === undefined ? '{}' : raw.toString('utf8', metadata.start, metadata.end);
-  return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":${meta}}`;
+  return partialObjectMetadata(raw, version).toString('utf8');
 }
 
 function rowJson(row: TableRow, object: string): string {

@@ -1,7 +1,7 @@
 /**
  * Content negotiation against the real apiserver: for the Accept headers real clients send, the
- * proxy answers from the cache exactly when the apiserver would answer plain JSON or a JSON
- * Table (a type with a ported printer), with the same
+ * proxy answers from the cache exactly when the apiserver would answer plain JSON, a JSON Table
+ * (a type with a ported printer) or JSON PartialObjectMetadata, with the same
  * bytes (indented for curl and `?pretty=`), and leaves the rest to the apiserver. The one
  * deliberate difference, protobuf-first clients that also accept JSON, gets JSON from the cache
  * (negotiation.ts says why); the test checks that such an answer is JSON of the same object.
@@ -17,7 +17,13 @@ import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 const shared = useSharedAdmin();
 
 /** Accept headers as the clients send them. */
-const CLIENTS: readonly { name: string; accept: string | undefined; cached: 'same' | 'json-for-protobuf' | 'table' | 'apiserver' }[] = [
+/** `listOnly`: the list kind asked for, so a GET is the apiserver's (406, or its own 404 wording). */
+const CLIENTS: readonly {
+  name: string;
+  accept: string | undefined;
+  cached: 'same' | 'json-for-protobuf' | 'table' | 'apiserver';
+  listOnly?: boolean;
+}[] = [
   {
     name: 'kubectl get (Table)',
     accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
@@ -31,12 +37,14 @@ const CLIENTS: readonly { name: string; accept: string | undefined; cached: 'sam
     name: 'client-go metadata',
     accept:
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
-    cached: 'apiserver',
+    cached: 'json-for-protobuf',
+    listOnly: true,
   },
   {
     name: 'client-go metadata, JSON only',
     accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
-    cached: 'apiserver',
+    cached: 'same',
+    listOnly: true,
   },
   { name: 'client-node', accept: 'application/json', cached: 'same' },
   { name: 'curl', accept: '*/*', cached: 'same' },
@@ -55,7 +63,10 @@ interface Answer {
 
 /** The list's own resourceVersion differs between the cache and the apiserver; nothing else may. */
 function withoutListRv(body: string): string {
-  return body.replace(/("kind": ?"ConfigMapList",\s*"apiVersion": ?"v1",\s*"metadata": ?\{\s*"resourceVersion": ?")\d+"/, '$1"');
+  return body.replace(
+    /("kind": ?"(?:ConfigMapList|PartialObjectMetadataList)",\s*"apiVersion": ?"[^"]+",\s*"metadata": ?\{\s*"resourceVersion": ?")\d+"/,
+    '$1"',
+  );
 }
 
 test(
@@ -90,7 +101,8 @@ test(
         const forwarded = proxy.forwarded.length > before;
         const what = `${client.name}: GET ${path}`;
         assert.equal(p.status, a.status, what);
-        if (client.cached === 'apiserver') {
+        const isList = !path.includes('/configmaps/');
+        if (client.cached === 'apiserver' || (client.listOnly === true && !isList)) {
           assert.equal(forwarded, true, `${what}: passed through`);
           assert.equal(p.contentType, a.contentType, what);
           continue;
@@ -109,7 +121,7 @@ test(
         } else {
           assert.equal(a.contentType, 'application/vnd.kubernetes.protobuf', `${what}: the apiserver answers protobuf`);
           const object = JSON.parse(p.body) as { kind: string; metadata?: { name?: string } };
-          assert.match(object.kind, /^(ConfigMap|ConfigMapList|Status)$/, what);
+          assert.match(object.kind, /^(ConfigMap|ConfigMapList|PartialObjectMetadataList|Status)$/, what);
         }
       }
     }
@@ -158,5 +170,85 @@ test(
         assert.equal(norm(pBody), norm(a.body.toString()), what);
       }
     }
+  },
+);
+
+/** Reads `count` watch events (one JSON per line) from a stream. */
+async function readEvents(body: AsyncIterable<Buffer>, count: number): Promise<{ type: string; object: unknown }[]> {
+  const events: { type: string; object: unknown }[] = [];
+  let pending = '';
+  for await (const chunk of body) {
+    pending += chunk.toString();
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      events.push(JSON.parse(pending.slice(0, nl)) as { type: string; object: unknown });
+      pending = pending.slice(nl + 1);
+      if (events.length === count) return events;
+    }
+  }
+  return events;
+}
+
+const METADATA_LIST_ACCEPT =
+  'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_ACCEPT =
+  'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+test(
+  'negotiation: client-go’s metadata client lists and watches from the cache, PartialObjectMetadata as the apiserver’s',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    for (const name of ['a', 'b']) {
+      await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name, labels: { app: 'x' }, annotations: { note: '<&>' } },
+      });
+    }
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const before = proxy.forwarded.length;
+    // LIST: the JSON PartialObjectMetadataList, each item's metadata as stored.
+    const listed = (await (await request(`${proxy.url}${base}`, { headers: { accept: METADATA_LIST_ACCEPT } })).body.json()) as {
+      kind: string;
+      metadata: { resourceVersion: string };
+      items: { kind: string; apiVersion: string; metadata: unknown }[];
+    };
+    const full = JSON.parse((await shared.admin.request({ method: 'GET', path: base })).body.toString()) as {
+      items: { metadata: unknown }[];
+    };
+    assert.equal(listed.kind, 'PartialObjectMetadataList');
+    assert.deepEqual(
+      listed.items,
+      full.items.map((i) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: i.metadata })),
+    );
+    // WATCH from the list's RV, and a WatchList with its end bookmark, side by side with the apiserver's.
+    for (const query of [
+      `watch=true&allowWatchBookmarks=true&resourceVersion=${listed.metadata.resourceVersion}`,
+      'watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+    ]) {
+      const abort = new AbortController();
+      t.after(() => {
+        abort.abort();
+      });
+      const viaProxy = await request(`${proxy.url}${base}?${query}`, { headers: { accept: METADATA_ACCEPT }, signal: abort.signal });
+      const direct = await shared.admin.stream({
+        method: 'GET',
+        path: `${base}?${query}`,
+        headers: { accept: METADATA_ACCEPT.split(',').slice(1).join(',') },
+        signal: abort.signal,
+      });
+      assert.equal(viaProxy.headers['content-type'], 'application/json');
+      const initial = query.includes('sendInitialEvents') ? 3 : 0; // a, b, the end bookmark
+      const ours = readEvents(viaProxy.body, initial + 3);
+      const theirs = readEvents(direct.body, initial + 3);
+      const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `c-${String(initial)}` } });
+      await kube(shared.admin, 'PATCH', `${base}/${made.metadata.name}`, { metadata: { labels: { changed: 'yes' } } });
+      await kube(shared.admin, 'DELETE', `${base}/${made.metadata.name}`);
+      const [a, b] = await Promise.all([ours, theirs]);
+      abort.abort();
+      assert.deepEqual(a, b, query);
+      assert.ok(a.every((e) => (e.object as { kind: string }).kind === 'PartialObjectMetadata'));
+    }
+    assert.equal(proxy.forwarded.length, before, 'all from the cache');
   },
 );

@@ -33,8 +33,6 @@ test('negotiateRead: what the apiserver would answer in plain JSON, the cache an
 
 test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable go to the apiserver', () => {
   for (const accept of [
-    METADATA_CLIENT,
-    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
     'application/yaml',
     'application/yaml, application/json',
     'application/json;q=0.5, application/yaml',
@@ -44,6 +42,23 @@ test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable
   ]) {
     assert.deepEqual(negotiateRead(accept, true), { kind: 'apiserver' }, accept);
   }
+});
+
+test('negotiateRead: client-go’s metadata client gets JSON PartialObjectMetadata(List), its protobuf clause answered in JSON', () => {
+  assert.deepEqual(negotiateRead(METADATA_CLIENT, true), { kind: 'metadata', version: 'v1', list: true, pretty: false });
+  assert.deepEqual(negotiateRead('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json', true), {
+    kind: 'metadata',
+    version: 'v1beta1',
+    list: false,
+    pretty: false,
+  });
+  // Protobuf metadata first, then only plain JSON: not the same conversion, so the apiserver's protobuf it is.
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', true),
+    {
+      kind: 'apiserver',
+    },
+  );
 });
 
 test('negotiateRead: kubectl get gets a JSON Table, v1 or v1beta1 as asked first', () => {

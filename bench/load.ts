@@ -20,6 +20,8 @@ export interface LoadSpec {
   readonly seconds: number;
   /** Requests to make instead of running for `seconds` (a slow target still answers enough of them). */
   readonly amount?: number;
+  /** The Accept header; default application/json. */
+  readonly accept?: string;
 }
 
 export interface LoadResult {
@@ -54,7 +56,7 @@ export function runLoad(target: Target, spec: LoadSpec): Promise<LoadResult> {
     '-t',
     String(REQUEST_TIMEOUT_S),
     '-H',
-    'accept=application/json',
+    `accept=${spec.accept ?? 'application/json'}`,
     ...Object.entries(target.headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
     `${target.url}${spec.path}`,
   ];

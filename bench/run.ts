@@ -45,6 +45,7 @@ import { formatTables } from './table.ts';
 import type { Target, TargetName } from './targets.ts';
 import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } from './targets.ts';
 import { runWatchFanout } from './watch-fanout.ts';
+import { runKubectlWallTimes } from './kubectl.ts';
 
 interface LoadScenario {
   readonly name: ScenarioName;
@@ -55,7 +56,15 @@ interface LoadScenario {
   readonly bothModes: boolean;
   /** A writer patches pods at --watch-rate during the scenario's warm-up and runs, at every target. */
   readonly busy?: boolean;
+  /** The Accept header (a Table, metadata only); default application/json. */
+  readonly accept?: string;
 }
+
+/** kubectl get's Accept (kubectl v1.37), and client-go's metadata client's for a LIST. */
+export const TABLE_ACCEPT =
+  'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+export const METADATA_LIST_ACCEPT =
+  'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 function loadScenarios(o: BenchOptions): LoadScenario[] {
   const pods = o.pods.toLocaleString('en-US');
@@ -97,6 +106,22 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
       connections: 8,
       bothModes: true,
       busy: true,
+    },
+    {
+      name: 'list-table',
+      title: `LIST ${pods} pods as a Table (kubectl get pods -A, one page), RV unset, 8 clients`,
+      path: '/api/v1/pods',
+      connections: 8,
+      bothModes: true,
+      accept: TABLE_ACCEPT,
+    },
+    {
+      name: 'list-metadata',
+      title: `LIST ${pods} pods metadata-only (client-go metadata client), RV unset, 8 clients`,
+      path: '/api/v1/pods',
+      connections: 8,
+      bothModes: true,
+      accept: METADATA_LIST_ACCEPT,
     },
   ];
 }
@@ -174,7 +199,7 @@ async function main(): Promise<number> {
     if (others) await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
 
     const apiserver = apiserverTarget(state);
-    const needTargets = loads.length > 0 || wants('watch') || wants('poll');
+    const needTargets = loads.length > 0 || wants('watch') || wants('poll') || wants('kubectl');
     if (needTargets) {
       const step = progress.step('starting kubectl proxy and kube-cache-proxy (caching pods)');
       targets.push(await startKubectlProxy(state));
@@ -227,7 +252,11 @@ async function main(): Promise<number> {
         const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy];
         if (scenario.bothModes) order.push(targets.find((t) => t.name === 'kube-cache-proxy (strong)'));
         const runTargets = order.filter((t): t is Target => t !== undefined);
-        const spec = { path: scenario.path, connections: scenario.connections };
+        const spec = {
+          path: scenario.path,
+          connections: scenario.connections,
+          ...(scenario.accept === undefined ? {} : { accept: scenario.accept }),
+        };
         const amounts = new Map<TargetName, number>();
         const writer =
           scenario.busy === true ? startPodWriter(client, { rate: o.watchRate, pods: o.pods, namespaces: o.namespaces }) : undefined;
@@ -289,6 +318,14 @@ async function main(): Promise<number> {
           });
         }
         await collectProfile(scenario.name);
+      });
+    }
+
+    if (wants('kubectl')) {
+      await attempt('kubectl', async () => {
+        const proxy = await proxyFor('kubectl');
+        const order = [apiserver, ...targets.filter((t) => t.name === 'kubectl proxy'), proxy];
+        load.push(...(await runKubectlWallTimes(state, client, order, { pods: o.pods, repeats: o.repeats, elapsed })));
       });
     }
 

@@ -16,15 +16,40 @@
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { PieceWriter } from './piece-writer.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
 const EMPTY_METADATA = Buffer.from('{}');
 
+/**
+ * Where each served object's `metadata` member lies in its bytes: found by a scan the first time
+ * the object is served metadata-only (or in a Table), then kept as long as the object is.
+ */
+const metadataSpans = new WeakMap<Buffer, { readonly start: number; readonly end: number }>();
+
+function metadataSpan(raw: Buffer): { readonly start: number; readonly end: number } | undefined {
+  let span = metadataSpans.get(raw);
+  if (span === undefined) {
+    span = objectMembers(raw).get('metadata');
+    if (span !== undefined) metadataSpans.set(raw, span);
+  }
+  return span;
+}
+
 /** The stored object's `metadata` member, as stored. */
 export function metadataBytes(raw: Buffer): Buffer {
-  const span = objectMembers(raw).get('metadata');
+  const span = metadataSpan(raw);
   return span === undefined ? EMPTY_METADATA : raw.subarray(span.start, span.end);
+}
+
+/** Appends the object's PartialObjectMetadata to `out`, copying its metadata bytes once. */
+export function writePartialObjectMetadata(out: PieceWriter, raw: Buffer, version: MetaVersion): void {
+  out.bytes(head(version));
+  const span = metadataSpan(raw);
+  if (span === undefined) out.bytes(EMPTY_METADATA);
+  else out.bytes(raw, span.start, span.end);
+  out.byte(CLOSE_BRACE);
 }
 
 const heads = new Map<MetaVersion, Buffer>();
@@ -40,7 +65,9 @@ function head(version: MetaVersion): Buffer {
 
 const CLOSE = Buffer.from('}');
 const CLOSE_LINE = Buffer.from('}\n');
-const COMMA = Buffer.from(',');
+const CLOSE_BRACE = 0x7d;
+const COMMA_BYTE = 0x2c;
+const LIST_TAIL = Buffer.from(']}\n');
 
 /** The PartialObjectMetadata of a stored object (or of a bookmark object), without a newline. */
 export function partialObjectMetadata(raw: Buffer, version: MetaVersion): Buffer {
@@ -58,20 +85,23 @@ export interface MetadataListMeta {
   readonly remainingItemCount: bigint | undefined;
 }
 
-/** A LIST's answer: the page's items as PartialObjectMetadata, in the list's order. */
+/** A LIST's answer: the page's items as PartialObjectMetadata, in the list's order, in large pieces. */
 export function metadataListBody(objects: readonly KubeObject[], meta: MetadataListMeta, version: MetaVersion): Buffer[] {
   let listMeta = `"resourceVersion":"${meta.resourceVersion}"`;
   if (meta.continue !== '') listMeta += `,"continue":"${meta.continue}"`;
   if (meta.remainingItemCount !== undefined) listMeta += `,"remainingItemCount":${String(meta.remainingItemCount)}`;
   const listHead = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{${listMeta}},"items":`;
   if (objects.length === 0) return [Buffer.from(`${listHead}null}\n`)];
-  const body: Buffer[] = [Buffer.from(`${listHead}[`)];
-  objects.forEach((obj, i) => {
-    if (i > 0) body.push(COMMA);
-    body.push(head(version), metadataBytes(obj.raw), CLOSE);
-  });
-  body.push(Buffer.from(']}\n'));
-  return body;
+  const out = new PieceWriter();
+  out.bytes(Buffer.from(`${listHead}[`));
+  for (let i = 0; i < objects.length; i++) {
+    const obj = objects[i];
+    if (obj === undefined) continue;
+    if (i > 0) out.byte(COMMA_BYTE);
+    writePartialObjectMetadata(out, obj.raw, version);
+  }
+  out.bytes(LIST_TAIL);
+  return out.end();
 }
 
 /** A metadata watch: every event's and bookmark's object as a PartialObjectMetadata. */

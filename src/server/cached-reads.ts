@@ -26,6 +26,7 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
+import { PieceWriter } from './piece-writer.ts';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
@@ -426,12 +427,12 @@ function serveTable(
     const obj = cache.get(key);
     if (obj === undefined) return serveGet(cache, info); // the same 404 Status
     const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
-    return whole(200, [tableBody(printer, [obj], meta, include, version, now, false)]);
+    return whole(200, tableBody(printer, [obj], meta, include, version, now, false));
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, [tableBody(printer, page.items, meta, include, version, now, true)]);
+  return whole(200, tableBody(printer, page.items, meta, include, version, now, true));
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */
@@ -452,60 +453,6 @@ function shapeOf(spec: CachedResourceSpec): ListShape {
     shapes.set(spec, shape);
   }
   return shape;
-}
-
-/**
- * The size of the pieces a LIST body is copied into: large enough that a 10,000-item body is
- * ~200 writes in one vectored write instead of ~20,000 small Buffers, small enough that a
- * one-namespace LIST wastes little (a piece is cut to what it holds).
- */
-const LIST_PIECE_BYTES = 64 * 1024;
-
-/**
- * Builds a body from byte ranges copied into pieces of LIST_PIECE_BYTES; a range larger than a
- * piece gets one of its own. HOT PATH: per item, one copy of its bytes, no allocation.
- */
-class PieceWriter {
-  /** Full pieces not taken yet. */
-  readonly #ready: Buffer[] = [];
-  #piece: Buffer = Buffer.allocUnsafe(LIST_PIECE_BYTES);
-  #at = 0;
-
-  /** Appends source[start, end). */
-  bytes(source: Buffer, start = 0, end = source.length): void {
-    const length = end - start;
-    if (this.#at + length > this.#piece.length) this.#flush(length);
-    source.copy(this.#piece, this.#at, start, end);
-    this.#at += length;
-  }
-
-  byte(value: number): void {
-    if (this.#at + 1 > this.#piece.length) this.#flush(1);
-    this.#piece[this.#at++] = value;
-  }
-
-  /** True when full pieces wait to be taken (checked per item: take() allocates). */
-  ready(): boolean {
-    return this.#ready.length > 0;
-  }
-
-  /** The full pieces made since the last call. */
-  take(): Buffer[] {
-    return this.#ready.splice(0);
-  }
-
-  /** The rest: every piece not taken, the last cut to its content. */
-  end(): Buffer[] {
-    if (this.#at > 0) this.#ready.push(this.#piece.subarray(0, this.#at));
-    this.#at = 0;
-    return this.take();
-  }
-
-  #flush(need: number): void {
-    if (this.#at > 0) this.#ready.push(this.#piece.subarray(0, this.#at));
-    this.#piece = Buffer.allocUnsafe(Math.max(LIST_PIECE_BYTES, need));
-    this.#at = 0;
-  }
 }
 
 const OPEN_BRACE = 0x7b;

@@ -17,7 +17,8 @@ import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
 import { goJsonString, goMarshal } from './go-json.ts';
-import { partialObjectMetadata } from './cached-metadata.ts';
+import { partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
+import { PieceWriter } from './piece-writer.ts';
 
 export type TableVersion = 'v1' | 'v1beta1';
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
@@ -49,11 +50,7 @@ function columnDefinitions(printer: Printer): string {
   return json;
 }
 
-/** A row's object: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
-function rowObject(obj: KubeObject, include: IncludeObject, version: TableVersion): string {
-  return rowObjectOf(obj.raw, include, version);
-}
-
+/** A row's object in a Table watch: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
 function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion): string {
   if (include === 'None') return 'null';
   if (include === 'Object') return raw.toString('utf8');
@@ -61,10 +58,7 @@ function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion)
 }
 
 function rowJson(row: TableRow, object: string): string {
-  const cells = goMarshal(row.cells);
-  if (row.conditions === undefined || row.conditions.length === 0) return `{"cells":${cells},"object":${object}}`;
-  const conditions = goMarshal(row.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })));
-  return `{"cells":${cells},"conditions":${conditions},"object":${object}}`;
+  return `${rowPrefix(row)}${object}}`;
 }
 
 function listMetaJson(meta: TableListMeta): string {
@@ -74,10 +68,48 @@ function listMetaJson(meta: TableListMeta): string {
   return json;
 }
 
+/** A row up to its object: `{"cells":[…]` and, if any, `,"conditions":[…]`, then `,"object":`. */
+function rowPrefix(row: TableRow): string {
+  const cells = goMarshal(row.cells);
+  if (row.conditions === undefined || row.conditions.length === 0) return `{"cells":${cells},"object":`;
+  const conditions = goMarshal(row.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })));
+  return `{"cells":${cells},"conditions":${conditions},"object":`;
+}
+
+/**
+ * Each object's rows as printed at one second of the wall clock. A Table is printed at the
+ * second its request arrives (ages and durations have a resolution of a second), so the
+ * requests of one second share the printing: of 8 clients listing 10,000 pods, the first parses
+ * and prints them, the others copy bytes. Kept as long as the object (a new version is a new
+ * object).
+ */
+const printed = new WeakMap<KubeObject, { readonly printer: Printer; readonly second: number; readonly prefixes: readonly Buffer[] }>();
+
+function rowPrefixes(printer: Printer, obj: KubeObject, second: number): readonly Buffer[] {
+  const memo = printed.get(obj);
+  if (memo !== undefined && memo.second === second && memo.printer === printer) return memo.prefixes;
+  const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
+  const prefixes = printer.print(parsed, second * 1000).map((row) => Buffer.from(rowPrefix(row)));
+  printed.set(obj, { printer, second, prefixes });
+  return prefixes;
+}
+
+const NULL_OBJECT = Buffer.from('null');
+const CLOSE_BRACE = 0x7d;
+const COMMA_BYTE = 0x2c;
+const TABLE_TAIL = Buffer.from(']}\n');
+
+function writeRowObject(out: PieceWriter, obj: KubeObject, include: IncludeObject, version: TableVersion): void {
+  if (include === 'None') out.bytes(NULL_OBJECT);
+  else if (include === 'Object') out.bytes(obj.raw);
+  else writePartialObjectMetadata(out, obj.raw, version);
+}
+
 /**
  * The Table of `objects` (a page of a LIST, or the one object of a GET: `list` tells which, as a
- * few printers print a list otherwise than its items), printed at `now` (wall clock, ms). Parses each object's JSON to print it: a Table costs a parse per row, which the
- * apiserver pays too (it converts each object to print it).
+ * few printers print a list otherwise than its items), printed at the second of `now` (wall
+ * clock, ms), in large pieces. HOT PATH for `kubectl get`: per row, the printed prefix (parsed
+ * and printed once per object per second) and the row's object are copied; nothing else.
  */
 export function tableBody(
   printer: Printer,
@@ -87,23 +119,34 @@ export function tableBody(
   version: TableVersion,
   now: number,
   list: boolean,
-): Buffer {
-  const rows: string[] = [];
+): Buffer[] {
+  const second = Math.floor(now / 1000);
+  const out = new PieceWriter();
+  out.bytes(
+    Buffer.from(
+      `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"columnDefinitions":${columnDefinitions(printer)},"rows":[`,
+    ),
+  );
+  let first = true;
+  const writeRow = (prefix: Buffer, obj: KubeObject): void => {
+    if (!first) out.byte(COMMA_BYTE);
+    first = false;
+    out.bytes(prefix);
+    writeRowObject(out, obj, include, version);
+    out.byte(CLOSE_BRACE);
+  };
   if (list && printer.printList !== undefined) {
+    // The few list printers (storageclasses, flowschemas) see the whole page: not shared per object.
     const parsed = objects.map((obj) => JSON.parse(obj.raw.toString('utf8')) as KubeJson);
-    for (const { index, row } of printer.printList(parsed, now)) {
+    for (const { index, row } of printer.printList(parsed, second * 1000)) {
       const obj = objects[index];
-      if (obj !== undefined) rows.push(rowJson(row, rowObject(obj, include, version)));
+      if (obj !== undefined) writeRow(Buffer.from(rowPrefix(row)), obj);
     }
   } else {
-    for (const obj of objects) {
-      const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
-      const object = rowObject(obj, include, version);
-      for (const row of printer.print(parsed, now)) rows.push(rowJson(row, object));
-    }
+    for (const obj of objects) for (const prefix of rowPrefixes(printer, obj, second)) writeRow(prefix, obj);
   }
-  const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"columnDefinitions":${columnDefinitions(printer)},"rows":[`;
-  return Buffer.from(`${head}${rows.join(',')}]}\n`);
+  out.bytes(TABLE_TAIL);
+  return out.end();
 }
 
 /**

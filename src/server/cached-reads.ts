@@ -34,7 +34,8 @@ import type { MetaVersion } from './cached-metadata.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
 import { printerFor } from '../table/printers/index.ts';
-import type { Printer } from '../table/model.ts';
+import type { KubeJson, Printer } from '../table/model.ts';
+import { crdPrinter } from '../table/crd-printer.ts';
 import { realClock } from '../clock/clock.ts';
 import { negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
@@ -139,6 +140,20 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     return delegator;
   };
 
+  /**
+   * The printer of a type's Tables: a built-in type's ported printer, or for a custom resource
+   * the one its CRD's printer columns make, the CRD read from the proxy's own cache of
+   * customresourcedefinitions (started by this first read when every type is cached; when the
+   * proxy caches named types only, or may not list CRDs, custom resources' Tables go to the
+   * apiserver).
+   */
+  const printerOf = (spec: CachedResourceSpec): Printer | undefined => {
+    if (!spec.unstructured) return printerFor(spec.group, spec.resource);
+    const crds = source.cacheFor('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', '');
+    const crd = crds?.cache.get(`${spec.resource}.${spec.group}`);
+    return crd === undefined ? undefined : crdPrinterOf(crd, spec.version);
+  };
+
   return {
     start() {
       source.start();
@@ -189,7 +204,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       let representation: WatchRepresentation | undefined;
       if (negotiated.kind === 'table') {
         const { spec } = delegator.cache;
-        const printer = spec.unstructured ? undefined : printerFor(spec.group, spec.resource);
+        const printer = printerOf(spec);
         const include = parseIncludeObject(request.query().get('includeObject'));
         if (printer === undefined || include === undefined) return false;
         representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow());
@@ -237,8 +252,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (negotiated.kind === 'apiserver') return undefined;
       let table: { printer: Printer; include: IncludeObject; version: TableVersion } | undefined;
       if (negotiated.kind === 'table') {
-        // Custom resources' columns come from their CRD, and types without a ported printer are the apiserver's to print.
-        const printer = cache.spec.unstructured ? undefined : printerFor(cache.spec.group, cache.spec.resource);
+        // Types without a ported printer, and custom resources whose CRD is not at hand, are the apiserver's to print.
+        const printer = printerOf(cache.spec);
         const include = parseIncludeObject(request.query().get('includeObject'));
         if (printer === undefined || include === undefined) return undefined;
         table = { printer, include, version: negotiated.version };
@@ -411,6 +426,19 @@ function serveMetadata(
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   return whole(200, metadataListBody(page.items, meta, version));
+}
+
+/** Per CRD object (a new version of it is a new object, so a changed CRD makes new printers), per served version. */
+const crdPrinters = new WeakMap<KubeObject, Map<string, Printer | undefined>>();
+
+function crdPrinterOf(crd: KubeObject, version: string): Printer | undefined {
+  let byVersion = crdPrinters.get(crd);
+  if (byVersion === undefined) {
+    byVersion = new Map();
+    crdPrinters.set(crd, byVersion);
+  }
+  if (!byVersion.has(version)) byVersion.set(version, crdPrinter(JSON.parse(crd.raw.toString('utf8')) as KubeJson, version));
+  return byVersion.get(version);
 }
 
 /** A GET or a LIST answered as a Table (cached-table.ts); undefined: the apiserver answers. */

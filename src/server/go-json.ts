@@ -31,7 +31,8 @@ export function goMarshal(value: GoJsonValue, indent?: string): string {
 function write(value: GoJsonValue, indent: string | undefined, prefix: string): string {
   if (value === null) return 'null';
   if (typeof value === 'string') return goJsonString(value);
-  if (typeof value === 'number') return String(value);
+  // Go writes -0 as -0; String(-0) is '0'.
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   const inner = indent === undefined ? '' : prefix + indent;
   if (isArray(value)) {

@@ -101,6 +101,25 @@ const TYPES: readonly { kind: string; group: string; resource: string; path: str
     ],
   },
   {
+    kind: 'events',
+    group: '',
+    resource: 'events',
+    path: '/api/v1/namespaces/NS/events',
+    objects: [
+      {
+        metadata: { name: 'web-1.started' },
+        involvedObject: { kind: 'Pod', name: 'web-1', apiVersion: 'v1', namespace: 'NS' },
+        reason: 'Started',
+        message: 'Started container main',
+        type: 'Normal',
+        source: { component: 'kubelet', host: 'node-1' },
+        firstTimestamp: '2026-01-01T00:00:00Z',
+        lastTimestamp: '2026-01-01T00:05:00Z',
+        count: 3,
+      },
+    ],
+  },
+  {
     kind: 'leases',
     group: 'coordination.k8s.io',
     resource: 'leases',
@@ -180,7 +199,15 @@ test(
     const types = TYPES.filter((type) => printerFor(type.group, type.resource) !== undefined);
     t.diagnostic(`types with a printer: ${types.map((type) => type.kind).join(', ')}`);
     for (const type of types) {
-      for (const object of type.objects) await kube(shared.admin, 'POST', type.path.replace('NS', ns), object);
+      for (const object of type.objects) {
+        // A label of this run's own, so that -A can be compared while other suites write elsewhere.
+        const { metadata } = object as { metadata: { labels?: Record<string, string> } };
+        const body = JSON.parse(JSON.stringify(object).replaceAll('"NS"', JSON.stringify(ns))) as object;
+        await kube(shared.admin, 'POST', type.path.replace('NS', ns), {
+          ...body,
+          metadata: { ...metadata, labels: { ...metadata.labels, 'kcp-run': ns } },
+        });
+      }
     }
     // Every type named, as a sidecar names what its app reads (secrets are cached only when named).
     const resources = types.map((type) => (type.group === '' ? type.resource : `${type.resource}.${type.group}`)).join(',');
@@ -211,6 +238,8 @@ test(
         ['get', type.kind, '-n', ns, '-L', 'app,tier'],
         ['get', type.kind, '-n', ns, '--sort-by=.metadata.name'],
         ['get', type.kind, name, '-n', ns],
+        ['get', type.kind, '-A', '-l', `kcp-run=${ns}`],
+        ['get', type.kind, '-A', '-l', `kcp-run=${ns}`, '-o', 'wide', '--show-labels'],
       ]) {
         await assertSameAnswer(t, kubectl, args, withoutAges);
       }

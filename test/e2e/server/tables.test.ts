@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { request } from 'undici';
 import { startProxy } from '../../../src/cli/proxy-command.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
-import { startCachingProxy } from '../../helpers/caching-proxy.ts';
+import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
@@ -216,6 +216,72 @@ test(
       const direct = await shared.admin.request({ method: 'GET', path, headers: { accept } });
       assertSameTable(ours, JSON.parse(direct.body.toString()) as TableJson, path, true);
       t.diagnostic(`${path}: ${ours.rows.map((r) => String(r.cells[0])).join(', ')}`);
+    }
+  },
+);
+
+test(
+  'tables: a custom resource’s Table comes from the cache with its CRD’s printer columns (every type cached on its first read)',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const group = `kcp-${Math.random().toString(36).slice(2, 8)}.test`;
+    const name = `widgets.${group}`;
+    const open = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    await kube(shared.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: { name },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: open, status: open } } },
+            additionalPrinterColumns: [
+              { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+              { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+              { name: 'Size', type: 'number', jsonPath: '.spec.size', priority: 1 },
+              { name: 'Due', type: 'date', jsonPath: '.spec.due', description: 'When it is due' },
+              { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            ],
+          },
+        ],
+      },
+    });
+    t.after(async () => {
+      await shared.admin.request({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}` });
+    });
+    const base = `/apis/${group}/v1/namespaces/${ns}/widgets`;
+    await eventually(`${group} served`, async () => (await shared.admin.request({ method: 'GET', path: base })).statusCode === 200);
+    await kube(shared.admin, 'POST', base, {
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'a' },
+      spec: { replicas: 3, size: 1.5, due: '2026-01-01T00:00:00Z' },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    await kube(shared.admin, 'POST', base, { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'b' }, spec: {} });
+    const proxy = await startProxy(parseProxyOptions(['--port', '0', '--log-level', 'warn']), await upstreamConfigFor(shared.cp));
+    t.after(() => proxy.stop(0));
+    const url = proxy.url ?? assert.fail('the proxy serves on TCP');
+    const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    const fromCache = (): Promise<number> =>
+      proxyCounter(proxy.metrics, 'kube_cache_proxy_requests_total', { resource: `widgets.${group}`, served_from: 'cache' });
+    // The first reads start the caches of the widgets and of the CRDs; then the cache answers.
+    await eventually('the widgets’ Table from the cache', async () => {
+      const before = await fromCache();
+      await (await request(`${url}${base}`, { headers: { accept } })).body.dump();
+      return (await fromCache()) > before;
+    });
+    for (const path of [base, `${base}/a`, `${base}?includeObject=Object`]) {
+      const before = await fromCache();
+      const ours = (await (await request(`${url}${path}`, { headers: { accept } })).body.json()) as TableJson;
+      assert.equal(await fromCache(), before + 1, `${path}: from the cache`);
+      const direct = await shared.admin.request({ method: 'GET', path, headers: { accept } });
+      assertSameTable(ours, JSON.parse(direct.body.toString()) as TableJson, path, path !== `${base}/a`);
     }
   },
 );

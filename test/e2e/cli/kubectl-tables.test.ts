@@ -248,49 +248,82 @@ test(
   },
 );
 
+/** Types watched with kubectl get -w: a first object, then one created, patched (its labels) and the first deleted. */
+const WATCHED: readonly { kind: string; resources: string; path: string; make: (name: string) => object }[] = [
+  {
+    kind: 'configmaps',
+    resources: 'configmaps',
+    path: '/api/v1/namespaces/NS/configmaps',
+    make: (name) => ({ metadata: { name }, data: { a: '1' } }),
+  },
+  { kind: 'pods', resources: 'pods', path: '/api/v1/namespaces/NS/pods', make: (name) => pod(name, { app: 'web' }) },
+  {
+    kind: 'deployments',
+    resources: 'deployments.apps',
+    path: '/apis/apps/v1/namespaces/NS/deployments',
+    make: (name) => ({ metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template } }),
+  },
+  {
+    kind: 'services',
+    resources: 'services',
+    path: '/api/v1/namespaces/NS/services',
+    make: (name) => ({ metadata: { name }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } }),
+  },
+];
+
 test(
   'kubectl get -w: the Table watch from the cache prints what the apiserver’s does as objects change',
-  { timeout: 120_000 },
+  { timeout: 180_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'first' }, data: { a: '1' } });
     const proxy = await startProxy(
-      parseProxyOptions(['--port', '0', '--resources', 'configmaps', '--log-level', 'warn']),
+      parseProxyOptions(['--port', '0', '--resources', WATCHED.map((w) => w.resources).join(','), '--log-level', 'warn']),
       await upstreamConfigFor(shared.cp),
     );
     t.after(() => proxy.stop(0));
     const url = proxy.url ?? assert.fail('the proxy serves on TCP');
-    await eventually('the cache to sync', async () => (await request(`${url}/readyz`)).statusCode === 200);
+    await eventually('the caches to sync', async () => (await request(`${url}/readyz`)).statusCode === 200);
     const dir = mkdtempSync(join(tmpdir(), 'kcp-kubectl-w-'));
     const empty = join(dir, 'empty');
     writeFileSync(empty, '');
-    const watch = (args: readonly string[]): { output: () => string; stop: () => void } => {
-      const child = spawn(
-        shared.cp.binaries.kubectl,
-        [...args, 'get', 'configmaps', '-n', ns, '-w', '--cache-dir', join(dir, String(Math.random()))],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
+    for (const w of WATCHED) {
+      const path = w.path.replace('NS', ns);
+      await kube(shared.admin, 'POST', path, w.make('first'));
+      const watch = (args: readonly string[]): { output: () => string; stop: () => void } => {
+        const child = spawn(
+          shared.cp.binaries.kubectl,
+          [...args, 'get', w.kind, '-n', ns, '-w', '--cache-dir', join(dir, String(Math.random()))],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+        return { output: () => out, stop: () => child.kill() };
+      };
+      const viaProxy = watch(['--kubeconfig', empty, '--server', url]);
+      const direct = watch(['--kubeconfig', shared.cp.kubeconfig]);
+      t.after(() => {
+        viaProxy.stop();
+        direct.stop();
+      });
+      await eventually(
+        `both ${w.kind} watches to print the first object`,
+        () => viaProxy.output().includes('first') && direct.output().includes('first'),
       );
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      return { output: () => out, stop: () => child.kill() };
-    };
-    const viaProxy = watch(['--kubeconfig', empty, '--server', url]);
-    const direct = watch(['--kubeconfig', shared.cp.kubeconfig]);
-    t.after(() => {
+      await kube(shared.admin, 'POST', path, w.make('second'));
+      await kube(shared.admin, 'PATCH', `${path}/second`, { metadata: { labels: { changed: 'yes' } } });
+      await kube(shared.admin, 'DELETE', `${path}/first`);
+      const lines = (s: string): number => s.split('\n').filter((l) => l !== '').length;
+      // The header, `first`, `second` added, `second` modified, `first` deleted (a pod's deletion may print more).
+      await eventually(`both ${w.kind} watches to print every change`, () => lines(viaProxy.output()) >= 5 && lines(direct.output()) >= 5);
+      await eventually(`the ${w.kind} watches to agree`, () => withoutAges(viaProxy.output()) === withoutAges(direct.output())).catch(
+        () => undefined,
+      );
+      assert.equal(withoutAges(viaProxy.output()), withoutAges(direct.output()), `kubectl get ${w.kind} -w`);
       viaProxy.stop();
       direct.stop();
-    });
-    await eventually(
-      'both watches to print the first object',
-      () => viaProxy.output().includes('first') && direct.output().includes('first'),
-    );
-    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'second' } });
-    await kube(shared.admin, 'PATCH', `/api/v1/namespaces/${ns}/configmaps/second`, { data: { b: '2' } });
-    await kube(shared.admin, 'DELETE', `/api/v1/namespaces/${ns}/configmaps/first`);
-    const lines = (s: string): number => s.split('\n').filter((l) => l !== '').length;
-    // The header, `first`, `second` added, `second` modified, `first` deleted.
-    await eventually('both watches to print every change', () => lines(viaProxy.output()) >= 5 && lines(direct.output()) >= 5);
-    assert.equal(withoutAges(viaProxy.output()), withoutAges(direct.output()));
-    t.diagnostic(viaProxy.output());
+      t.diagnostic(`kubectl get ${w.kind} -w:\n${viaProxy.output()}`);
+    }
   },
 );

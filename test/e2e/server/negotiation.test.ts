@@ -249,6 +249,15 @@ test(
       assert.deepEqual(a, b, query);
       assert.ok(a.every((e) => (e.object as { kind: string }).kind === 'PartialObjectMetadata'));
     }
+    // A relist after the changes (what the informer does after a 410 or a restart): the same items as the apiserver's.
+    const relisted = (await (await request(`${proxy.url}${base}`, { headers: { accept: METADATA_LIST_ACCEPT } })).body.json()) as {
+      items: unknown[];
+    };
+    const jsonOnly = METADATA_LIST_ACCEPT.split(',').slice(1).join(',');
+    const theirs = JSON.parse(
+      (await shared.admin.request({ method: 'GET', path: base, headers: { accept: jsonOnly } })).body.toString(),
+    ) as { items: unknown[] };
+    assert.deepEqual(relisted.items, theirs.items, 'the relist');
     assert.equal(proxy.forwarded.length, before, 'all from the cache');
   },
 );

@@ -17,6 +17,7 @@ export const SCENARIOS = [
   'list-table',
   'list-metadata',
   'kubectl',
+  'slow-watchers',
   'poll',
   'watch',
   'cold-start',

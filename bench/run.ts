@@ -46,6 +46,8 @@ import type { Target, TargetName } from './targets.ts';
 import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } from './targets.ts';
 import { runWatchFanout } from './watch-fanout.ts';
 import { runKubectlWallTimes } from './kubectl.ts';
+import { formatSlowWatchers, runSlowWatchers } from './slow-watchers.ts';
+import type { SlowWatchersResult } from './slow-watchers.ts';
 
 interface LoadScenario {
   readonly name: ScenarioName;
@@ -413,6 +415,23 @@ async function main(): Promise<number> {
       });
     }
 
+    let slowWatchers: SlowWatchersResult | undefined;
+    if (wants('slow-watchers')) {
+      await attempt('slow-watchers', async () => {
+        const step = progress.step(
+          `[${elapsed()}] slow-watchers: 200 watchers that never read, pods patched at ${String(o.watchRate)}/s for 20 s`,
+        );
+        slowWatchers = await runSlowWatchers(state, client, {
+          watchers: 200,
+          seconds: 20,
+          rate: o.watchRate,
+          pods: o.pods,
+          namespaces: o.namespaces,
+        });
+        step.done();
+      });
+    }
+
     const sizes = { ...o, dir: undefined, out: undefined };
     const results: BenchResults = {
       environment: environment(kubernetes),
@@ -428,6 +447,7 @@ async function main(): Promise<number> {
       durationSeconds: Math.round((performance.now() - runStarted) / 1000),
     };
     console.log(`\n${formatTables(results)}`);
+    if (slowWatchers !== undefined) console.log(formatSlowWatchers(slowWatchers));
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

@@ -53,7 +53,8 @@ export function message<T>(child: ChildProcess, type: string): Promise<T> {
   });
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** Asks a measuring child (proxy-process.ts, informer-process.ts) to stop, and waits for it. */
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.send('stop');
@@ -125,7 +126,7 @@ export async function runSync(
       child.send('measure');
       memory = perObject(await message<MemorySample>(child, 'memory'), baseline, json.objects, json.perObject);
     } finally {
-      await stop(child);
+      await stopChild(child);
     }
   }
   results.push({
@@ -156,7 +157,7 @@ export async function runSync(
         informerMemory = perObject(await message<MemorySample>(child, 'memory'), baseline, informerObjects, json.perObject);
       }
     } finally {
-      await stop(child);
+      await stopChild(child);
     }
   });
   results.push({

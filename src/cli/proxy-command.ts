@@ -77,6 +77,22 @@ export async function loadUpstream(options: Pick<ProxyOptions, 'kubeconfig' | 'c
   }
 }
 
+/**
+ * The proxy's logger: JSON lines for log collectors (a container's stdout is no TTY), and on a
+ * terminal one readable line per event (pino-pretty, in pino's worker thread). The level is the
+ * same either way; requests are logged at debug only (app.ts).
+ */
+export function loggerFor(
+  level: string,
+  tty: boolean,
+): { level: string; transport?: { target: string; options: Record<string, unknown> } } {
+  if (!tty) return { level };
+  return {
+    level,
+    transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } },
+  };
+}
+
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   const client = newUpstreamClient(upstream);
@@ -98,7 +114,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   });
   const app = newProxyServer({
     client,
-    logger: { level: options.logLevel },
+    logger: loggerFor(options.logLevel, process.stdout.isTTY),
     filter: options.filter,
     cachedReads: cachedReads.reads,
     metrics,

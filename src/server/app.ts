@@ -5,7 +5,7 @@
  * Each request is offered to the cache first (cached-reads.ts); what it does not answer is
  * passed through to the apiserver.
  */
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,7 +27,8 @@ import type { HealthCheck } from './health.ts';
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
   /** Fastify's logger option (pino): false to log nothing. */
-  readonly logger?: boolean | { level: string };
+  readonly logger?:
+    boolean | { readonly level: string; readonly transport?: { readonly target: string; readonly options?: Record<string, unknown> } };
   /** kubectl proxy's request filter; none when undefined (tests that talk to the app directly). */
   readonly filter?: RequestFilterOptions | undefined;
   /** Reads answered from the watch caches; none: everything is passed through. */
@@ -96,9 +97,20 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/** The request's line at debug, once it is answered (never its headers: they may carry credentials). */
+function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): void {
+  const started = performance.now();
+  res.once('close', () => {
+    log.debug({ method: req.method, url: req.url, statusCode: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+  });
+}
+
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
+    // One line per request only at debug (handle() logs it): at info, a busy proxy's log would be
+    // nothing but requests, and the lines that matter (upstream failures, relists) lost in them.
+    logController: new LogController({ disableRequestLogging: true }),
     // Paths as long as the apiserver takes them: the whole header section is its only limit.
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },
     // Keep-alive sockets of watch clients must not hold shutdown forever.
@@ -172,6 +184,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     // Parsed once, here: everything below decides on this reading of the request.
     const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
+    if (log.level === 'debug' || log.level === 'trace') logRequest(req, res, log);
     if (reads === undefined) {
       countServed(request, 'apiserver');
       return passThrough(options.client, req, res);

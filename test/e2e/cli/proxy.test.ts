@@ -3,7 +3,9 @@
  * answers through the apiserver, and exits 0 on SIGTERM.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { spawnCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -76,3 +78,52 @@ test('proxy: --resources caches built-in types resolved by discovery, skips the 
     assert.equal(await exited, 0, cli.output());
   }
 });
+
+/** Runs the proxy until it serves, sends a few requests, stops it; its whole output. */
+async function outputAround(command: string, args: readonly string[], requests: number): Promise<string> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await eventually('the serving line', () => /Starting to serve on \S+/.test(out), 30_000);
+    const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(out)?.[1] ?? assert.fail(out);
+    for (let i = 0; i < requests; i++) await (await request(`http://${address}/api/v1/namespaces/default`)).body.dump();
+    // The requests' debug lines are written when each answer closes; the caches' line when they sync.
+    await eventually('the log to settle', () => /caches synced|proxying to the apiserver/.test(out));
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  return out;
+}
+
+test(
+  'proxy: one log line per request only at --log-level debug; JSON lines when not on a terminal, readable lines on one',
+  { timeout: 90_000 },
+  async () => {
+    const cp = await testControlPlane();
+    const bin = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
+    const args = ['proxy', '--kubeconfig', cp.kubeconfig, '--port', '0', '--resources', 'configmaps'];
+    const info = await outputAround(process.execPath, [bin, ...args], 5);
+    const lines = info.split('\n').filter((l) => l.startsWith('{'));
+    assert.ok(lines.length > 0, info);
+    assert.ok(
+      lines.every((l) => (JSON.parse(l) as { msg?: string }).msg !== 'request'),
+      `no request lines at info:\n${info}`,
+    );
+    assert.ok(!info.includes('incoming request') && !info.includes('request completed'), info);
+    const debug = await outputAround(process.execPath, [bin, ...args, '--log-level', 'debug'], 5);
+    const requestLines = debug.split('\n').filter((l) => l.startsWith('{') && (JSON.parse(l) as { msg?: string }).msg === 'request');
+    assert.ok(requestLines.length >= 5, `one line per request at debug:\n${debug}`);
+    assert.ok(
+      requestLines.every((l) => !/authorization|bearer/i.test(l)),
+      'no credentials',
+    );
+    // On a terminal (script(1) gives the proxy a pty): readable lines, no JSON.
+    const tty = await outputAround('script', ['-qec', [process.execPath, bin, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], 5);
+    assert.match(tty, /INFO.*proxying to the apiserver/, tty);
+    assert.ok(!tty.split('\n').some((l) => l.trimStart().startsWith('{"level"')), `no JSON lines on a terminal:\n${tty}`);
+  },
+);

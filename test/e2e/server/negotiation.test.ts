@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
+import { readWatchEvents } from '../../helpers/watch-lines.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 const shared = useSharedAdmin();
@@ -173,22 +174,6 @@ test(
   },
 );
 
-/** Reads `count` watch events (one JSON per line) from a stream. */
-async function readEvents(body: AsyncIterable<Buffer>, count: number): Promise<{ type: string; object: unknown }[]> {
-  const events: { type: string; object: unknown }[] = [];
-  let pending = '';
-  for await (const chunk of body) {
-    pending += chunk.toString();
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      events.push(JSON.parse(pending.slice(0, nl)) as { type: string; object: unknown });
-      pending = pending.slice(nl + 1);
-      if (events.length === count) return events;
-    }
-  }
-  return events;
-}
-
 const METADATA_LIST_ACCEPT =
   'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const METADATA_ACCEPT =
@@ -239,8 +224,8 @@ test(
       });
       assert.equal(viaProxy.headers['content-type'], 'application/json');
       const initial = query.includes('sendInitialEvents') ? 3 : 0; // a, b, the end bookmark
-      const ours = readEvents(viaProxy.body, initial + 3);
-      const theirs = readEvents(direct.body, initial + 3);
+      const ours = readWatchEvents<{ type: string; object: unknown }>(viaProxy.body, initial + 3);
+      const theirs = readWatchEvents<{ type: string; object: unknown }>(direct.body, initial + 3);
       const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `c-${String(initial)}` } });
       await kube(shared.admin, 'PATCH', `${base}/${made.metadata.name}`, { metadata: { labels: { changed: 'yes' } } });
       await kube(shared.admin, 'DELETE', `${base}/${made.metadata.name}`);

@@ -13,6 +13,7 @@ import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts'
 import { eventually } from '../../helpers/eventually.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
+import { readWatchEvents } from '../../helpers/watch-lines.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 import { sameButForTick } from '../../helpers/table-compare.ts';
 import type { Cell } from '../../../src/table/model.ts';
@@ -111,22 +112,6 @@ test(
   },
 );
 
-/** Reads watch events (one JSON per line) from a stream until `count` have arrived. */
-async function readEvents(body: AsyncIterable<Buffer>, count: number): Promise<{ type: string; object: TableJson }[]> {
-  const events: { type: string; object: TableJson }[] = [];
-  let pending = '';
-  for await (const chunk of body) {
-    pending += chunk.toString();
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      events.push(JSON.parse(pending.slice(0, nl)) as { type: string; object: TableJson });
-      pending = pending.slice(nl + 1);
-      if (events.length === count) return events;
-    }
-  }
-  return events;
-}
-
 test(
   'tables: kubectl get -w’s Table watch comes from the cache as the apiserver streams it (columns first only, one row per event, bookmarks)',
   { timeout: 120_000 },
@@ -150,8 +135,8 @@ test(
       assert.equal(viaProxy.statusCode, 200);
       assert.equal(direct.statusCode, 200);
       const initial = query.includes('sendInitialEvents') ? 2 : 0; // ADDED first, the end bookmark
-      const ours = readEvents(viaProxy.body, initial + 3);
-      const theirs = readEvents(direct.body, initial + 3);
+      const ours = readWatchEvents<{ type: string; object: TableJson }>(viaProxy.body, initial + 3);
+      const theirs = readWatchEvents<{ type: string; object: TableJson }>(direct.body, initial + 3);
       const second = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
         metadata: { name: `second-${String(initial)}` },
       });

@@ -29,6 +29,8 @@ import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
  * budget; bytes bound the memory a slow client can pin whatever the object size.
  */
 export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
+/** A watch that ends with more than this unsent is cut (its client stopped reading), not ended. */
+const END_GRACEFULLY_BYTES = 1024 * 1024;
 /** Initial events are written until this many bytes wait in the connection, then it drains. */
 const INITIAL_HIGH_WATER_BYTES = 1024 * 1024;
 /** defaultBookmarkFrequency (cacher.go). */
@@ -122,7 +124,11 @@ export class CacheWatcher implements UnsentHolder {
       this.#close('timeout');
     }, options.deadline - now);
     this.#scheduleBookmark();
-    void this.#writeInitial();
+    // A failure while writing (a representation that throws on an odd object) ends this watch
+    // alone; the client re-watches. Never an unhandled rejection.
+    this.#writeInitial().catch(() => {
+      this.#close('terminated');
+    });
   }
 
   get closed(): boolean {
@@ -271,8 +277,14 @@ export class CacheWatcher implements UnsentHolder {
       // process(): after the initial events, and only when it moves the watcher's RV.
       if (this.#pending === undefined && rv > this.#resourceVersion) {
         this.#resourceVersion = rv;
-        const bookmark = this.#bookmarkFrame(rv, false);
-        this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
+        try {
+          const bookmark = this.#bookmarkFrame(rv, false);
+          this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
+        } catch {
+          // As in #writeInitial: this watch ends, the process goes on.
+          this.#close('terminated');
+          return;
+        }
       }
       this.#scheduleBookmark();
     }, at - now);
@@ -287,7 +299,10 @@ export class CacheWatcher implements UnsentHolder {
     this.#pendingBytes = 0;
     if (this.#reported !== 0) this.#options.budget?.release(this);
     this.#reported = 0;
-    if (reason === 'slow') this.#sink.destroy();
+    // A client that stopped reading keeps what is queued for it as long as it keeps the
+    // connection: past a little, a watch that ends is cut rather than ended, so that its unsent
+    // bytes are freed with it (the unsent budget no longer counts them).
+    if (reason === 'slow' || (reason !== 'client' && this.#sink.writableLength > END_GRACEFULLY_BYTES)) this.#sink.destroy();
     else if (reason !== 'client') this.#sink.end(this.#encoding.end);
     this.#options.onClose(this, reason);
   }

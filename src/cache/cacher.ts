@@ -206,6 +206,9 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
           metrics.sent(bytes);
         },
       });
+      // The watcher writes its first initial events as it is made, and may be closed by then (the
+      // unsent budget, a client already gone): registered, it would never be removed again.
+      if (watcher.closed) return { kind: 'started', watcher };
       const bucket = bucketOf(request.filter);
       let set = buckets.get(bucket);
       if (set === undefined) buckets.set(bucket, (set = new Set()));

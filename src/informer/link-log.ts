@@ -4,7 +4,8 @@
  * line about a failure that changes nothing hides the one that does.
  *
  * - The first failure after the link was up (or before it ever was) is logged at its own level;
- *   the failures that follow while it stays down are logged at debug.
+ *   the failures that follow while it stays down are logged at debug, but for the first that
+ *   matters more than what was logged (a 410 at info, then the apiserver unreachable: one warn).
  * - The watch opening again after failures is logged once at info, with how long it was down,
  *   how many attempts failed and the first reason.
  * - A watch the apiserver ends cleanly (its timeout) and that reopens at once is no transition.
@@ -28,7 +29,11 @@ interface Down {
   readonly since: number;
   readonly firstReason: string;
   failures: number;
+  /** The highest level logged for this outage: a later failure that matters more is logged at its level once. */
+  logged: LinkLogLevel;
 }
+
+const RANK: Readonly<Record<LinkLogLevel, number>> = { debug: 0, info: 1, warn: 2 };
 
 export function newLinkLog(name: string, sink: LinkLogSink, clock: Clock): LinkLog {
   /** undefined: up, or never failed yet. */
@@ -37,10 +42,13 @@ export function newLinkLog(name: string, sink: LinkLogSink, clock: Clock): LinkL
     failed(level, message) {
       if (down !== undefined) {
         down.failures++;
-        sink('debug', `${name}: ${message} (still failing: attempt ${String(down.failures)})`);
+        // A 410 (info) followed by an unreachable apiserver (warn) is news: said once at warn.
+        const escalates = RANK[level] > RANK[down.logged];
+        if (escalates) down.logged = level;
+        sink(escalates ? level : 'debug', `${name}: ${message} (still failing: attempt ${String(down.failures)})`);
         return;
       }
-      down = { since: clock.now(), firstReason: message, failures: 1 };
+      down = { since: clock.now(), firstReason: message, failures: 1, logged: level };
       sink(level, `${name}: ${message}; retrying, reads of it pass through until its watch is back`);
     },
     watching() {

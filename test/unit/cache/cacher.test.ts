@@ -246,6 +246,42 @@ test('cacher: watchers that do not read are bounded together by the unsent budge
   assert.equal(budget.total(), 0);
 });
 
+test('cacher: a watcher the budget closes while it writes its initial events is never registered (no leak, no pinned snapshot)', () => {
+  const clock = new FakeClock();
+  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  const budget = newUnsentBudget(2 * 1024 * 1024);
+  const other = { unsentBytes: () => 1024 * 1024, closeForSlowness: () => undefined };
+  budget.report(other, 1024 * 1024);
+  const cacher = newCacher(cache, { clock, budget });
+  cache.store.replace(
+    [0, 1, 2, 3].map((i) => cm('a', `big-${String(i)}`, 10 + i, {}, 800 * 1024)),
+    '20',
+  );
+  let destroyed = false;
+  const stuck = new Writable({
+    highWaterMark: 1,
+    write(_chunk, _encoding, _callback) {
+      // never calls back
+    },
+    destroy(_error, callback) {
+      destroyed = true;
+      callback(null);
+    },
+  });
+  const start = cacher.watch({
+    sink: stuck,
+    filter: ALL,
+    resourceVersion: '',
+    sendInitialEvents: true,
+    allowWatchBookmarks: true,
+    timeoutMs: 60_000,
+  });
+  assert.equal(start.kind, 'started');
+  assert.equal(destroyed, true, 'closed for slowness while writing its initial events');
+  assert.equal(cacher.watcherCount(), 0, 'not counted, not kept');
+});
+
 function pod(name: string, rv: number, nodeName: string): KubeObject {
   const json = { kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: String(rv) }, spec: { nodeName } };
   return decodeObject(Buffer.from(JSON.stringify(json)), selectableFieldsFor('', 'pods', true).extract);

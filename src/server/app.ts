@@ -22,6 +22,7 @@ import { filterRequest, installRequestFilter, logFilterDecision } from './reques
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
 import { PING, rootHealth, singleHealth } from './health.ts';
+import { firstAccept } from './negotiation.ts';
 import type { HealthCheck } from './health.ts';
 
 export interface ProxyServerOptions {
@@ -204,7 +205,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         countServed(request, 'cache');
         return;
       }
-      cached = await reads.tryServe(request, req.headers, gone.signal);
+      cached = await reads.tryServe(request, { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] }, gone.signal);
     } catch (error) {
       // Never a client's failure: the apiserver answers instead.
       log.warn({ err: error }, 'serving from the cache failed; passing through');

@@ -37,7 +37,7 @@ import { printerFor } from '../table/printers/index.ts';
 import type { KubeJson, Printer } from '../table/model.ts';
 import { crdPrinter } from '../table/crd-printer.ts';
 import { realClock } from '../clock/clock.ts';
-import { negotiateRead, prettyByRequest } from './negotiation.ts';
+import { firstAccept, negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
 import { writtenResourceVersion } from './written-resource-version.ts';
 
@@ -199,7 +199,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const delegator = delegatorFor(request, info);
       if (delegator === undefined) return false;
       // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
-      const negotiated = negotiateRead(req.headers.accept, !delegator.cache.spec.unstructured);
+      const negotiated = negotiateRead(firstAccept(req.rawHeaders), !delegator.cache.spec.unstructured);
       if (negotiated.kind === 'apiserver') return false;
       let representation: WatchRepresentation | undefined;
       if (negotiated.kind === 'table') {
@@ -453,7 +453,9 @@ function serveTable(
   if (info.verb === 'get') {
     const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
     const obj = cache.get(key);
-    if (obj === undefined) return serveGet(cache, info); // the same 404 Status
+    // The 404's Status is negotiated without the Table conversion (indented when no plain-JSON
+    // clause is left): the apiserver's to word.
+    if (obj === undefined) return undefined;
     const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
     return whole(200, tableBody(printer, [obj], meta, include, version, now, false));
   }

@@ -43,43 +43,63 @@ export type Negotiated =
 
 const APISERVER: Negotiated = { kind: 'apiserver' };
 
-/** goautoneg's trim cutset: spaces and tabs. */
+/** goautoneg's stringTrimSpaceCutset: spaces only (a tab is part of a token). */
 function trim(s: string): string {
-  return s.replace(/^[ \t]+|[ \t]+$/g, '');
+  return s.replace(/^ +| +$/g, '');
 }
 
-/** goautoneg.ParseAccept: clauses in preference order (higher q, then specific type, then specific subtype). */
+/** goautoneg's nextSplitElement: the text before the first `sep`, and the rest after it ('' when none). */
+function nextSplit(s: string, sep: string): [item: string, remaining: string] {
+  const at = s.indexOf(sep);
+  return at < 0 ? [s, ''] : [s.slice(0, at), s.slice(at + 1)];
+}
+
+/** More clauses than this and Go's sort.Sort is no longer an insertion sort: the order is its pdqsort's. */
+export const MAX_SORTED_CLAUSES = 12;
+
+/**
+ * goautoneg.ParseAccept, step for step: clauses in preference order (higher q, then specific
+ * type, then specific subtype). A parameter without a value (`as=`, `q=`) is dropped; `q` is read
+ * untrimmed as strconv.ParseFloat(s, 32) reads it (0 when it is not a number).
+ */
 export function parseAccept(header: string): AcceptClause[] {
   const clauses: AcceptClause[] = [];
-  for (const raw of header.split(',')) {
-    const part = trim(raw);
-    const [range = '', ...paramParts] = part.split(';');
-    const slash = range.split('/');
-    const type = trim(slash[0] ?? '');
+  let remaining = header;
+  while (remaining.length > 0) {
+    let part: string;
+    [part, remaining] = nextSplit(remaining, ',');
+    part = trim(part);
+    const [range, params0] = nextSplit(part, ';');
+    let paramPart = params0;
+    const [typeText, typeRest] = nextSplit(range, '/');
+    const type = trim(typeText);
     let subType: string;
-    if (slash.length === 1) {
+    if (typeRest.length === 0) {
       if (type !== '*') continue;
       subType = '*';
-    } else if (slash.length === 2) {
-      subType = trim(slash[1] ?? '');
     } else {
-      continue;
+      const [subText, extra] = nextSplit(typeRest, '/');
+      if (extra.length > 0) continue;
+      subType = trim(subText);
     }
     let q = 1;
     const params = new Map<string, string>();
-    for (const p of paramParts) {
-      const kv = p.split('=');
-      if (kv.length !== 2) continue;
-      const key = trim(kv[0] ?? '');
-      const value = kv[1] ?? '';
-      if (key === 'q') q = parseGoFloat(value);
-      else params.set(key, trim(value));
+    while (paramPart.length > 0) {
+      let param: string;
+      [param, paramPart] = nextSplit(paramPart, ';');
+      const [key, afterKey] = nextSplit(param, '=');
+      if (afterKey.length === 0) continue;
+      const [value, extra] = nextSplit(afterKey, '=');
+      if (extra.length !== 0) continue;
+      const token = trim(key);
+      if (token === 'q') q = parseGoFloat32(value);
+      else params.set(token, trim(value));
     }
     clauses.push({ type, subType, q, params });
   }
   // sort.Sort with goautoneg's Less. That Less is no strict order (a lower q with a specific
   // subtype can sort before a wildcard), so the result depends on the algorithm: Go sorts lists
-  // of up to 12 by insertion sort, which this repeats (longer Accept headers are not seen in practice).
+  // of up to 12 by insertion sort, which this repeats; longer ones negotiate at the apiserver.
   for (let i = 1; i < clauses.length; i++) {
     for (let j = i; j > 0 && less(clauses[j] as AcceptClause, clauses[j - 1] as AcceptClause); j--) {
       const swap = clauses[j] as AcceptClause;
@@ -97,10 +117,23 @@ function less(a: AcceptClause, b: AcceptClause): boolean {
   return false;
 }
 
-/** strconv.ParseFloat(s, 32) as goautoneg uses it: an unparseable q is 0. */
-function parseGoFloat(s: string): number {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return 0;
-  return Math.fround(Number(s));
+/**
+ * strconv.ParseFloat(s, 32) as goautoneg uses it (its error ignored): decimal and hexadecimal
+ * floats, `inf`/`infinity`/`nan` in any case, digits separated by `_` only after a base prefix;
+ * out of float32's range ±Inf; anything else 0.
+ */
+export function parseGoFloat32(s: string): number {
+  if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
+  if (/^nan$/i.test(s)) return Number.NaN;
+  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return Math.fround(Number(s));
+  const hex = /^([+-]?)0[xX](_?[0-9a-fA-F](?:_?[0-9a-fA-F])*)?(?:\.([0-9a-fA-F](?:_?[0-9a-fA-F])*)?)?[pP]([+-]?\d+)$/.exec(s);
+  if (hex === null) return 0;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = hex;
+  const digits = `${whole}${fraction}`.replaceAll('_', '');
+  if (digits === '') return 0;
+  const mantissa = parseInt(digits, 16) / 16 ** fraction.replaceAll('_', '').length;
+  const value = Math.fround(mantissa * 2 ** Number(exponent));
+  return sign === '-' ? -value : value;
 }
 
 interface MediaType {
@@ -112,10 +145,8 @@ const JSON_TYPE: MediaType = { type: 'application', subType: 'json' };
 const YAML_TYPE: MediaType = { type: 'application', subType: 'yaml' };
 const PROTOBUF_TYPE: MediaType = { type: 'application', subType: 'vnd.kubernetes.protobuf' };
 
-/** The apiserver's serializers in its order: custom resources have no protobuf. */
-function servedTypes(protobuf: boolean): readonly MediaType[] {
-  return protobuf ? [JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE] : [JSON_TYPE, YAML_TYPE];
-}
+/** The apiserver's serializers in its order (a custom resource's protobuf only for a conversion: see accepts). */
+const SERVED_TYPES: readonly MediaType[] = [JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE];
 
 /** The pairing the apiserver would make: which served type, with which conversion, for which clause. */
 interface Choice {
@@ -130,23 +161,38 @@ interface Choice {
  * be one the endpoint can do for this media type; `stream` must be `watch` (JSON, protobuf);
  * `sv` is left to the apiserver.
  */
-function accepts(clause: AcceptClause, served: MediaType): { convert: string | undefined; pretty: boolean } | undefined {
+function accepts(
+  clause: AcceptClause,
+  served: MediaType,
+  protobufObjects: boolean,
+): { convert: string | undefined; pretty: boolean } | undefined {
   const p = clause.params;
   const as = p.get('as');
   const g = p.get('g');
   const v = p.get('v');
   const stream = p.get('stream');
   if (stream !== undefined && stream !== '' && (stream !== 'watch' || served === YAML_TYPE)) return undefined;
-  if (p.has('sv') && p.get('sv') !== '') return undefined;
+  // RequestScope.AllowsServerVersion: the meta group's version.
+  const sv = p.get('sv');
+  if (sv !== undefined && sv !== '' && sv !== 'v1') return undefined;
   const pretty = p.get('pretty') === '1';
-  if (as === undefined && g === undefined && v === undefined) return { convert: undefined, pretty };
+  if (as === undefined && g === undefined && v === undefined) {
+    // A custom resource's StandardSerializers have no protobuf; its conversions do.
+    if (served === PROTOBUF_TYPE && !protobufObjects) return undefined;
+    return { convert: undefined, pretty };
+  }
   if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
   if (as === 'Table') return served === PROTOBUF_TYPE ? undefined : { convert: `Table/${v}`, pretty };
   if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { convert: `${as}/${v}`, pretty };
   return undefined;
 }
 
-function choose(clauses: readonly AcceptClause[], served: readonly MediaType[], from: number): Choice | undefined {
+function choose(
+  clauses: readonly AcceptClause[],
+  served: readonly MediaType[],
+  from: number,
+  protobufObjects: boolean,
+): Choice | undefined {
   for (let i = from; i < clauses.length; i++) {
     const clause = clauses[i];
     if (clause === undefined) continue;
@@ -155,7 +201,7 @@ function choose(clauses: readonly AcceptClause[], served: readonly MediaType[], 
         (clause.type === s.type && (clause.subType === s.subType || clause.subType === '*')) ||
         (clause.type === '*' && clause.subType === '*');
       if (!matches) continue;
-      const options = accepts(clause, s);
+      const options = accepts(clause, s, protobufObjects);
       if (options !== undefined) return { served: s, ...options, index: i };
     }
   }
@@ -170,15 +216,15 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
   // An empty Accept gets the first serializer: JSON.
   if (accept === undefined || accept === '') return { kind: 'json', pretty: false };
   const clauses = parseAccept(accept);
-  const served = servedTypes(protobuf);
-  const first = choose(clauses, served, 0);
+  if (clauses.length > MAX_SORTED_CLAUSES) return APISERVER;
+  const first = choose(clauses, SERVED_TYPES, 0, protobuf);
   if (first === undefined) return APISERVER;
   if (first.served === JSON_TYPE && (first.convert === 'Table/v1' || first.convert === 'Table/v1beta1')) {
     return { kind: 'table', version: first.convert === 'Table/v1' ? 'v1' : 'v1beta1', pretty: first.pretty };
   }
   const inJson = first.served === JSON_TYPE ? first : undefined;
   // Protobuf first: JSON only if a later clause accepts it with the same conversion (see the top of this file).
-  const downgraded = first.served === PROTOBUF_TYPE ? choose(clauses, [JSON_TYPE], first.index + 1) : undefined;
+  const downgraded = first.served === PROTOBUF_TYPE ? choose(clauses, [JSON_TYPE], first.index + 1, protobuf) : undefined;
   const chosen = inJson ?? (downgraded?.convert === first.convert ? downgraded : undefined);
   if (chosen === undefined) return APISERVER;
   if (chosen.convert === undefined) return { kind: 'json', pretty: chosen.pretty };
@@ -202,3 +248,15 @@ export function prettyByRequest(query: URLSearchParams, userAgent: string | unde
 
 /** strconv.ParseBool's true spellings (the false ones and any error are false). */
 const PARSE_BOOL_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+
+/**
+ * The Accept header as Go's Header.Get reads it: the first field of that name only. Node joins
+ * repeated Accept fields with ", ", which would read as more clauses.
+ */
+export function firstAccept(rawHeaders: readonly string[]): string | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] ?? '';
+    if (name.length === 6 && name.toLowerCase() === 'accept') return rawHeaders[i + 1];
+  }
+  return undefined;
+}

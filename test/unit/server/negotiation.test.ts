@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { negotiateRead, parseAccept, prettyByRequest } from '../../../src/server/negotiation.ts';
+import { negotiateRead, parseAccept, parseGoFloat32, prettyByRequest } from '../../../src/server/negotiation.ts';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 const METADATA_CLIENT =
@@ -108,4 +108,45 @@ test('prettyByRequest: ?pretty= as strconv.ParseBool, else curl, Wget and browse
   for (const v of ['1', 't', 'T', 'true', 'TRUE', 'True']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'go'), true, v);
   for (const v of ['0', 'false', 'yes', 'xyz']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'curl/8'), false, v);
   assert.equal(prettyByRequest(q('pretty='), 'curl/8'), true, 'an empty value leaves it to the User-Agent');
+});
+
+test('negotiateRead: goautoneg’s parsing to the letter (cases the apiserver was asked, each answered as it answered)', () => {
+  const table = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+  // A parameter without a value is dropped: `q=` leaves q at 1, `as=` asks for nothing.
+  assert.deepEqual(negotiateRead(`application/json;q=,${table};q=0.5`, true), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead(`application/json;as=,${table}`, true), { kind: 'json', pretty: false });
+  // sv=v1 is the meta group's version: allowed.
+  assert.deepEqual(negotiateRead(`application/json;sv=v1, ${table}`, true), { kind: 'json', pretty: false });
+  // ParseFloat reads Inf.
+  assert.deepEqual(negotiateRead(`${table};q=0.9,application/json;q=Inf`, true), { kind: 'json', pretty: false });
+  // Only spaces are trimmed: a tab makes `\tapplication/json` another type, and `\tg` another parameter.
+  assert.deepEqual(negotiateRead('text/html,\tapplication/json', true), { kind: 'apiserver' });
+  assert.deepEqual(negotiateRead('application/json;as=Table;\tg=meta.k8s.io;v=v1, application/json', true), {
+    kind: 'json',
+    pretty: false,
+  });
+  // Past 12 clauses Go's sort is another algorithm: the apiserver decides.
+  const thirteen =
+    'text/html;q=0.5,image/png;q=0.1,application/yaml;q=0.5,image/png;q=0.9,image/png;q=0.5,*/*,*/*,*/*;q=0.1,text/plain,text/plain;q=0.5,*/*,image/png,text/html;q=0.9';
+  assert.deepEqual(negotiateRead(thirteen, true), { kind: 'apiserver' });
+  // A custom resource's metadata in protobuf is served (conversions have protobuf): not the plain JSON after it.
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json', false),
+    {
+      kind: 'apiserver',
+    },
+  );
+});
+
+test('parseGoFloat32: strconv.ParseFloat(s, 32) with its error ignored', () => {
+  assert.equal(parseGoFloat32('0.5'), 0.5);
+  assert.equal(parseGoFloat32('Inf'), Infinity);
+  assert.equal(parseGoFloat32('-infinity'), -Infinity);
+  assert.ok(Number.isNaN(parseGoFloat32('NaN')));
+  assert.equal(parseGoFloat32('1e39'), Infinity, 'out of float32 range');
+  assert.equal(parseGoFloat32('0x1p-2'), 0.25);
+  assert.equal(parseGoFloat32('0x1_0p0'), 16);
+  assert.equal(parseGoFloat32(' 0.5'), 0, 'not trimmed');
+  assert.equal(parseGoFloat32('1_0'), 0, 'underscores only after a base prefix');
+  assert.equal(parseGoFloat32(''), 0);
 });

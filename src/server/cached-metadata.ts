@@ -17,6 +17,8 @@ import type { WatchRepresentation } from '../cache/window-event.ts';
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { PieceWriter } from './piece-writer.ts';
+import { goMarshal } from './go-json.ts';
+import type { GoJsonValue } from './go-json.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -37,18 +39,80 @@ function metadataSpan(raw: Buffer): { readonly start: number; readonly end: numb
   return span;
 }
 
-/** The stored object's `metadata` member, as stored. */
-export function metadataBytes(raw: Buffer): Buffer {
+/** Go's omitempty: '' , 0, false, an empty map or list, and an absent value are left out. */
+function omitEmpty(value: unknown): GoJsonValue | undefined {
+  if (value === undefined || value === null || value === '' || value === 0 || value === false) return undefined;
+  if (Array.isArray(value) && value.length === 0) return undefined;
+  if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) return undefined;
+  return value as GoJsonValue;
+}
+
+function ordered(obj: unknown, fields: readonly string[], always: readonly string[] = []): GoJsonValue {
+  const source = (obj ?? {}) as Record<string, unknown>;
+  const out: Record<string, GoJsonValue | undefined> = {};
+  for (const field of fields) out[field] = always.includes(field) ? ((source[field] ?? '') as GoJsonValue) : omitEmpty(source[field]);
+  return out;
+}
+
+/**
+ * A custom resource's metadata as meta.AsPartialObjectMetadata writes it: the object is
+ * unstructured (its stored keys sorted), so the apiserver rebuilds an ObjectMeta through its
+ * getters and encodes the struct, in field order, omitting what is empty.
+ */
+function objectMetaJson(metadata: unknown): string {
+  const m = (metadata ?? {}) as Record<string, unknown>;
+  const list = (value: unknown, fields: readonly string[], always: readonly string[] = []): GoJsonValue | undefined =>
+    Array.isArray(value) && value.length > 0 ? value.map((item) => ordered(item, fields, always)) : undefined;
+  return goMarshal({
+    name: omitEmpty(m.name),
+    generateName: omitEmpty(m.generateName),
+    namespace: omitEmpty(m.namespace),
+    selfLink: omitEmpty(m.selfLink),
+    uid: omitEmpty(m.uid),
+    resourceVersion: omitEmpty(m.resourceVersion),
+    generation: omitEmpty(m.generation),
+    creationTimestamp: omitEmpty(m.creationTimestamp),
+    deletionTimestamp: omitEmpty(m.deletionTimestamp),
+    deletionGracePeriodSeconds:
+      m.deletionGracePeriodSeconds === undefined || m.deletionGracePeriodSeconds === null
+        ? undefined
+        : (m.deletionGracePeriodSeconds as GoJsonValue),
+    labels: omitEmpty(m.labels),
+    annotations: omitEmpty(m.annotations),
+    ownerReferences: list(
+      m.ownerReferences,
+      ['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion'],
+      ['apiVersion', 'kind', 'name', 'uid'],
+    ),
+    finalizers: omitEmpty(m.finalizers),
+    managedFields: list(m.managedFields, ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']),
+  });
+}
+
+/** Each custom resource's re-encoded metadata, made the first time it is served so. */
+const unstructuredMetadata = new WeakMap<Buffer, Buffer>();
+
+/**
+ * The object's metadata as the apiserver writes it in a PartialObjectMetadata: a built-in
+ * type's stored `metadata` bytes as they are (typed objects encode ObjectMeta in struct order
+ * already), a custom resource's re-encoded in ObjectMeta's order.
+ */
+export function metadataBytes(raw: Buffer, unstructured = false): Buffer {
   const span = metadataSpan(raw);
-  return span === undefined ? EMPTY_METADATA : raw.subarray(span.start, span.end);
+  if (span === undefined) return EMPTY_METADATA;
+  if (!unstructured) return raw.subarray(span.start, span.end);
+  let bytes = unstructuredMetadata.get(raw);
+  if (bytes === undefined) {
+    bytes = Buffer.from(objectMetaJson(JSON.parse(raw.toString('utf8', span.start, span.end))));
+    unstructuredMetadata.set(raw, bytes);
+  }
+  return bytes;
 }
 
 /** Appends the object's PartialObjectMetadata to `out`, copying its metadata bytes once. */
-export function writePartialObjectMetadata(out: PieceWriter, raw: Buffer, version: MetaVersion): void {
+export function writePartialObjectMetadata(out: PieceWriter, raw: Buffer, version: MetaVersion, unstructured = false): void {
   out.bytes(head(version));
-  const span = metadataSpan(raw);
-  if (span === undefined) out.bytes(EMPTY_METADATA);
-  else out.bytes(raw, span.start, span.end);
+  out.bytes(metadataBytes(raw, unstructured));
   out.byte(CLOSE_BRACE);
 }
 
@@ -70,13 +134,13 @@ const COMMA_BYTE = 0x2c;
 const LIST_TAIL = Buffer.from(']}\n');
 
 /** The PartialObjectMetadata of a stored object (or of a bookmark object), without a newline. */
-export function partialObjectMetadata(raw: Buffer, version: MetaVersion): Buffer {
-  return Buffer.concat([head(version), metadataBytes(raw), CLOSE]);
+export function partialObjectMetadata(raw: Buffer, version: MetaVersion, unstructured = false): Buffer {
+  return Buffer.concat([head(version), metadataBytes(raw, unstructured), CLOSE]);
 }
 
 /** A GET's answer: the object's PartialObjectMetadata and the encoder's newline. */
-export function metadataGetBody(obj: KubeObject, version: MetaVersion): Buffer[] {
-  return [head(version), metadataBytes(obj.raw), CLOSE_LINE];
+export function metadataGetBody(obj: KubeObject, version: MetaVersion, unstructured: boolean): Buffer[] {
+  return [head(version), metadataBytes(obj.raw, unstructured), CLOSE_LINE];
 }
 
 export interface MetadataListMeta {
@@ -86,7 +150,12 @@ export interface MetadataListMeta {
 }
 
 /** A LIST's answer: the page's items as PartialObjectMetadata, in the list's order, in large pieces. */
-export function metadataListBody(objects: readonly KubeObject[], meta: MetadataListMeta, version: MetaVersion): Buffer[] {
+export function metadataListBody(
+  objects: readonly KubeObject[],
+  meta: MetadataListMeta,
+  version: MetaVersion,
+  unstructured: boolean,
+): Buffer[] {
   let listMeta = `"resourceVersion":"${meta.resourceVersion}"`;
   if (meta.continue !== '') listMeta += `,"continue":"${meta.continue}"`;
   if (meta.remainingItemCount !== undefined) listMeta += `,"remainingItemCount":${String(meta.remainingItemCount)}`;
@@ -98,16 +167,16 @@ export function metadataListBody(objects: readonly KubeObject[], meta: MetadataL
     const obj = objects[i];
     if (obj === undefined) continue;
     if (i > 0) out.byte(COMMA_BYTE);
-    writePartialObjectMetadata(out, obj.raw, version);
+    writePartialObjectMetadata(out, obj.raw, version, unstructured);
   }
   out.bytes(LIST_TAIL);
   return out.end();
 }
 
 /** A metadata watch: every event's and bookmark's object as a PartialObjectMetadata. */
-export function metadataWatchRepresentation(version: MetaVersion): WatchRepresentation {
+export function metadataWatchRepresentation(version: MetaVersion, unstructured: boolean): WatchRepresentation {
   return {
-    object: (raw) => partialObjectMetadata(raw, version),
-    bookmark: (raw) => partialObjectMetadata(raw, version),
+    object: (raw) => partialObjectMetadata(raw, version, unstructured),
+    bookmark: (raw) => partialObjectMetadata(raw, version, unstructured),
   };
 }

@@ -207,11 +207,11 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         const printer = printerOf(spec);
         const include = parseIncludeObject(request.query().get('includeObject'));
         if (printer === undefined || include === undefined) return false;
-        representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow());
+        representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
       } else if (negotiated.kind === 'metadata') {
         // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
         if (negotiated.list) return false;
-        representation = metadataWatchRepresentation(negotiated.version);
+        representation = metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
       }
       const gone = new AbortController();
       const onClose = (): void => {
@@ -420,12 +420,12 @@ function serveMetadata(
 ): CachedResponse | undefined {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
-    return obj === undefined ? undefined : whole(200, metadataGetBody(obj, version));
+    return obj === undefined ? undefined : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, metadataListBody(page.items, meta, version));
+  return whole(200, metadataListBody(page.items, meta, version, cache.spec.unstructured));
 }
 
 /** Per CRD object (a new version of it is a new object, so a changed CRD makes new printers), per served version. */
@@ -457,12 +457,12 @@ function serveTable(
     // clause is left): the apiserver's to word.
     if (obj === undefined) return undefined;
     const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
-    return whole(200, tableBody(printer, [obj], meta, include, version, now, false));
+    return whole(200, tableBody(printer, [obj], meta, include, version, now, false, cache.spec.unstructured));
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, tableBody(printer, page.items, meta, include, version, now, true));
+  return whole(200, tableBody(printer, page.items, meta, include, version, now, true, cache.spec.unstructured));
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */

@@ -51,10 +51,10 @@ function columnDefinitions(printer: Printer): string {
 }
 
 /** A row's object in a Table watch: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
-function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion): string {
+function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion, unstructured: boolean): string {
   if (include === 'None') return 'null';
   if (include === 'Object') return raw.toString('utf8');
-  return partialObjectMetadata(raw, version).toString('utf8');
+  return partialObjectMetadata(raw, version, unstructured).toString('utf8');
 }
 
 function rowJson(row: TableRow, object: string): string {
@@ -99,10 +99,10 @@ const CLOSE_BRACE = 0x7d;
 const COMMA_BYTE = 0x2c;
 const TABLE_TAIL = Buffer.from(']}\n');
 
-function writeRowObject(out: PieceWriter, obj: KubeObject, include: IncludeObject, version: TableVersion): void {
+function writeRowObject(out: PieceWriter, obj: KubeObject, include: IncludeObject, version: TableVersion, unstructured: boolean): void {
   if (include === 'None') out.bytes(NULL_OBJECT);
   else if (include === 'Object') out.bytes(obj.raw);
-  else writePartialObjectMetadata(out, obj.raw, version);
+  else writePartialObjectMetadata(out, obj.raw, version, unstructured);
 }
 
 /**
@@ -119,6 +119,7 @@ export function tableBody(
   version: TableVersion,
   now: number,
   list: boolean,
+  unstructured: boolean,
 ): Buffer[] {
   const second = Math.floor(now / 1000);
   const out = new PieceWriter();
@@ -132,7 +133,7 @@ export function tableBody(
     if (!first) out.byte(COMMA_BYTE);
     first = false;
     out.bytes(prefix);
-    writeRowObject(out, obj, include, version);
+    writeRowObject(out, obj, include, version, unstructured);
     out.byte(CLOSE_BRACE);
   };
   if (list && printer.printList !== undefined) {
@@ -162,6 +163,7 @@ export function tableWatchRepresentation(
   include: IncludeObject,
   version: TableVersion,
   wallNow: () => number,
+  unstructured: boolean,
 ): WatchRepresentation {
   let headers = true;
   const table = (rv: string, row: TableRow, object: string): Buffer => {
@@ -174,7 +176,7 @@ export function tableWatchRepresentation(
     const parsed = JSON.parse(raw.toString('utf8')) as KubeJson;
     const rv = (parsed.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
     const [row = { cells: [] }] = printer.print(parsed, wallNow());
-    return table(typeof rv === 'string' ? rv : '', row, rowObjectOf(raw, include, version));
+    return table(typeof rv === 'string' ? rv : '', row, rowObjectOf(raw, include, version, unstructured));
   };
   return {
     object: (raw) => render(raw, include),

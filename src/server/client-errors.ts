@@ -48,10 +48,21 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
       return undefined; // isCommonNetReadError: no reply
     case 'HPE_HEADER_OVERFLOW':
       return `HTTP/1.1 431 Request Header Fields Too Large${ERROR_HEADERS}431 Request Header Fields Too Large`;
-    case 'HPE_INVALID_TRANSFER_ENCODING':
-      // Go refuses a coding it does not know with a 501, but both framings at once with a 400.
-      if (/\r\ncontent-length:/i.test(rawText(error))) return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
-      return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_INVALID_TRANSFER_ENCODING': {
+      // Go reads Transfer-Encoding first (transfer.go parseTransferEncoding): a coding other than
+      // chunked is its 501 whatever the length says. With chunked and a Content-Length Go drops
+      // the length and reads the chunks, where llhttp refuses the pair (request smuggling): a
+      // 400, listed in the README's differences. A bad length alone is Go's 400 too.
+      const encoding = /\r\ntransfer-encoding:[ \t]*([^\r\n]*)/i.exec(rawText(error))?.[1]?.trim();
+      if (encoding === undefined && error.code === 'HPE_INVALID_TRANSFER_ENCODING') {
+        return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+      }
+      if (encoding !== undefined && encoding.toLowerCase() !== 'chunked') {
+        return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+      }
+      return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
+    }
     case 'HPE_INVALID_CHUNK_SIZE':
       // The body fails while the handler reads it: the apiserver answers a 500 Status with the
       // reader's error (net/http/internal/chunked.go), ErrorToAPIStatus of a plain error.

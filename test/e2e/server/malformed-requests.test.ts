@@ -407,6 +407,11 @@ test('malformed requests: malformed HTTP gets the apiserver status, and the prox
           `POST /api/v1/namespaces/${ns}/configmaps HTTP/1.1\r\n${h.host}${h.auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n`,
       },
       { name: 'GET * (no such route)', raw: (h) => `GET * HTTP/1.1\r\n${h.host}${h.auth}\r\n` },
+      {
+        name: 'Transfer-Encoding: gzip with a Content-Length',
+        raw: (h) =>
+          `POST /api/v1/namespaces/${ns}/configmaps HTTP/1.1\r\n${h.host}${h.auth}Transfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}`,
+      },
     ];
     const toProxyHead = { host: `Host: ${proxyAddress.host}\r\n`, auth: '' };
     const toApiserverHead = { host: `Host: ${apiAddress.host}\r\n`, auth: `Authorization: Bearer ${shared.cp.users.admin.token}\r\n` };
@@ -544,6 +549,14 @@ const DOCUMENTED_DIFFERENCES: readonly { name: string; apiserver: string; proxy:
     proxy: '400',
     raw: (h) =>
       `POST /api/v1/namespaces/default/configmaps?dryRun=All HTTP/1.1\r\n${h}Content-Type: application/json\r\nContent-Length: 35\r\nContent-Length: 35\r\nConnection: close\r\n\r\n{"metadata":{"generateName":"cl-"}}`,
+  },
+  // Both framings: Go drops the length and reads the chunks; llhttp refuses the pair (request smuggling).
+  {
+    name: 'Transfer-Encoding: chunked with a Content-Length',
+    apiserver: '201',
+    proxy: '400',
+    raw: (h) =>
+      `POST /api/v1/namespaces/default/configmaps?dryRun=All HTTP/1.1\r\n${h}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: 35\r\nConnection: close\r\n\r\n23\r\n{"metadata":{"generateName":"te-"}}\r\n0\r\n\r\n`,
   },
   // llhttp is more lenient than Go about the request line's shape.
   {

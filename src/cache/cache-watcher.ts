@@ -148,6 +148,8 @@ export class CacheWatcher implements UnsentHolder {
   #eventFrame(event: WindowEvent, type: WatchEventType): Buffer {
     const representation = this.#options.representation;
     if (representation === undefined) return event.frame(type, this.#encoding);
+    const { key } = representation;
+    if (key !== undefined) return event.representedFrame(type, this.#encoding, key, representation);
     return Buffer.concat(this.#encoding.wrap([watchFrame(type, representation.object(event.objectBytes(type)))]));
   }
 

@@ -55,6 +55,12 @@ export function frameObject(frame: Buffer): Buffer {
  * ask for it; it may keep state (the first event's column definitions).
  */
 export interface WatchRepresentation {
+  /**
+   * Set when the rendering depends on nothing but the object (metadata-only): every watcher with
+   * the same key gets the same bytes, so each event renders once per key and encoding, as its
+   * plain frames do. Absent: rendered per watcher (a Table's first event carries its columns).
+   */
+  readonly key?: string;
   /** The event object as this watcher sends it, from the object's JSON as a plain stream would carry it. */
   object(raw: Buffer): Buffer;
   /** A bookmark's object, from the bookmark object's JSON. */
@@ -93,6 +99,9 @@ export class WindowEvent {
   #modified: Buffer | undefined;
   #deleted: Buffer | undefined;
   #deletedObject: Buffer | undefined;
+  /** Frames in keyed representations (metadata-only), each built once. */
+  #represented:
+    { readonly key: string; readonly encoding: WatchEncoding; readonly type: WatchEventType; readonly bytes: Buffer }[] | undefined;
   /** The frames as wrapped by encodings other than the identity, each built once. */
   #encoded: { readonly encoding: WatchEncoding; readonly type: WatchEventType; readonly bytes: Buffer }[] | undefined;
 
@@ -117,6 +126,19 @@ export class WindowEvent {
     for (const e of this.#encoded) if (e.encoding === encoding && e.type === type) return e.bytes;
     const bytes = Buffer.concat(encoding.wrap([this.#frame(type)]));
     this.#encoded.push({ encoding, type, bytes });
+    return bytes;
+  }
+
+  /**
+   * The frame of this event in a keyed representation (see WatchRepresentation.key), rendered
+   * once per key, type and encoding for every watcher that shares them.
+   */
+  representedFrame(type: WatchEventType, encoding: WatchEncoding, key: string, representation: WatchRepresentation): Buffer {
+    // HOT PATH (once per watcher per event): a plain loop over at most a few entries.
+    this.#represented ??= [];
+    for (const r of this.#represented) if (r.key === key && r.encoding === encoding && r.type === type) return r.bytes;
+    const bytes = Buffer.concat(encoding.wrap([watchFrame(type, representation.object(this.objectBytes(type)))]));
+    this.#represented.push({ key, encoding, type, bytes });
     return bytes;
   }
 

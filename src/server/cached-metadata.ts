@@ -176,6 +176,8 @@ export function metadataListBody(
 /** A metadata watch: every event's and bookmark's object as a PartialObjectMetadata. */
 export function metadataWatchRepresentation(version: MetaVersion, unstructured: boolean): WatchRepresentation {
   return {
+    // The same bytes for every metadata watcher of this version: rendered once per event.
+    key: `PartialObjectMetadata/${version}`,
     object: (raw) => partialObjectMetadata(raw, version, unstructured),
     bookmark: (raw) => partialObjectMetadata(raw, version, unstructured),
   };

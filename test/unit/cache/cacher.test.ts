@@ -282,6 +282,31 @@ test('cacher: a watcher the budget closes while it writes its initial events is 
   assert.equal(cacher.watcherCount(), 0, 'not counted, not kept');
 });
 
+test('cacher: a keyed representation (metadata-only) renders each event once for all its watchers; an unkeyed one per watcher', async () => {
+  for (const [key, expected] of [
+    ['PartialObjectMetadata/v1', 2],
+    [undefined, 6],
+  ] as const) {
+    const h = harness();
+    h.store.replace([], '10');
+    let rendered = 0;
+    const representation = {
+      ...(key === undefined ? {} : { key }),
+      object: (raw: Buffer): Buffer => {
+        rendered++;
+        return raw;
+      },
+      bookmark: (raw: Buffer): Buffer => raw,
+    };
+    const watchers = [0, 1, 2].map(() => watch(h, { representation }));
+    h.store.add(cm('a', 'x', 11));
+    h.store.add(cm('a', 'y', 12));
+    await flush();
+    for (const w of watchers) assert.equal(w.lines().length, 2);
+    assert.equal(rendered, expected, `key ${String(key)}`);
+  }
+});
+
 function pod(name: string, rv: number, nodeName: string): KubeObject {
   const json = { kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: String(rv) }, spec: { nodeName } };
   return decodeObject(Buffer.from(JSON.stringify(json)), selectableFieldsFor('', 'pods', true).extract);

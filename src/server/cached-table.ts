@@ -17,7 +17,7 @@ import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
 import { goJsonString, goMarshal } from './go-json.ts';
-import { partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
+import { metadataBytes, partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
 import { PieceWriter } from './piece-writer.ts';
 
 export type TableVersion = 'v1' | 'v1beta1';
@@ -51,7 +51,21 @@ function columnDefinitions(printer: Printer): string {
 }
 
 /** A row's object in a Table watch: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
-function rowObjectOf(raw: Buffer, include: IncludeObject, version: TableVersion, unstructured: boolean): string {
+const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
+
+/**
+ * asTable's rule for a row's object: with includeObject=None an object annotated
+ * k8s.io/initial-events-end=true (the bookmark ending a WatchList's initial events, or any
+ * object a user annotated so) still gets its metadata. A byte search first: the annotation is rare.
+ */
+function rowInclude(raw: Buffer, include: IncludeObject): IncludeObject {
+  if (include !== 'None' || !raw.includes(INITIAL_EVENTS_END)) return include;
+  const annotations = (JSON.parse(metadataBytes(raw).toString('utf8')) as { annotations?: Record<string, unknown> }).annotations;
+  return annotations?.['k8s.io/initial-events-end'] === 'true' ? 'Metadata' : include;
+}
+
+function rowObjectOf(raw: Buffer, wanted: IncludeObject, version: TableVersion, unstructured: boolean): string {
+  const include = rowInclude(raw, wanted);
   if (include === 'None') return 'null';
   if (include === 'Object') return raw.toString('utf8');
   return partialObjectMetadata(raw, version, unstructured).toString('utf8');
@@ -99,7 +113,8 @@ const CLOSE_BRACE = 0x7d;
 const COMMA_BYTE = 0x2c;
 const TABLE_TAIL = Buffer.from(']}\n');
 
-function writeRowObject(out: PieceWriter, obj: KubeObject, include: IncludeObject, version: TableVersion, unstructured: boolean): void {
+function writeRowObject(out: PieceWriter, obj: KubeObject, wanted: IncludeObject, version: TableVersion, unstructured: boolean): void {
+  const include = rowInclude(obj.raw, wanted);
   if (include === 'None') out.bytes(NULL_OBJECT);
   else if (include === 'Object') out.bytes(obj.raw);
   else writePartialObjectMetadata(out, obj.raw, version, unstructured);
@@ -180,6 +195,7 @@ export function tableWatchRepresentation(
   };
   return {
     object: (raw) => render(raw, include),
-    bookmark: (raw, initialEventsEnd) => render(raw, initialEventsEnd && include === 'None' ? 'Metadata' : include),
+    // The end bookmark carries the annotation: rowInclude gives it its metadata under None.
+    bookmark: (raw) => render(raw, include),
   };
 }

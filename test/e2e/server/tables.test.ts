@@ -59,7 +59,12 @@ test(
     const ns = await testNamespace(t, shared.admin);
     for (let i = 0; i < 5; i++) {
       await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
-        metadata: { name: `cm-${String(i)}`, labels: { i: String(i % 2) } },
+        // One annotated as a WatchList's end bookmark is: under includeObject=None its row still gets its metadata.
+        metadata: {
+          name: `cm-${String(i)}`,
+          labels: { i: String(i % 2) },
+          ...(i === 4 ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+        },
         data: { a: '<b & c>' },
       });
     }

@@ -124,7 +124,9 @@ export class WindowEvent {
     // HOT PATH (once per watcher per event): a plain loop over at most a few entries, no closure.
     this.#encoded ??= [];
     for (const e of this.#encoded) if (e.encoding === encoding && e.type === type) return e.bytes;
-    const bytes = Buffer.concat(encoding.wrap([this.#frame(type)]));
+    // Straight from the object's bytes: the identity frame is not built and kept beside it (an
+    // HTTP/1.1 server's watchers all get the chunked one), which halves the window's frames.
+    const bytes = Buffer.concat(encoding.wrap(watchFramePieces(type, this.objectBytes(type))));
     this.#encoded.push({ encoding, type, bytes });
     return bytes;
   }

@@ -14,13 +14,10 @@
  * `kubectl get --raw '/readyz?verbose'` tells an operator what each cache is doing. Probes read
  * the status code only.
  */
-export interface HealthCheck {
-  readonly name: string;
-  /** Why the check fails; undefined: it passes. */
-  readonly failure: string | undefined;
-  /** Said after `ok` in the verbose answer; empty: nothing. */
-  readonly state: string;
-}
+import type { CacheCheck } from '../cache/watch-cache.ts';
+
+/** A check: a cache's (watch-cache.ts CacheCheck), or the proxy's own ping. `state` is said after `ok` in the verbose answer. */
+export type HealthCheck = CacheCheck;
 
 export interface HealthAnswer {
   readonly statusCode: number;

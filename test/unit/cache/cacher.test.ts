@@ -5,6 +5,7 @@ import { MAX_PENDING_BYTES } from '../../../src/cache/cache-watcher.ts';
 import type { WatcherFilter } from '../../../src/cache/cache-watcher.ts';
 import { newCacher } from '../../../src/cache/cacher.ts';
 import { newUnsentBudget } from '../../../src/cache/unsent-budget.ts';
+import type { UnsentBudget } from '../../../src/cache/unsent-budget.ts';
 import type { Cacher, WatchRequest } from '../../../src/cache/cacher.ts';
 import { everythingFieldSelector, parseFieldSelector } from '../../../src/cache/field-selector.ts';
 import { everythingLabelSelector, parseLabelSelector } from '../../../src/cache/label-selector.ts';
@@ -32,12 +33,26 @@ interface Harness {
   clock: FakeClock;
 }
 
-function harness(resource: 'configmaps' | 'pods' = 'configmaps'): Harness {
+function harness(resource: 'configmaps' | 'pods' = 'configmaps', budget?: UnsentBudget): Harness {
   const clock = new FakeClock();
   const kind = resource === 'pods' ? 'Pod' : 'ConfigMap';
   const spec = { group: '', version: 'v1', resource, kind, namespaced: true, unstructured: false };
   const cache = newWatchCache({ spec, fields: selectableFieldsFor('', resource, true), clock });
-  return { cache, store: cache.store, cacher: newCacher(cache, { clock }), clock };
+  return { cache, store: cache.store, cacher: newCacher(cache, { clock, ...(budget === undefined ? {} : { budget }) }), clock };
+}
+
+/** A client that stopped reading: its writes never complete; `destroyed` is called when the proxy cuts it. */
+function stuckSink(destroyed: () => void, highWaterMark?: number): Writable {
+  return new Writable({
+    ...(highWaterMark === undefined ? {} : { highWaterMark }),
+    write(_chunk, _encoding, _callback) {
+      // never calls back
+    },
+    destroy(_error, callback) {
+      destroyed();
+      callback(null);
+    },
+  });
 }
 
 const ALL: WatcherFilter = { namespace: '', labels: everythingLabelSelector(), fields: everythingFieldSelector() };
@@ -176,14 +191,8 @@ test('cacher: a watcher that does not read is closed past its byte bound; the ot
   const h = harness();
   h.store.replace([], '10');
   let destroyed = false;
-  const stuck = new Writable({
-    write(_chunk, _encoding, _callback) {
-      // never calls back: the client stopped reading
-    },
-    destroy(_error, callback) {
-      destroyed = true;
-      callback(null);
-    },
+  const stuck = stuckSink(() => {
+    destroyed = true;
   });
   h.cacher.watch({
     sink: stuck,
@@ -204,24 +213,12 @@ test('cacher: a watcher that does not read is closed past its byte bound; the ot
 });
 
 test('cacher: watchers that do not read are bounded together by the unsent budget: the largest holders are closed, the readers go on', async () => {
-  const clock = new FakeClock();
-  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
-  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), clock });
   const budget = newUnsentBudget(5 * 1024 * 1024);
-  const h: Harness = { cache, store: cache.store, cacher: newCacher(cache, { clock, budget }), clock };
+  const h = harness('configmaps', budget);
   h.store.replace([], '10');
   const destroyed: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const stuck = new Writable({
-      highWaterMark: 1,
-      write(_chunk, _encoding, _callback) {
-        // never calls back: the client stopped reading
-      },
-      destroy(_error, callback) {
-        destroyed.push(i);
-        callback(null);
-      },
-    });
+    const stuck = stuckSink(() => destroyed.push(i), 1);
     h.cacher.watch({
       sink: stuck,
       filter: ALL,
@@ -247,28 +244,18 @@ test('cacher: watchers that do not read are bounded together by the unsent budge
 });
 
 test('cacher: a watcher the budget closes while it writes its initial events is never registered (no leak, no pinned snapshot)', () => {
-  const clock = new FakeClock();
-  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
-  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), clock });
   const budget = newUnsentBudget(2 * 1024 * 1024);
   const other = { unsentBytes: () => 1024 * 1024, closeForSlowness: () => undefined };
   budget.report(other, 1024 * 1024);
-  const cacher = newCacher(cache, { clock, budget });
-  cache.store.replace(
+  const { cacher, store } = harness('configmaps', budget);
+  store.replace(
     [0, 1, 2, 3].map((i) => cm('a', `big-${String(i)}`, 10 + i, {}, 800 * 1024)),
     '20',
   );
   let destroyed = false;
-  const stuck = new Writable({
-    highWaterMark: 1,
-    write(_chunk, _encoding, _callback) {
-      // never calls back
-    },
-    destroy(_error, callback) {
-      destroyed = true;
-      callback(null);
-    },
-  });
+  const stuck = stuckSink(() => {
+    destroyed = true;
+  }, 1);
   const start = cacher.watch({
     sink: stuck,
     filter: ALL,

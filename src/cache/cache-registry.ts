@@ -51,7 +51,7 @@ import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
 import { BUILT_IN_GROUPS, specOf, typeName } from './cached-resources.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
-import type { CacheCheck, CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
+import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
 import { newWatchCache } from './watch-cache.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 
@@ -195,20 +195,31 @@ class CacheRegistry implements WatchCacheSource {
    * Failing it then would take a sidecar's pod out of its Services' endpoints, and during an
    * apiserver outage every such pod at once: an app outage made of a control-plane one.
    */
-  checks(): CacheCheck[] {
+  checks(): CacheStatus[] {
     this.synced();
     const now = this.#clock.now();
-    const checks = new Map<string, CacheCheck>();
+    const checks = new Map<string, CacheStatus>();
     for (const spec of this.#namedSpecs) {
-      const name = typeName(spec.group, spec.resource);
-      const pending = !this.#started || this.#namedPending.has(name);
-      const state = pending ? 'listing' : 'not cached: its reads pass through';
-      checks.set(`cache-${name}`, { name: `cache-${name}`, failure: pending ? 'not synced yet' : undefined, state });
+      const type = typeName(spec.group, spec.resource);
+      const pending = !this.#started || this.#namedPending.has(type);
+      const name = `cache-${type}`;
+      checks.set(name, {
+        name,
+        type,
+        version: spec.version,
+        namespace: this.#namespace,
+        phase: pending ? 'listing' : 'not cached',
+        failure: pending ? 'not synced yet' : undefined,
+        state: pending ? 'listing' : 'not cached: its reads pass through',
+        objects: 0,
+        resourceVersion: undefined,
+        heardAgoMs: undefined,
+      });
     }
     for (const running of this.#running.values()) {
       const { want, delegator } = running;
       const name = this.#checkName(want);
-      checks.set(name, { name, failure: checks.get(name)?.failure, state: cacheState(delegator.cache, now) });
+      checks.set(name, cacheStatus(name, delegator.cache, checks.get(name)?.failure, now));
     }
     return [...checks.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -544,12 +555,20 @@ function parseKey(key: string): ResourceScope {
 }
 
 /** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
-function cacheState(cache: WatchCache, now: number): string {
-  if (!cache.hasSynced()) return 'listing';
-  const heard = `heard from ${String(Math.max(0, Math.round((now - cache.lastProgressAt()) / 1000)))} s ago`;
-  const held = `${String(cache.current().size)} objects at RV ${String(cache.resourceVersion() ?? '')}`;
-  if (cache.watching()) return `watching, ${held}, ${heard}`;
-  return `upstream watch down (its reads pass through), ${held}, ${heard}`;
+function cacheStatus(name: string, cache: WatchCache, failure: string | undefined, now: number): CacheStatus {
+  const { group, version, resource } = cache.spec;
+  const base = { name, type: typeName(group, resource), version, namespace: cache.namespace, failure };
+  if (!cache.hasSynced()) {
+    return { ...base, phase: 'listing', state: 'listing', objects: 0, resourceVersion: undefined, heardAgoMs: undefined };
+  }
+  const objects = cache.current().size;
+  const resourceVersion = String(cache.resourceVersion() ?? '');
+  const heardAgoMs = Math.max(0, now - cache.lastProgressAt());
+  const heard = `heard from ${String(Math.round(heardAgoMs / 1000))} s ago`;
+  const held = `${String(objects)} objects at RV ${resourceVersion}`;
+  const watching = cache.watching();
+  const state = watching ? `watching, ${held}, ${heard}` : `upstream watch down (its reads pass through), ${held}, ${heard}`;
+  return { ...base, phase: watching ? 'watching' : 'down', state, objects, resourceVersion, heardAgoMs };
 }
 
 function describe(want: Want): string {

@@ -54,6 +54,23 @@ export interface CacheCheck {
   readonly state: string;
 }
 
+/** One cache's state, structured (the status page); its check is derived from it. */
+export interface CacheStatus extends CacheCheck {
+  /** `resource[.group]`: the `resource` label of the proxy's metrics. */
+  readonly type: string;
+  readonly version: string;
+  /** The namespace the cache is limited to; undefined: all namespaces (or cluster-scoped). */
+  readonly namespace: string | undefined;
+  /** listing (not synced yet), watching, down (its reads pass through), or not cached (a named type that cannot be). */
+  readonly phase: 'listing' | 'watching' | 'down' | 'not cached';
+  /** Objects held (0 while listing). */
+  readonly objects: number;
+  /** The RV the contents are the state of; undefined before the first list. */
+  readonly resourceVersion: string | undefined;
+  /** Milliseconds since the upstream watch last said anything (an event, a bookmark, a list); undefined before the first list. */
+  readonly heardAgoMs: number | undefined;
+}
+
 export interface WatchCacheSource {
   /**
    * The delegator of the cache that can answer reads of this type in `namespace` ('' for all
@@ -64,8 +81,8 @@ export interface WatchCacheSource {
   start(): void;
   /** True when the caches the proxy was told to hold have synced (readiness). */
   synced(): boolean;
-  /** One check per named type and per running cache, in name order. */
-  checks(): CacheCheck[];
+  /** One check per named type and per running cache, in name order, with each cache's state. */
+  checks(): CacheStatus[];
   stop(): Promise<void>;
 }
 

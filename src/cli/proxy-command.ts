@@ -4,7 +4,7 @@
  * serves until SIGTERM or SIGINT, when it stops accepting, lets in-flight requests finish for a
  * bounded grace period, closes what is still open (long watches), and exits 0.
  */
-import { lstatSync, unlinkSync } from 'node:fs';
+import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { newProxyServer } from '../server/app.ts';
@@ -31,6 +31,8 @@ import { newProxyMetrics } from '../server/metrics.ts';
 import type { ProxyMetrics } from '../server/metrics.ts';
 import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
 import type { ResolvedResources } from '../cache/cached-resources.ts';
+import { newStatusReporter } from '../status/status-report.ts';
+import { reviewSelf } from '../upstream/identity.ts';
 import { CliError } from './cli-error.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
 import type { ProxyOptions } from './proxy-options.ts';
@@ -41,6 +43,9 @@ Runs the caching proxy in front of the cluster's apiserver, in the foreground, u
 SIGINT. Clients talk to it as to the apiserver: kubectl --server http://127.0.0.1:8001 get ns
 
 ${PROXY_FLAGS_USAGE}`;
+
+/** The package's version, for the status page. */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * How long in-flight requests get to finish after SIGTERM/SIGINT. Watches never finish on their
@@ -112,12 +117,25 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const cachedReads = await resolveCaches(options, client, factory, metrics, (level, message, fields) => {
     log(level, message, fields);
   });
+  const status = newStatusReporter({
+    registry: metrics.registry,
+    caches: () => cachedReads.reads.checks(),
+    upstream: { server: upstream.server.origin, source: upstream.source },
+    consistency: {
+      mode: options.readConsistency,
+      strongResources: options.strongResources,
+      maxStalenessSeconds: options.maxStalenessMs / 1000,
+    },
+    identity: () => reviewSelf(client),
+    version: PACKAGE_VERSION,
+  });
   const app = newProxyServer({
     client,
     logger: loggerFor(options.logLevel, process.stdout.isTTY),
     filter: options.filter,
     cachedReads: cachedReads.reads,
     metrics,
+    status,
   });
   try {
     if (options.unixSocket === undefined) {

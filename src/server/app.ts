@@ -24,6 +24,8 @@ import { installUpgradeProxy } from './upgrade.ts';
 import { PING, rootHealth, singleHealth } from './health.ts';
 import { firstAccept } from './negotiation.ts';
 import type { HealthCheck } from './health.ts';
+import { installStatusRoutes } from '../status/status-routes.ts';
+import type { StatusReporter } from '../status/status-report.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
@@ -36,6 +38,8 @@ export interface ProxyServerOptions {
   readonly cachedReads?: CachedReads | undefined;
   /** Served at /metrics; none: /metrics is the apiserver's, passed through. */
   readonly metrics?: ProxyMetrics | undefined;
+  /** The status page (/kube-cache-proxy/); none: those paths are passed through. */
+  readonly status?: StatusReporter | undefined;
 }
 
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
@@ -179,6 +183,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         .send(await metrics.registry.metrics()),
     );
   }
+  if (options.status !== undefined) installStatusRoutes(app, options.status);
   const countServed = (request: ParsedRequest, from: ServedFrom): void => {
     metrics?.served(request.verb, request.typeName, from);
   };

@@ -17,7 +17,7 @@
 import type { KubeObject } from '../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
 import type { CacheDelegator } from '../cache/delegator.ts';
-import type { CacheCheck, CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
+import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
@@ -72,8 +72,8 @@ export interface CachedReads {
   start(): void;
   /** True once the caches the proxy was told to hold have synced. */
   synced(): boolean;
-  /** Each cache's readiness check and state (/readyz). */
-  checks(): CacheCheck[];
+  /** Each cache's readiness check and state (/readyz, the status page). */
+  checks(): CacheStatus[];
   stop(): Promise<void>;
   /** The answer from the cache, or undefined to pass the request through. */
   tryServe(request: ParsedRequest, headers: ReadHeaders, signal?: AbortSignal): Promise<CachedResponse | undefined>;

@@ -1,15 +1,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newProxyServer } from '../../../src/server/app.ts';
-import type { CacheCheck } from '../../../src/cache/watch-cache.ts';
+import type { CacheCheck, CacheStatus } from '../../../src/cache/watch-cache.ts';
 import type { CachedReads } from '../../../src/server/cached-reads.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+
+/** A check as a status: the health answers read only the check's fields. */
+function asStatus(check: CacheCheck): CacheStatus {
+  const type = check.name.slice('cache-'.length);
+  return { ...check, type, version: 'v1', namespace: undefined, phase: 'watching', objects: 0, resourceVersion: '9', heardAgoMs: 0 };
+}
 
 function readsChecking(checks: () => CacheCheck[]): CachedReads {
   return {
     start: () => undefined,
     synced: () => checks().every((c) => c.failure === undefined),
-    checks,
+    checks: () => checks().map(asStatus),
     stop: () => Promise.resolve(),
     tryServe: () => Promise.resolve(undefined),
     tryWatch: () => Promise.resolve(false),

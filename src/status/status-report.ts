@@ -1,0 +1,224 @@
+/**
+ * The status page's figures (GET /kube-cache-proxy/status, JSON): per cache, what it holds and
+ * how fresh it is; for the whole proxy, how much of the read load it took off the apiserver.
+ *
+ * Counters come from the metrics registry (proxy-totals.ts), states from the caches' own checks
+ * (the /readyz ones). Rates and the request chart need a history: the totals are sampled every
+ * SAMPLE_INTERVAL_MS (one registry read, nothing on the request path) and kept for HISTORY_SAMPLES.
+ */
+import type { Registry } from 'prom-client';
+import { realClock } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
+import type { CacheStatus } from '../cache/watch-cache.ts';
+import type { UpstreamIdentity } from '../upstream/identity.ts';
+import { readProxyTotals } from './proxy-totals.ts';
+import type { ProxyTotals, Served } from './proxy-totals.ts';
+
+/** The chart's bar width. */
+export const SAMPLE_INTERVAL_MS = 10_000;
+/** Ten minutes of bars. */
+export const HISTORY_SAMPLES = 60;
+/** Rates (events/s) and the requests saved are over this much of the history. */
+const RATE_WINDOW_MS = 60_000;
+/** A failed SelfSubjectReview is asked again after this long (each asks the apiserver once). */
+const IDENTITY_RETRY_MS = 60_000;
+
+export interface StatusSources {
+  readonly registry: Registry;
+  /** The caches' states; none when the proxy caches nothing. */
+  readonly caches: () => readonly CacheStatus[];
+  readonly upstream: { readonly server: string; readonly source: string };
+  readonly consistency: { readonly mode: string; readonly strongResources: readonly string[]; readonly maxStalenessSeconds: number };
+  /** Who the proxy is upstream (a SelfSubjectReview); asked on the first report. */
+  readonly identity?: (() => Promise<UpstreamIdentity>) | undefined;
+  readonly version: string;
+  readonly clock?: Clock;
+  readonly memory?: () => NodeJS.MemoryUsage;
+}
+
+export interface CacheReport {
+  /** The cache's /readyz check name: cache-pods, cache-deployments.apps, ... */
+  readonly name: string;
+  readonly type: string;
+  readonly version: string;
+  readonly namespace: string | null;
+  readonly phase: CacheStatus['phase'];
+  readonly objects: number;
+  /** JSON bytes of the objects held (the type's, over its caches). */
+  readonly bytes: number;
+  readonly resourceVersion: string | null;
+  /** Seconds since the upstream watch last said anything (event, bookmark, list). */
+  readonly stalenessSeconds: number | null;
+  readonly relists: number;
+  readonly watchers: number;
+  readonly eventsPerSecond: number;
+  /** get, list and watch requests of the type since start, by where they were answered. */
+  readonly reads: Served;
+}
+
+export interface HistoryBar {
+  /** The end of the bar's interval (ISO time). */
+  readonly end: string;
+  readonly seconds: number;
+  /** Requests answered in the interval, by where. */
+  readonly requests: Served;
+}
+
+export interface StatusReport {
+  readonly generatedAt: string;
+  readonly version: string;
+  readonly uptimeSeconds: number;
+  readonly upstream: {
+    readonly server: string;
+    readonly source: string;
+    /** The proxy's user upstream; null until known (or when the apiserver does not say). */
+    readonly identity: UpstreamIdentity | null;
+  };
+  readonly consistency: StatusSources['consistency'];
+  readonly memory: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly arrayBuffersBytes: number };
+  /** Requests since start: all, and the reads (get, list, watch); offloadRatio = reads from the cache / all reads (null before any). */
+  readonly requests: Served;
+  readonly reads: Served & { readonly offloadRatio: number | null };
+  /**
+   * The proxy's own list and watch requests upstream since start; and over the last minute (since
+   * start while younger), requests answered from the cache minus those: what the apiserver was spared.
+   */
+  readonly upstreamRequests: { readonly total: number; readonly savedLastMinute: number };
+  readonly caches: readonly CacheReport[];
+  /** Types read through the proxy that no cache holds: their reads went to the apiserver. */
+  readonly uncached: readonly { readonly type: string; readonly reads: Served }[];
+  readonly history: { readonly intervalSeconds: number; readonly bars: readonly HistoryBar[] };
+}
+
+export interface StatusReporter {
+  report(): Promise<StatusReport>;
+  /** Begins sampling (the chart and the rates); idempotent. */
+  start(): void;
+  stop(): void;
+}
+
+const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export function newStatusReporter(sources: StatusSources): StatusReporter {
+  const clock = sources.clock ?? realClock;
+  const memory = sources.memory ?? (() => process.memoryUsage());
+  const startedAt = clock.now();
+  const startedWall = clock.wallNow();
+  /** Oldest first; the first is taken at start. */
+  const samples: ProxyTotals[] = [];
+  let timer: Timer | undefined;
+  let running = false;
+  let identity: UpstreamIdentity | undefined;
+  let identityAskedAt = Number.NEGATIVE_INFINITY;
+
+  const sample = async (): Promise<void> => {
+    const totals = await readProxyTotals(sources.registry, clock.now());
+    samples.push(totals);
+    if (samples.length > HISTORY_SAMPLES + 1) samples.shift();
+  };
+  const arm = (): void => {
+    timer = clock.setTimeout(() => {
+      if (!running) return;
+      void sample().finally(() => {
+        if (running) arm();
+      });
+    }, SAMPLE_INTERVAL_MS);
+  };
+  const askIdentity = (): void => {
+    const ask = sources.identity;
+    if (ask === undefined || identity !== undefined || clock.now() - identityAskedAt < IDENTITY_RETRY_MS) return;
+    identityAskedAt = clock.now();
+    ask().then(
+      (who) => {
+        identity = who;
+      },
+      () => undefined,
+    );
+  };
+  /** The newest sample at least RATE_WINDOW_MS old, else the oldest: rates over about a minute. */
+  const rateBase = (now: number): ProxyTotals | undefined => {
+    let base = samples[0];
+    for (const s of samples) {
+      if (now - s.at >= RATE_WINDOW_MS) base = s;
+      else break;
+    }
+    return base;
+  };
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      void sample();
+      arm();
+    },
+    stop() {
+      running = false;
+      timer?.cancel();
+    },
+    async report() {
+      askIdentity();
+      const now = clock.now();
+      const totals = await readProxyTotals(sources.registry, now);
+      const base = rateBase(now);
+      const elapsedS = base === undefined ? 0 : (now - base.at) / 1000;
+      const rate = (current: number, before: number | undefined): number =>
+        elapsedS <= 0 ? 0 : Math.max(0, current - (before ?? 0)) / elapsedS;
+      const caches: CacheReport[] = sources.caches().map((c) => {
+        const t = totals.types.get(c.type);
+        return {
+          name: c.name,
+          type: c.type,
+          version: c.version,
+          namespace: c.namespace ?? null,
+          phase: c.phase,
+          objects: c.objects,
+          bytes: t?.bytes ?? 0,
+          resourceVersion: c.resourceVersion ?? null,
+          stalenessSeconds: c.heardAgoMs === undefined ? null : round(c.heardAgoMs / 1000, 1),
+          relists: t?.relists ?? 0,
+          watchers: t?.watchers ?? 0,
+          eventsPerSecond: round(rate(t?.events ?? 0, base?.types.get(c.type)?.events), 2),
+          reads: t?.reads ?? { cache: 0, apiserver: 0 },
+        };
+      });
+      const cachedTypes = new Set(caches.map((c) => c.type));
+      const uncached = [...totals.types]
+        .filter(([type, t]) => !cachedTypes.has(type) && t.reads.cache + t.reads.apiserver > 0)
+        .map(([type, t]) => ({ type, reads: t.reads }))
+        .sort((a, b) => b.reads.apiserver - a.reads.apiserver || (a.type < b.type ? -1 : 1));
+      const allReads = totals.reads.cache + totals.reads.apiserver;
+      const saved = totals.requests.cache - (base?.requests.cache ?? 0) - (totals.upstream - (base?.upstream ?? 0));
+      const bars: HistoryBar[] = [];
+      const points = [...samples, totals];
+      for (let i = 1; i < points.length; i++) {
+        const from = points[i - 1];
+        const to = points[i];
+        if (from === undefined || to === undefined) continue;
+        bars.push({
+          end: new Date(startedWall + (to.at - startedAt)).toISOString(),
+          seconds: round((to.at - from.at) / 1000, 1),
+          requests: {
+            cache: Math.max(0, to.requests.cache - from.requests.cache),
+            apiserver: Math.max(0, to.requests.apiserver - from.requests.apiserver),
+          },
+        });
+      }
+      const mem = memory();
+      return {
+        generatedAt: new Date(clock.wallNow()).toISOString(),
+        version: sources.version,
+        uptimeSeconds: Math.round((now - startedAt) / 1000),
+        upstream: { server: sources.upstream.server, source: sources.upstream.source, identity: identity ?? null },
+        consistency: sources.consistency,
+        memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers },
+        requests: totals.requests,
+        reads: { ...totals.reads, offloadRatio: allReads === 0 ? null : round(totals.reads.cache / allReads, 4) },
+        upstreamRequests: { total: totals.upstream, savedLastMinute: saved },
+        caches,
+        uncached,
+        history: { intervalSeconds: SAMPLE_INTERVAL_MS / 1000, bars },
+      };
+    },
+  };
+}

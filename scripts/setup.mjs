@@ -4,12 +4,15 @@
 //
 //  1. `npm ci` when node_modules is missing or older than package-lock.json;
 //  2. builds the local control plane (kube-apiserver, kubectl, etcd) from Go modules when its
-//     binaries are not cached yet (~/.cache/kube-cache-proxy/), through the project's own CLI.
+//     binaries are not cached yet (~/.cache/kube-cache-proxy/), through the project's own CLI;
+//  3. before `npm test` only: installs Debian's chromium when no Chromium is found (the status
+//     page is tested in a real browser, test/helpers/browser.ts), with apt-get when running as
+//     root; otherwise it says what to install, and the browser test fails with the same words.
 //
 // Nothing needs compiling: Node 24 runs the TypeScript sources directly (see README.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,4 +35,20 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
 
 if (process.env.KCP_SKIP_CONTROL_PLANE_BUILD !== '1') {
   run(process.execPath, [join(root, 'bin', 'kube-cache-proxy.mjs'), 'dev-cluster', 'build']);
+}
+
+/** The paths test/helpers/browser.ts looks at (or $KCP_CHROMIUM). */
+const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+const onPath = (name) => (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, name)));
+if (process.env.npm_lifecycle_event === 'pretest' && !process.env.KCP_CHROMIUM && !CHROMIUM.some((path) => existsSync(path))) {
+  if (process.getuid?.() === 0 && onPath('apt-get')) {
+    console.log('setup: installing chromium for the status page browser test (apt-get install chromium, ~1 min)...');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', 'chromium']);
+  } else {
+    console.error(
+      'setup: Chromium is missing and cannot be installed from here (not root, or no apt-get). The browser test will fail: ' +
+        'install it with `sudo apt-get install chromium`, or set KCP_CHROMIUM to a Chromium or Chrome binary.',
+    );
+  }
 }

@@ -62,7 +62,7 @@ export function installStatusRoutes(app: FastifyInstance, reporter: StatusReport
   app.get(STATUS_JSON_PATH, async (_request, reply) =>
     reply
       .code(200)
-      .headers({ 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+      .headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
       .send(`${JSON.stringify(await reporter.report(), null, 2)}\n`),
   );
 }

@@ -14,6 +14,7 @@ import type { RunningProxy } from './proxy-command.ts';
 import { parseProxyOptions } from './proxy-options.ts';
 import type { ProxyOptions } from './proxy-options.ts';
 import { PROXY_USAGE } from './proxy-command.ts';
+import { STATUS_JSON_PATH, STATUS_PAGE_PATH } from '../status/status-routes.ts';
 
 /** client-node's (and client-go's) in-cluster token file. */
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -38,9 +39,17 @@ export function configuredCluster(
   return undefined;
 }
 
+/** What to try: kubectl, curl, and the status page (a browser, or its JSON on a socket). */
 function tryLines(proxy: RunningProxy, socket: string | undefined): string {
-  if (proxy.url === undefined) return `  curl --unix-socket ${socket ?? proxy.address} http://localhost/api/v1/namespaces`;
-  return `  kubectl --server ${proxy.url} get ns\n  curl ${proxy.url}/api/v1/namespaces`;
+  if (proxy.url === undefined) {
+    const at = `curl --unix-socket ${socket ?? proxy.address} http://localhost`;
+    return `  ${at}/api/v1/namespaces\n  ${at}${STATUS_JSON_PATH}   (the cache's status, JSON)`;
+  }
+  return [
+    `  kubectl --server ${proxy.url} get ns`,
+    `  curl ${proxy.url}/api/v1/namespaces`,
+    `Status page (what is cached, how fresh, the load taken off the apiserver): ${proxy.url}${STATUS_PAGE_PATH}`,
+  ].join('\n');
 }
 
 export async function startCommand(argv: readonly string[] = []): Promise<number> {

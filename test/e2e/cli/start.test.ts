@@ -46,6 +46,12 @@ test('start: with no cluster configured, proxies a local control plane until SIG
   const viaProxy = await request(`http://${proxy}/api/v1/namespaces/default`);
   assert.equal(viaProxy.statusCode, 200);
   assert.equal(((await viaProxy.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
+  // The status page's address, printed with the kubectl and curl lines, serves the page.
+  const page = new RegExp(`Status page .*: (http://${proxy}/kube-cache-proxy/)`).exec(cli.output())?.[1];
+  assert.ok(page !== undefined, cli.output());
+  const pageRes = await request(page);
+  assert.equal(pageRes.statusCode, 200);
+  assert.match(await pageRes.body.text(), /<title>kube-cache-proxy status<\/title>/);
 
   child.kill('SIGINT');
   assert.equal(await exited, 0);

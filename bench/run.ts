@@ -47,6 +47,7 @@ import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } fro
 import { runWatchFanout } from './watch-fanout.ts';
 import { runKubectlWallTimes } from './kubectl.ts';
 import { formatSlowWatchers, runSlowWatchers } from './slow-watchers.ts';
+import { screenshotStatusPage } from './status-screenshot.ts';
 import type { SlowWatchersResult } from './slow-watchers.ts';
 
 interface LoadScenario {
@@ -320,6 +321,17 @@ async function main(): Promise<number> {
           });
         }
         await collectProfile(scenario.name);
+      });
+    }
+
+    // The status page after the LIST scenarios, as the README shows it.
+    const listed = targets.find((t) => t.name === 'kube-cache-proxy');
+    if (loads.length > 0 && listed !== undefined) {
+      await attempt('status page screenshot', async () => {
+        mkdirSync(o.out, { recursive: true });
+        const file = join(o.out, 'status-page.png');
+        await screenshotStatusPage(listed.url, file);
+        process.stderr.write(`[${elapsed()}] the status page after the LIST scenarios: ${file}\n`);
       });
     }
 

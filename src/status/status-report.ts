@@ -22,6 +22,8 @@ export const HISTORY_SAMPLES = 60;
 const RATE_WINDOW_MS = 60_000;
 /** A failed SelfSubjectReview is asked again after this long (each asks the apiserver once). */
 const IDENTITY_RETRY_MS = 60_000;
+/** How long a report waits for a SelfSubjectReview in flight before answering without it. */
+const IDENTITY_WAIT_MS = 1_000;
 
 export interface StatusSources {
   readonly registry: Registry;
@@ -110,6 +112,8 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
   let running = false;
   let identity: UpstreamIdentity | undefined;
   let identityAskedAt = Number.NEGATIVE_INFINITY;
+  /** The SelfSubjectReview in flight, if one is. */
+  let identityAsked: Promise<void> | undefined;
 
   const sample = async (): Promise<void> => {
     const totals = await readProxyTotals(sources.registry, clock.now());
@@ -124,16 +128,22 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
       });
     }, SAMPLE_INTERVAL_MS);
   };
-  const askIdentity = (): void => {
+  /** Asks the apiserver who the proxy is, at most once per IDENTITY_RETRY_MS until it answers; resolves when the answer is in. */
+  const askIdentity = (): Promise<void> | undefined => {
     const ask = sources.identity;
-    if (ask === undefined || identity !== undefined || clock.now() - identityAskedAt < IDENTITY_RETRY_MS) return;
+    if (ask === undefined || identity !== undefined) return undefined;
+    if (identityAsked !== undefined || clock.now() - identityAskedAt < IDENTITY_RETRY_MS) return identityAsked;
     identityAskedAt = clock.now();
-    ask().then(
+    identityAsked = ask().then(
       (who) => {
         identity = who;
       },
       () => undefined,
     );
+    void identityAsked.finally(() => {
+      identityAsked = undefined;
+    });
+    return identityAsked;
   };
   /** The newest sample at least RATE_WINDOW_MS old, else the oldest: rates over about a minute. */
   const rateBase = (now: number): ProxyTotals | undefined => {
@@ -157,7 +167,13 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
       timer?.cancel();
     },
     async report() {
-      askIdentity();
+      // The first report waits a moment for the answer, so the page does not open on "unknown".
+      const asked = askIdentity();
+      if (asked !== undefined) {
+        let waited: Timer | undefined;
+        await Promise.race([asked, new Promise<void>((resolve) => (waited = clock.setTimeout(resolve, IDENTITY_WAIT_MS)))]);
+        waited?.cancel();
+      }
       const now = clock.now();
       const totals = await readProxyTotals(sources.registry, now);
       const base = rateBase(now);

@@ -1,6 +1,7 @@
 /**
- * A real browser for the page tests: Debian's `chromium`, driven by puppeteer-core (which never
- * downloads one). A missing browser fails the test with what to do; it is never a skip.
+ * A real browser for the page tests (and the bench's screenshot of the status page): Debian's
+ * `chromium`, driven by puppeteer-core (which never downloads one). A missing browser fails the
+ * test with what to do; it is never a skip.
  */
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
@@ -26,14 +27,19 @@ export function chromiumPath(): string {
   return found;
 }
 
-/** A headless Chromium, closed after the test. */
-export async function launchBrowser(t: TestContext): Promise<Browser> {
-  const browser = await puppeteer.launch({
+/** A headless Chromium (the caller closes it). */
+export function launchChromium(): Promise<Browser> {
+  return puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
     // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check'],
   });
+}
+
+/** A headless Chromium, closed after the test. */
+export async function launchBrowser(t: TestContext): Promise<Browser> {
+  const browser = await launchChromium();
   t.after(() => browser.close());
   return browser;
 }

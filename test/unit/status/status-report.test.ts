@@ -144,7 +144,7 @@ test('status: sampling gives one chart bar per interval plus the current one, ra
   assert.equal(clock.waiters(), 0, 'stop cancels the sampler');
 });
 
-test('status: the identity is asked once on the first report, shown when known, and asked again only after a failure and a minute', async () => {
+test('status: the identity is asked on the first report (which waits for it), and again only after a failure and a minute', async () => {
   let asked = 0;
   let fail = true;
   const { clock, sources } = setUp({
@@ -157,13 +157,15 @@ test('status: the identity is asked once on the first report, shown when known, 
   });
   const reporter = newStatusReporter(sources);
   assert.equal((await reporter.report()).upstream.identity, null);
-  await settle();
   await reporter.report();
   assert.equal(asked, 1);
   fail = false;
   clock.step(60_000);
-  await reporter.report();
-  await settle();
+  // The report waits for the answer in flight: the identity is in this one already.
+  assert.deepEqual((await reporter.report()).upstream.identity, {
+    username: 'system:serviceaccount:app:proxy',
+    groups: ['system:serviceaccounts'],
+  });
   assert.equal(asked, 2);
   assert.deepEqual((await reporter.report()).upstream.identity, {
     username: 'system:serviceaccount:app:proxy',
@@ -172,4 +174,19 @@ test('status: the identity is asked once on the first report, shown when known, 
   clock.step(120_000);
   await reporter.report();
   assert.equal(asked, 2);
+});
+
+test('status: a SelfSubjectReview that does not answer holds a report up for a second at most', async () => {
+  const { clock, sources } = setUp({ identity: () => new Promise(() => undefined) });
+  const reporter = newStatusReporter(sources);
+  const report = reporter.report();
+  await settle();
+  assert.equal(clock.waiters(), 1, 'waiting on the clock');
+  clock.step(1_000);
+  assert.equal((await report).upstream.identity, null);
+  // The next report does not ask again, nor wait for the one in flight beyond its second.
+  const next = reporter.report();
+  await settle();
+  clock.step(1_000);
+  assert.equal((await next).upstream.identity, null);
 });

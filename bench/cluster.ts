@@ -27,6 +27,14 @@ export function podName(i: number): string {
   return `pod-${String(i).padStart(6, '0')}`;
 }
 
+/** Pods per node: pod i is bound to node i / PODS_PER_NODE (no node object, no kubelet: it stays Pending). */
+export const PODS_PER_NODE = 100;
+
+/** The node pod i is bound to, as a scheduler would have (a kubelet lists its pods by it). */
+export function nodeName(i: number): string {
+  return `node-${String(Math.floor(i / PODS_PER_NODE)).padStart(4, '0')}`;
+}
+
 /** Brings up the bench control plane in `dir` (stopping a leftover one first), tied to this process. */
 export async function startCluster(dir: string, progress: Progress): Promise<ControlPlaneState> {
   const previous = readState(dir);
@@ -79,7 +87,10 @@ export async function seed(client: UpstreamClient, sizes: SeedSizes, progress: P
   cms.done();
 }
 
-/** Creates pods `from` to `to` - 1 (pod i in namespace i mod `namespaces`, 1% labelled SELECTED_LABEL), and the namespaces. */
+/**
+ * Creates pods `from` to `to` - 1 (pod i in namespace i mod `namespaces`, on node nodeName(i), 1%
+ * labelled SELECTED_LABEL), and the namespaces.
+ */
 export async function seedPods(client: UpstreamClient, from: number, to: number, namespaces: number, progress: Progress): Promise<void> {
   await concurrently(namespaces, (i) => create(client, '/api/v1/namespaces', { metadata: { name: namespaceName(i) } }));
   if (to <= from) return;
@@ -94,7 +105,10 @@ export async function seedPods(client: UpstreamClient, from: number, to: number,
     if (i % 100 === 0) labels['bench-group'] = 'selected';
     await create(client, `/api/v1/namespaces/${namespaceName(i % namespaces)}/pods`, {
       metadata: { name: podName(i), labels },
-      spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
+      spec: {
+        nodeName: nodeName(i),
+        containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
+      },
     });
     created++;
   });

@@ -11,6 +11,7 @@ export const SCENARIOS = [
   'list-rv0',
   'list-consistent',
   'list-selector',
+  'list-node',
   'list-namespace',
   'get',
   'list-busy',

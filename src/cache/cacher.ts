@@ -10,6 +10,7 @@
  * Invariants: a watcher is registered in the same synchronous turn its initial state or replay
  * is read, so it misses no change and sees none twice; watchers receive changes in RV order.
  */
+import { indexedFieldOf } from './field-index.ts';
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../clock/clock.ts';
@@ -81,14 +82,6 @@ export interface CacherOptions {
 const NO_TRIGGER = '\u0001';
 const TRIGGER = '\u0000';
 
-/**
- * The field watchers are indexed by, as the apiserver's indexedTrigger (pkg/registry/core/pod/
- * storage: pods by spec.nodeName); none for other types.
- */
-function triggerFieldOf(cache: WatchCache): string | undefined {
-  return cache.spec.group === '' && cache.spec.resource === 'pods' ? 'spec.nodeName' : undefined;
-}
-
 export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cacher {
   const clock = options.clock ?? realClock;
   const metrics = options.metrics ?? noopCacherMetrics;
@@ -98,7 +91,8 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
    * kubelet's watch costs nothing for the other nodes' pods), else no trigger.
    */
   const buckets = new Map<string, Set<CacheWatcher>>();
-  const trigger = triggerFieldOf(cache);
+  // The watchers' trigger is the cache's index field (the apiserver's indexedTrigger).
+  const trigger = indexedFieldOf(cache.spec);
   const bucketOf = (filter: WatcherFilter): string => {
     const value = trigger === undefined ? undefined : filter.fields.requiresExactMatch(trigger);
     return value === undefined ? `${filter.namespace}${NO_TRIGGER}` : `${filter.namespace}${TRIGGER}${value}`;

@@ -13,6 +13,8 @@
  * ordered-map.ts: O(log n) per change, O(1) per snapshot, so a LIST at an RV and the pages
  * after it never copy the cache, however busy the type).
  */
+import { indexedFieldOf, newFieldIndex } from './field-index.ts';
+import type { FieldIndex } from './field-index.ts';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
@@ -121,6 +123,11 @@ export interface WatchCache {
   current(): OrderedView<KubeObject>;
   /** The key-ordered objects at exactly `rv`, if that state was listed recently (a kept snapshot). */
   snapshot(rv: bigint): OrderedView<KubeObject> | undefined;
+  /**
+   * The objects whose `field` is `value`, at resourceVersion(), in key order, when the cache is
+   * indexed by that field (pods by spec.nodeName, field-index.ts); undefined otherwise.
+   */
+  indexed(field: string, value: string): OrderedView<KubeObject> | undefined;
   /** When the cache's watch last said anything (an event, a bookmark, a list), on the cache's clock. */
   lastProgressAt(): number;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
@@ -184,6 +191,8 @@ class WatchCacheImpl implements WatchCache {
   readonly #clock: Clock;
   readonly #snapshots: LRUCache<bigint, OrderedView<KubeObject>>;
   readonly #tree: OrderedMap<KubeObject> = newOrderedMap();
+  /** The type's secondary index (pods by spec.nodeName), kept in step with #tree. */
+  readonly #index: FieldIndex | undefined;
   #rv: bigint | undefined;
   #lastProgressAt: number;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
@@ -203,6 +212,8 @@ class WatchCacheImpl implements WatchCache {
     this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
     this.#lastProgressAt = this.#clock.now();
     this.#window = newEventWindow(this.#clock);
+    const indexed = indexedFieldOf(this.spec);
+    this.#index = indexed === undefined ? undefined : newFieldIndex(indexed);
     const { group, version, kind, unstructured } = this.spec;
     this.#bookmarks = newBookmarkFrames(kind, group === '' ? version : `${group}/${version}`, unstructured);
     this.store = {
@@ -347,9 +358,14 @@ class WatchCacheImpl implements WatchCache {
     return this.#snapshots.get(rv);
   }
 
+  indexed(field: string, value: string): OrderedView<KubeObject> | undefined {
+    return this.#index?.field === field ? this.#index.view(value) : undefined;
+  }
+
   /** One change from the watch, in order. Synchronous. */
   #apply(obj: KubeObject, deleted: boolean): void {
     const prev = deleted ? this.#tree.delete(obj.key) : this.#tree.set(obj.key, obj);
+    this.#index?.apply(prev, deleted ? undefined : obj);
     const rv = rvOf(obj);
     if (this.#rv === undefined || rv > this.#rv) this.#rv = rv;
     const event = new WindowEvent({
@@ -369,6 +385,7 @@ class WatchCacheImpl implements WatchCache {
 
   #replace(list: readonly KubeObject[], rv: string): void {
     this.#tree.replace(list.map((obj) => [obj.key, obj] as const));
+    this.#index?.replace(list);
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
     this.#synced = true;

@@ -14,6 +14,7 @@
  * HOT PATH: a LIST body is the concatenation of a head, each item's stored bytes, and a tail; no
  * object is parsed or serialized per request, and the key order is sorted once per RV.
  */
+import { indexedFieldOf } from '../cache/field-index.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
 import type { CacheDelegator } from '../cache/delegator.ts';
@@ -367,8 +368,14 @@ function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, 
   const { labels, fields } = selection;
   const rv = plan.kind === 'exact' ? plan.rv : cache.resourceVersion();
   if (rv === undefined) return undefined;
-  const ordered = cache.snapshot(rv);
-  if (ordered === undefined) return undefined;
+  const snapshot = cache.snapshot(rv);
+  if (snapshot === undefined) return undefined;
+  // A LIST of the current state selecting one value of the cache's index field (pods on one
+  // node) reads that value's objects only (watch_cache.go listItems: store.ByIndex); the other
+  // requirements still filter them. Same key order, so ranges and continue keys are the same.
+  const indexField = indexedFieldOf(cache.spec);
+  const indexValue = indexField === undefined || rv !== cache.resourceVersion() ? undefined : fields.requiresExactMatch(indexField);
+  const ordered = (indexField !== undefined && indexValue !== undefined ? cache.indexed(indexField, indexValue) : undefined) ?? snapshot;
   // HOT PATH: the view is immutable (a persistent tree's root): ranks and ranges in O(log n).
   // The request's range: one namespace's keys (a contiguous run in key order), or all.
   const prefix = cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';

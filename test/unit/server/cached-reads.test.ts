@@ -54,6 +54,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
       return view;
     },
     snapshot: (want) => (want === cache.rv ? cache.current() : kept.get(want)),
+    indexed: () => undefined,
     lastProgressAt: () => cache.progressAt,
     lastChangeAt: () => cache.changeAt,
     watching: () => cache.open,

@@ -5,7 +5,7 @@
  * LIST with `fieldSelector=spec.nodeName=X` (every kubelet's, and every node agent's) reads only
  * that node's pods instead of the whole cache (watch_cache.go listItems: store.ByIndex).
  *
- * Invariant: after each apply()/replace() the index holds exactly the cache's objects, each under
+ * Invariant: after each change()/replace() the index holds exactly the cache's objects, each under
  * the value of `field` it has now (an object without the field is under ''). It is read in the same
  * synchronous turn as the cache it indexes, so its views are the state at the cache's RV.
  */
@@ -28,7 +28,7 @@ export interface FieldIndex {
   /** The objects whose field is `value`, in key order; an immutable view of the current state. */
   view(value: string): OrderedView<KubeObject>;
   /** One change: `prev` (undefined when added) replaced by `next` (undefined when deleted). */
-  apply(prev: KubeObject | undefined, next: KubeObject | undefined): void;
+  change(prev: KubeObject | undefined, next: KubeObject | undefined): void;
   /** The whole state replaced (a relist). */
   replace(objects: readonly KubeObject[]): void;
 }
@@ -60,7 +60,7 @@ export function newFieldIndex(field: string): FieldIndex {
     view(value) {
       return byValue.get(value)?.snapshot() ?? EMPTY;
     },
-    apply(prev, next) {
+    change(prev, next) {
       // An update that keeps the value replaces the entry in place (one path copy, not two).
       if (prev !== undefined && (next === undefined || valueOf(prev) !== valueOf(next))) remove(prev);
       if (next !== undefined) add(next);

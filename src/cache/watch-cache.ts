@@ -365,7 +365,7 @@ class WatchCacheImpl implements WatchCache {
   /** One change from the watch, in order. Synchronous. */
   #apply(obj: KubeObject, deleted: boolean): void {
     const prev = deleted ? this.#tree.delete(obj.key) : this.#tree.set(obj.key, obj);
-    this.#index?.apply(prev, deleted ? undefined : obj);
+    this.#index?.change(prev, deleted ? undefined : obj);
     const rv = rvOf(obj);
     if (this.#rv === undefined || rv > this.#rv) this.#rv = rv;
     const event = new WindowEvent({

@@ -45,12 +45,12 @@ test('field index: after any sequence of adds, moves, deletes and relists, each 
       const key = pick(keys);
       const prev = model.get(key);
       model.delete(key);
-      index.apply(prev, undefined);
+      index.change(prev, undefined);
     } else {
       const obj = pod(pick(keys), pick(nodes), step);
       const prev = model.get(obj.key);
       model.set(obj.key, obj);
-      index.apply(prev, obj);
+      index.change(prev, obj);
     }
     if (step % 100 !== 0) continue;
     for (const node of ['node-a', 'node-b', 'node-c', '', 'node-none']) {
@@ -74,8 +74,8 @@ test('field index: a view is a snapshot: later changes do not alter it', () => {
   const index = newFieldIndex('spec.nodeName');
   index.replace([pod('a/1', 'n1', 1), pod('a/2', 'n1', 1)]);
   const before = index.view('n1');
-  index.apply(pod('a/1', 'n1', 1), pod('a/1', 'n2', 2));
-  index.apply(undefined, pod('a/3', 'n1', 3));
+  index.change(pod('a/1', 'n1', 1), pod('a/1', 'n2', 2));
+  index.change(undefined, pod('a/3', 'n1', 3));
   assert.deepEqual(
     [...before.values()].map((o) => o.key),
     ['a/1', 'a/2'],

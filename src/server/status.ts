@@ -65,6 +65,7 @@ export type StatusReason =
   | 'ServiceUnavailable'
   | 'Timeout'
   | 'TooManyRequests'
+  | 'Unauthorized'
   | 'UnsupportedMediaType';
 
 /** How the body is written: `compact` (json + "\n"), or `indent` (two spaces, no newline). */

@@ -49,7 +49,22 @@ export interface FieldLabelConversion {
 
 /** Parses `text` for a resource with `conversion`; throws SelectorParseError with the apiserver's message. */
 export function parseFieldSelector(text: string, conversion: FieldLabelConversion): FieldSelector {
-  // parseSelector: split on unescaped commas, sort, then parse every term before converting any.
+  const parsed = parseTerms(text);
+  // andTerm.Transform: the first term (in sorted order) the conversion rejects fails the request.
+  const requirements = parsed.map((r) => {
+    if (!conversion.allowed.has(r.field)) fail(conversion.notSupported(r.field));
+    return { ...r, field: conversion.aliases?.[r.field] ?? r.field };
+  });
+  return new Selector(requirements);
+}
+
+/** fields.ParseSelector: the terms as written, no resource's conversion (what RequestInfo reads); throws SelectorParseError. */
+export function parseRawFieldSelector(text: string): FieldSelector {
+  return new Selector(parseTerms(text));
+}
+
+/** parseSelector: split on unescaped commas, sort, then parse every term before converting any. */
+function parseTerms(text: string): FieldRequirement[] {
   const terms = splitTerms(text).sort(compareGoStrings);
   const parsed: FieldRequirement[] = [];
   for (const term of terms) {
@@ -59,12 +74,7 @@ export function parseFieldSelector(text: string, conversion: FieldLabelConversio
     const [field, op, rhs] = split;
     parsed.push({ field, operator: op === '!=' ? '!=' : '=', value: unescapeValue(rhs) });
   }
-  // andTerm.Transform: the first term (in sorted order) the conversion rejects fails the request.
-  const requirements = parsed.map((r) => {
-    if (!conversion.allowed.has(r.field)) fail(conversion.notSupported(r.field));
-    return { ...r, field: conversion.aliases?.[r.field] ?? r.field };
-  });
-  return new Selector(requirements);
+  return parsed;
 }
 
 /** The selector of an absent or empty `fieldSelector` (fields.Everything). */

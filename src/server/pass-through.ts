@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isConnectionError } from '../upstream/api-error.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import type { ForwardIdentity, UpstreamClient } from '../upstream/client.ts';
 import { badGateway, serviceUnavailable } from './status.ts';
 
 /**
@@ -30,10 +30,15 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
-/** The client's headers as they go upstream: no hop-by-hop fields and no client credentials. */
-export function requestHeadersForUpstream(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  // The proxy talks to the apiserver as itself (sidecar mode): a client token must not be
-  // forwarded, nor impersonation headers that would let a local client act as someone else.
+/**
+ * The client's headers as they go upstream: no hop-by-hop fields and no client credentials (the
+ * upstream client sets the identity's). As the proxy (sidecar mode), impersonation headers are
+ * dropped too: they would let a local client act as someone else with the proxy's rights. With
+ * the client's own token (shared mode), they go as sent: the apiserver authorizes the client's
+ * impersonation as it would without the proxy.
+ */
+export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: ForwardIdentity): Record<string, string | string[]> {
+  if (as?.kind === 'bearer') return forwardable(headers, (name) => name === 'authorization');
   return forwardable(headers, (name) => name === 'authorization' || name.startsWith('impersonate-'));
 }
 
@@ -106,6 +111,7 @@ export async function passThrough(
   req: IncomingMessage,
   res: ServerResponse,
   observe?: { readonly observer: ResponseObserver; readonly maxBytes: number },
+  as?: ForwardIdentity,
 ): Promise<void> {
   const abort = new AbortController();
   // The client went away before the answer ended: stop the upstream request too.
@@ -117,9 +123,10 @@ export async function passThrough(
     upstream = await client.forward({
       method: req.method ?? 'GET',
       path: req.url ?? '/',
-      headers: requestHeadersForUpstream(req.headers),
+      headers: requestHeadersForUpstream(req.headers, as),
       body: hasBody(req) ? req : undefined,
       signal: abort.signal,
+      as,
     });
   } catch (error) {
     if (abort.signal.aborted) return;

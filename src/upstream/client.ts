@@ -18,6 +18,25 @@ export interface UpstreamRequest {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Whose credentials a passed-through request carries upstream. The proxy's own (sidecar mode, as
+ * kubectl proxy), or in shared mode the client's: its bearer token as it sent it, on a connection
+ * without the proxy's client certificate (the apiserver would authenticate the certificate
+ * first); or, for a client known by its certificate (which cannot be forwarded), the proxy's
+ * credentials asking to act as that user (Impersonate-User, -Group, -Uid, -Extra-*: the apiserver
+ * authorizes the impersonation, then the request as the client).
+ */
+export type ForwardIdentity =
+  | { readonly kind: 'proxy' }
+  | { readonly kind: 'bearer'; readonly authorization: string }
+  | {
+      readonly kind: 'impersonate';
+      readonly username: string;
+      readonly uid: string;
+      readonly groups: readonly string[];
+      readonly extra: Readonly<Record<string, readonly string[]>>;
+    };
+
 export interface ForwardRequest {
   readonly method: Dispatcher.HttpMethod;
   readonly path: string;
@@ -25,6 +44,8 @@ export interface ForwardRequest {
   readonly headers: Record<string, string | string[]>;
   readonly body?: NodeJS.ReadableStream | Buffer | undefined;
   readonly signal?: AbortSignal;
+  /** Default: the proxy's. */
+  readonly as?: ForwardIdentity | undefined;
 }
 
 export interface UpgradeRequest {
@@ -39,6 +60,8 @@ export interface UpgradeRequest {
   readonly headers: Record<string, string | string[]>;
   /** Aborts the request until the apiserver answers, or the body of a refusal while it streams. */
   readonly signal?: AbortSignal;
+  /** Default: the proxy's. */
+  readonly as?: ForwardIdentity | undefined;
 }
 
 /** The apiserver switched protocols (101): the connection is the caller's from here on. */
@@ -109,23 +132,42 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
   // ALPN and the apiserver takes it, so they get connections of their own. Each one leaves this
   // pool at its 101, so the pool holds only connections that are opening or were refused.
   const upgradePool = new Pool(config.server.origin, { ...options, connect, allowH2: false });
+  // Shared mode's clients' own tokens travel on connections without the proxy's certificate
+  // (made on first use: sidecar mode never opens one).
+  const anonymousConnect = { ...connect, cert: undefined, key: undefined };
+  let bearerPool: Pool | undefined;
+  let bearerUpgradePool: Pool | undefined;
+  const poolFor = (as: ForwardIdentity | undefined, upgrade: boolean): Pool => {
+    if (as?.kind !== 'bearer') return upgrade ? upgradePool : pool;
+    if (upgrade) return (bearerUpgradePool ??= new Pool(config.server.origin, { ...options, connect: anonymousConnect, allowH2: false }));
+    return (bearerPool ??= new Pool(config.server.origin, { allowH2: false, ...options, connect: anonymousConnect }));
+  };
   const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
 
-  /** The proxy's own credentials, on every request that leaves (client certs are in `connect`). */
-  const authorize = async (headers: Record<string, string | string[]>): Promise<void> => {
+  /** The credentials of a request that leaves: the proxy's own (client certs are in `connect`), or the client's. */
+  const authorize = async (headers: Record<string, string | string[]>, as?: ForwardIdentity): Promise<void> => {
+    if (as?.kind === 'bearer') {
+      headers.authorization = as.authorization;
+      return;
+    }
     const authorization = await config.authorization();
     if (authorization !== undefined) headers.authorization = authorization;
+    if (as?.kind !== 'impersonate') return;
+    headers['impersonate-user'] = as.username;
+    if (as.uid !== '') headers['impersonate-uid'] = as.uid;
+    if (as.groups.length > 0) headers['impersonate-group'] = [...as.groups];
+    for (const [key, values] of Object.entries(as.extra)) headers[`impersonate-extra-${encodeURIComponent(key)}`] = [...values];
   };
 
   /** Every request goes out here: the proxy's credentials added, the server's base path prefixed. */
   const dispatch = async (
-    req: Pick<ForwardRequest, 'method' | 'path' | 'signal'>,
+    req: Pick<ForwardRequest, 'method' | 'path' | 'signal' | 'as'>,
     headers: Record<string, string | string[]>,
     body: Dispatcher.DispatchOptions['body'],
     bodyTimeout?: number,
   ): Promise<Dispatcher.ResponseData> => {
-    await authorize(headers);
-    return pool.request({
+    await authorize(headers, req.as);
+    return poolFor(req.as, false).request({
       origin: config.server.origin,
       method: req.method,
       path: `${basePath}${req.path}`,
@@ -154,7 +196,8 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
     forward: (req) => dispatch(req, { ...req.headers }, req.body as Dispatcher.DispatchOptions['body'], 0),
     async upgrade(req) {
       const headers = { ...req.headers };
-      await authorize(headers);
+      await authorize(headers, req.as);
+      const upgrades = poolFor(req.as, true);
       return new Promise((resolve, reject) => {
         const options: Dispatcher.DispatchOptions = {
           origin: config.server.origin,
@@ -167,14 +210,14 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
           bodyTimeout: 0,
         };
         try {
-          upgradePool.dispatch(options, new UpgradeHandler(req.signal, resolve, reject));
+          upgrades.dispatch(options, new UpgradeHandler(req.signal, resolve, reject));
         } catch (error) {
           reject(error instanceof Error ? error : new Error(String(error)));
         }
       });
     },
     close: async () => {
-      await Promise.all([pool.close(), upgradePool.close()]);
+      await Promise.all([pool.close(), upgradePool.close(), bearerPool?.close(), bearerUpgradePool?.close()]);
     },
   };
 }

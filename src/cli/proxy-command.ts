@@ -34,13 +34,20 @@ import type { ResolvedResources } from '../cache/cached-resources.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
 import { CliError } from './cli-error.ts';
+import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
+import { resolveServingTls } from './serving-tls.ts';
+import type { ResolvedTls } from './serving-tls.ts';
 import type { ProxyOptions } from './proxy-options.ts';
 
 export const PROXY_USAGE = `Usage: kube-cache-proxy proxy [options]
 
 Runs the caching proxy in front of the cluster's apiserver, in the foreground, until SIGTERM or
 SIGINT. Clients talk to it as to the apiserver: kubectl --server http://127.0.0.1:8001 get ns
+
+Apps whose client refuses plain HTTP (@kubernetes/client-node) get HTTPS and a kubeconfig:
+  kube-cache-proxy proxy --tls-generate --write-kubeconfig /var/run/kube-cache-proxy/kubeconfig
+  KUBECONFIG=/var/run/kube-cache-proxy/kubeconfig kubectl get pods
 
 ${PROXY_FLAGS_USAGE}`;
 
@@ -57,8 +64,10 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export interface RunningProxy {
   /** Where it serves: `127.0.0.1:8001`, `[::1]:8001` or a socket path (as kubectl prints it). */
   readonly address: string;
-  /** A base URL for clients (`http://127.0.0.1:8001`); undefined on a Unix socket. */
+  /** A base URL for clients (`http://127.0.0.1:8001`, `https://...` over TLS); undefined on a Unix socket. */
   readonly url: string | undefined;
+  /** The CA clients trust when it serves HTTPS (PEM); undefined in plain HTTP. */
+  readonly ca: string | undefined;
   readonly app: FastifyInstance;
   /** The proxy's metrics, also served at its /metrics. */
   readonly metrics: ProxyMetrics;
@@ -100,6 +109,8 @@ export function loggerFor(
 
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
+  // First: a certificate that cannot be read stops the start before anything is opened.
+  const tls = options.tls === undefined ? undefined : resolveServingTls(options.tls, options.address);
   const client = newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
   // The caches and their informers log through the server's logger, which exists only once the caches are wired.
@@ -130,6 +141,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     version: PACKAGE_VERSION,
   });
   const app = newProxyServer({
+    tls,
     client,
     logger: loggerFor(options.logLevel, process.stdout.isTTY),
     filter: options.filter,
@@ -166,6 +178,22 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   }
   const info = app.server.address();
   const address = typeof info === 'string' ? info : formatAddress(info);
+  const url = typeof info === 'string' ? undefined : `${tls === undefined ? 'http' : 'https'}://${address}`;
+  if (options.writeKubeconfig !== undefined && tls !== undefined && typeof info !== 'string') {
+    try {
+      writeAppKubeconfig(options.writeKubeconfig, info, tls, options.namespace);
+    } catch (error) {
+      await app.close();
+      await cachedReads.reads.stop();
+      await client.close();
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `cannot write the kubeconfig for apps to ${options.writeKubeconfig}: ${detail}`,
+        'Point --write-kubeconfig into a writable directory (in a pod, an emptyDir shared with the app).',
+      );
+    }
+    app.log.info({ path: options.writeKubeconfig }, 'wrote the kubeconfig for apps');
+  }
   app.log.info({ upstream: upstream.server.origin, source: upstream.source }, 'proxying to the apiserver');
 
   let stopping: Promise<void> | undefined;
@@ -188,7 +216,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   };
   return {
     address,
-    url: typeof info === 'string' ? undefined : `http://${address}`,
+    url,
+    ca: tls?.ca,
     app,
     metrics,
     stop(graceMs = SHUTDOWN_GRACE_MS) {
@@ -276,6 +305,17 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(options.log === undefined ? {} : { log: options.log }),
   });
   return newCachedReads({ source, writes });
+}
+
+/**
+ * The apps' kubeconfig, naming the address the proxy listens on; on every interface (0.0.0.0,
+ * ::) the apps of its pod reach it on loopback.
+ */
+function writeAppKubeconfig(path: string, info: AddressInfo | null, tls: ResolvedTls, namespace: string | undefined): void {
+  if (info === null) return;
+  const host = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
+  const server = `https://${formatAddress({ ...info, address: host })}`;
+  writeFileAtomically(path, appKubeconfig({ server, ca: tls.ca, namespace }));
 }
 
 /** Go's net.Addr String(): `host:port`, IPv6 in brackets. */

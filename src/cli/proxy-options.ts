@@ -4,6 +4,7 @@
  * environment variable `KCP_<FLAG_IN_UPPER_SNAKE>` (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`); a
  * flag wins over its variable, and a variable set to the empty string counts as unset.
  */
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { RequestFilterOptions } from '../server/request-filter.ts';
 import {
@@ -16,6 +17,7 @@ import {
 } from '../server/request-filter.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+import { ipBytes } from '../server/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
 
 /** defaultPort (kubectl's cmd/proxy/proxy.go). */
@@ -53,8 +55,18 @@ export interface ProxyOptions {
   readonly strongResources: readonly string[];
   /** Bounded reads: the most time since the cache's watch last proved progress. */
   readonly maxStalenessMs: number;
+  /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
+  readonly tls: TlsServing | undefined;
+  /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
+  readonly writeKubeconfig: string | undefined;
   readonly help: boolean;
 }
+
+/**
+ * How the proxy serves HTTPS: with the certificate and key of files (the apiserver's
+ * --tls-cert-file and --tls-private-key-file), or with a CA and a certificate it makes at start.
+ */
+export type TlsServing = { readonly kind: 'files'; readonly certFile: string; readonly keyFile: string } | { readonly kind: 'generate' };
 
 export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):
   --kubeconfig FILE        the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
@@ -62,6 +74,14 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --address IP             the IP address to serve on (default: ${DEFAULT_ADDRESS})
   -p, --port PORT          the port to serve on; 0 picks a free port (default: ${DEFAULT_PORT})
   -u, --unix-socket PATH   serve on a Unix socket instead of address:port
+  --tls-cert-file FILE     serve HTTPS with this certificate (PEM; the serving certificate first, then its
+                           chain up to the CA that clients trust); needs --tls-private-key-file
+  --tls-private-key-file FILE  the certificate's private key (PEM)
+  --tls-generate           serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and
+                           --address) made at start; the CA's key is dropped once it has signed
+  --write-kubeconfig PATH  once serving, write a kubeconfig for apps there (replaced atomically): the
+                           proxy's https URL, the CA to trust, no credentials (the proxy uses its own);
+                           share its directory with the app's containers and set KUBECONFIG to it
   --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS})
   --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})
   --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS})
@@ -87,6 +107,10 @@ const OPTIONS = {
   address: { type: 'string' },
   port: { type: 'string', short: 'p' },
   'unix-socket': { type: 'string', short: 'u' },
+  'tls-cert-file': { type: 'string' },
+  'tls-private-key-file': { type: 'string' },
+  'tls-generate': { type: 'boolean' },
+  'write-kubeconfig': { type: 'string' },
   'accept-hosts': { type: 'string' },
   'accept-paths': { type: 'string' },
   'reject-paths': { type: 'string' },
@@ -100,7 +124,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type ValueFlag = Exclude<keyof typeof OPTIONS, 'help'>;
+type BooleanFlag = 'help' | 'tls-generate';
+type ValueFlag = Exclude<keyof typeof OPTIONS, BooleanFlag>;
 
 /** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
 export function envName(flag: string): string {
@@ -135,6 +160,15 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     return undefined;
   };
 
+  /** A boolean flag, or its variable as Go's strconv.ParseBool reads it. */
+  const flagOrEnv = (flag: Exclude<BooleanFlag, 'help'>): Setting | undefined => {
+    if (values[flag] === true) return { value: 'true', from: `--${flag}` };
+    const name = envName(flag);
+    const fromEnv = env[name];
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, from: `${name}=${JSON.stringify(fromEnv)}` };
+    return undefined;
+  };
+
   const port = parsePort(setting('port'));
   const unixSocket = setting('unix-socket')?.value;
   // Validate (kubectl's cmd/proxy/proxy.go): only a port other than the default conflicts.
@@ -144,6 +178,26 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const address = setting('address');
   if (address?.value.trim() === '')
     throw new CliError(`${address.from}: the address must not be blank`, `Use e.g. --address ${DEFAULT_ADDRESS}.`);
+
+  const tls = parseTls(setting('tls-cert-file'), setting('tls-private-key-file'), flagOrEnv('tls-generate'));
+  const addressValue = address?.value ?? DEFAULT_ADDRESS;
+  // The proxy answers with its own credentials: in plain HTTP, only to its own host.
+  if (unixSocket === undefined && tls === undefined && !isLoopback(addressValue)) {
+    throw new CliError(
+      `${address?.from ?? '--address'}: not a loopback address, and the proxy would serve plain HTTP there`,
+      'Serve HTTPS (--tls-cert-file and --tls-private-key-file, or --tls-generate), or keep --address on loopback (127.0.0.1, ::1, localhost).',
+    );
+  }
+  const writeKubeconfig = setting('write-kubeconfig');
+  if (writeKubeconfig !== undefined && tls === undefined) {
+    throw new CliError(
+      `${writeKubeconfig.from}: the kubeconfig for apps is written for HTTPS only`,
+      'Add --tls-generate (or --tls-cert-file and --tls-private-key-file): clients such as @kubernetes/client-node refuse a plain-HTTP server.',
+    );
+  }
+  if (writeKubeconfig !== undefined && unixSocket !== undefined) {
+    throw new CliError(`${writeKubeconfig.from}: a kubeconfig cannot name a Unix socket`, 'Serve on --address and --port instead.');
+  }
 
   const namespace = setting('namespace');
   if (namespace !== undefined && !DNS1123_LABEL.test(namespace.value)) {
@@ -156,7 +210,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
   return {
     kubeconfig: setting('kubeconfig')?.value,
     context: setting('context')?.value,
-    address: address?.value ?? DEFAULT_ADDRESS,
+    address: addressValue,
     port,
     unixSocket,
     filter: {
@@ -171,8 +225,44 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     readConsistency: parseReadConsistency(setting('read-consistency')),
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
+    tls,
+    writeKubeconfig: writeKubeconfig?.value,
     help: values.help === true,
   };
+}
+
+/** Go's strconv.ParseBool. */
+function parseBool(s: Setting): boolean {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s.value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s.value)) return false;
+  throw new CliError(`${s.from}: not a boolean`, 'Use true or false.');
+}
+
+function parseTls(cert: Setting | undefined, key: Setting | undefined, generate: Setting | undefined): TlsServing | undefined {
+  const generated = generate !== undefined && parseBool(generate);
+  if (cert === undefined && key === undefined) return generated ? { kind: 'generate' } : undefined;
+  if (cert === undefined || key === undefined) {
+    const given = (cert ?? key)?.from ?? '';
+    throw new CliError(`${given}: --tls-cert-file and --tls-private-key-file go together`, 'Give both, or --tls-generate instead.');
+  }
+  if (generated) {
+    throw new CliError(
+      `${generate.from}: cannot generate a certificate and use ${cert.from} at the same time`,
+      'Drop --tls-generate (or KCP_TLS_GENERATE) to serve the given certificate.',
+    );
+  }
+  return { kind: 'files', certFile: cert.value, keyFile: key.value };
+}
+
+/** A name or an address that only the host itself reaches: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(address: string): boolean {
+  if (address === 'localhost') return true;
+  const version = isIP(address);
+  if (version === 4) return address.startsWith('127.');
+  if (version !== 6) return false;
+  const bytes = ipBytes(address);
+  const mappedV4 = bytes.subarray(0, 12).equals(Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]));
+  return mappedV4 ? bytes[12] === 127 : bytes.equals(ipBytes('::1'));
 }
 
 function parsePort(s: Setting | undefined): number {

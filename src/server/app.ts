@@ -8,6 +8,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
@@ -40,6 +41,14 @@ export interface ProxyServerOptions {
   readonly metrics?: ProxyMetrics | undefined;
   /** The status page (/kube-cache-proxy/); none: those paths are passed through. */
   readonly status?: StatusReporter | undefined;
+  /** Serve HTTPS with this certificate and key (PEM); none: plain HTTP. */
+  readonly tls?: ServingTls | undefined;
+}
+
+/** A serving certificate (followed by its chain, if any) and its private key, PEM. */
+export interface ServingTls {
+  readonly cert: string;
+  readonly key: string;
 }
 
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
@@ -121,12 +130,21 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     // Keep-alive sockets of watch clients must not hold shutdown forever.
     forceCloseConnections: 'idle',
     // The apiserver's header limit and its answers to malformed requests (client-errors.ts).
-    serverFactory: (handler) =>
-      createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    // Over TLS the same HTTP/1.1 server (node:https is node:http on TLS sockets): the same
+    // events (upgrade, checkContinue, clientError) and limits. HTTP/1.1 only, as the ALPN
+    // default: exec and port-forward need its Upgrade, and a client that offers h2 gets 1.1.
+    serverFactory: (handler) => {
+      const listener = (req: IncomingMessage, res: ServerResponse): void => {
         const refusal = goRequestRefusal(req);
         if (refusal === undefined) handler(req, res);
         else writeGoRefusal(res, refusal);
-      }),
+      };
+      if (options.tls === undefined) return createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
+      return createHttpsServer(
+        { maxHeaderSize: MAX_HEADER_BYTES, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
+        listener,
+      );
+    },
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
     // apiserver's to answer, as is anything else the framework would refuse on its own.

@@ -22,7 +22,13 @@ test('proxy options: kubectl proxy defaults', () => {
 
 test('proxy options: each flag has a KCP_ env variable; the flag wins; an empty variable is unset', () => {
   assert.equal(envName('accept-hosts'), 'KCP_ACCEPT_HOSTS');
-  const env = { KCP_PORT: '9000', KCP_ADDRESS: '0.0.0.0', KCP_RESOURCES: 'pods, deployments.apps,pods', KCP_LOG_LEVEL: '' };
+  const env = {
+    KCP_PORT: '9000',
+    KCP_ADDRESS: '0.0.0.0',
+    KCP_TLS_GENERATE: 'true',
+    KCP_RESOURCES: 'pods, deployments.apps,pods',
+    KCP_LOG_LEVEL: '',
+  };
   const fromEnv = parseProxyOptions([], env);
   assert.equal(fromEnv.port, 9000);
   assert.equal(fromEnv.address, '0.0.0.0');

@@ -5,19 +5,56 @@
  * same with a certificate and key given as files.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
-import { CoreV1Api, KubeConfig, V1Container, V1ObjectMeta, V1Pod, V1PodSpec, makeInformer } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, V1Container, V1ObjectMeta, V1Pod, V1PodSpec, loadYaml, makeInformer } from '@kubernetes/client-node';
 import { runCommand, spawnCli } from '../../helpers/cli.ts';
-import type { RunningCli } from '../../helpers/cli.ts';
+import type { CliRun, RunningCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 
 const shared = useSharedAdmin();
+const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+/** Where deploy/ has the sidecar write the kubeconfig, and the app read it. */
+const DEPLOYED_PATH = '/var/run/kube-cache-proxy/kubeconfig';
+
+interface ProbedContainer {
+  readonly name: string;
+  readonly command?: string[];
+  readonly env?: { name: string; value?: string }[];
+  readonly startupProbe?: { exec?: { command: string[] } };
+  readonly readinessProbe?: { exec?: { command: string[] } };
+}
+interface PodTemplate {
+  readonly spec: { template: { spec: { initContainers?: ProbedContainer[]; containers?: ProbedContainer[] } } };
+}
+
+/** A container of a deploy/ manifest. */
+function deployedContainer(file: string, name: string): ProbedContainer {
+  const manifest = loadYaml<PodTemplate>(readFileSync(join(DEPLOY, file), 'utf8'));
+  const { spec } = manifest.spec.template;
+  const found = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].find((c) => c.name === name);
+  assert.ok(found !== undefined, `${name} in ${file}`);
+  return found;
+}
+
+/** Runs a manifest's `node ...` command here, with the kubeconfig at `path` instead of the pod's. */
+function runDeployed(command: readonly string[], path: string, env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  const [bin, ...args] = command;
+  assert.equal(bin, 'node');
+  const local = args.map((a) => a.replaceAll(DEPLOYED_PATH, path));
+  return new Promise((resolve) => {
+    execFile(process.execPath, local, { env: { ...process.env, ...env, KUBECONFIG: path }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
 
 interface Kubeconfig {
   readonly clusters: { readonly cluster: { readonly server: string; readonly 'certificate-authority-data': string } }[];
@@ -71,7 +108,16 @@ test(
     const ns = await testNamespace(t, shared.admin);
     const dir = tempDir(t);
     const path = join(dir, 'kubeconfig');
+    const sidecar = deployedContainer('sidecar/sidecar.yaml', 'kube-cache-proxy');
+    const startup = sidecar.startupProbe?.exec?.command ?? [];
+    const readiness = sidecar.readinessProbe?.exec?.command ?? [];
+    // deploy/sidecar's startup probe fails until the kubeconfig is written.
+    assert.notEqual((await runDeployed(startup, path)).code, 0);
     const { address } = await startProxy(t, ['--tls-generate', '--write-kubeconfig', path]);
+    for (const probe of [startup, readiness]) {
+      const run = await runDeployed(probe, path);
+      assert.equal(run.code, 0, run.stderr);
+    }
 
     // Written before the serving line, whole (no temporary file left), readable by other users.
     assert.deepEqual(readdirSync(dir), ['kubeconfig']);
@@ -105,6 +151,17 @@ test(
     const event = await seen;
     assert.equal(event.metadata?.uid, created.metadata?.uid);
     assert.equal(informer.list(ns).length, 1);
+    // Its watch closed now, so the proxy's shutdown need not wait out its grace period for it.
+    await informer.stop();
+
+    // deploy/example's app, its script as written, one round.
+    const app = deployedContainer('example/pod-lister.yaml', 'app');
+    const script = (app.command ?? []).map((a) =>
+      a.replace('for (;;) {', 'for (let round = 0; round < 1; round++) {').replace('10_000', '0'),
+    );
+    const round = await runDeployed(script, path, { NS: ns });
+    assert.equal(round.code, 0, round.stderr);
+    assert.equal(round.stdout, `GET pods of ${ns} through https://${address}: 1 pods\n`);
 
     // (b) kubectl with the file alone: no prompt for a username (stdin is not a terminal).
     const kubectl = await runCommand(shared.cp.binaries.kubectl, ['--kubeconfig', path, 'get', 'pods', '-n', ns, '-o', 'name']);

@@ -15,6 +15,8 @@ import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { mustRun } from './run.ts';
 
 const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+/** Where the sidecar writes the apps' kubeconfig (deploy/sidecar/sidecar.yaml). */
+const APP_KUBECONFIG = '/var/run/kube-cache-proxy/kubeconfig';
 const shared = useSharedAdmin();
 
 interface KubeObject {
@@ -36,6 +38,8 @@ interface Container {
   readonly image: string;
   readonly args?: string[];
   readonly command?: string[];
+  readonly env?: { name: string; value?: string }[];
+  readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   readonly restartPolicy?: string;
   readonly startupProbe?: Probe;
   readonly livenessProbe?: Probe;
@@ -55,7 +59,16 @@ interface Probe {
 }
 
 interface Deployment extends KubeObject {
-  readonly spec: { template: { spec: { serviceAccountName?: string; containers: Container[]; initContainers?: Container[] } } };
+  readonly spec: {
+    template: {
+      spec: {
+        serviceAccountName?: string;
+        containers: Container[];
+        initContainers?: Container[];
+        volumes?: { name: string; emptyDir?: Record<string, unknown> }[];
+      };
+    };
+  };
 }
 
 /** `kubectl apply -k DIR --dry-run=server -o json`: the objects as the apiserver would store them. */
@@ -143,10 +156,23 @@ function assertSidecar(deployment: Deployment): Container {
   assert.ok(proxy !== undefined, 'the proxy is added as a native sidecar');
   assert.equal(proxy.restartPolicy, 'Always');
   assert.deepEqual(proxy.args, ['proxy']);
+  // HTTPS with a CA of its own, and the apps' kubeconfig written into the pod's shared volume.
+  const env = Object.fromEntries((proxy.env ?? []).map((e) => [e.name, e.value]));
+  assert.equal(env.KCP_TLS_GENERATE, 'true');
+  assert.equal(env.KCP_WRITE_KUBECONFIG, APP_KUBECONFIG);
+  assert.deepEqual(proxy.volumeMounts, [{ name: 'kube-cache-proxy', mountPath: '/var/run/kube-cache-proxy' }]);
+  const volume = (pod.volumes ?? []).find((v) => v.name === 'kube-cache-proxy');
+  assert.ok(volume?.emptyDir !== undefined, 'an emptyDir shared with the app containers');
+  // The probes trust the written kubeconfig's CA (test/e2e/cli/app-kubeconfig.test.ts runs them).
   const probed = (probe: Probe | undefined): string => (probe?.exec?.command ?? []).join(' ');
-  assert.match(probed(proxy.livenessProbe), /http:\/\/127\.0\.0\.1:8001\/livez/);
-  assert.match(probed(proxy.readinessProbe), /http:\/\/127\.0\.0\.1:8001\/readyz/);
-  assert.match(probed(proxy.startupProbe), /http:\/\/127\.0\.0\.1:8001\/livez/);
+  for (const [probe, path] of [
+    [proxy.livenessProbe, '/livez'],
+    [proxy.readinessProbe, '/readyz'],
+    [proxy.startupProbe, '/livez'],
+  ] as const) {
+    assert.match(probed(probe), /readFileSync\('\/var\/run\/kube-cache-proxy\/kubeconfig'/);
+    assert.match(probed(probe), new RegExp(`require\\('https'\\)\\.get\\(c\\.server \\+ '${path}', \\{ ca: `));
+  }
   for (const resource of ['cpu', 'memory']) {
     assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
     assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
@@ -183,6 +209,7 @@ test(
       '    spec:',
       '      initContainers: [{ name: migrate, image: busybox, command: ["true"] }]',
       '      containers: [{ name: web, image: nginx }]',
+      '      volumes: [{ name: data, emptyDir: {} }]',
       '',
     ].join('\n');
     const dir = overlay(t, { namespace: ns, resources: ['web.yaml'], components: [join(DEPLOY, 'sidecar')], extra: { 'web.yaml': web } });
@@ -194,6 +221,7 @@ test(
       ['web'],
     );
     assert.deepEqual((deployment.spec.template.spec.initContainers ?? []).map((c) => c.name).sort(), ['kube-cache-proxy', 'migrate']);
+    assert.deepEqual((deployment.spec.template.spec.volumes ?? []).map((v) => v.name).sort(), ['data', 'kube-cache-proxy']);
   },
 );
 
@@ -207,10 +235,13 @@ test('deploy/example: an app that lists its pods through the sidecar; accepted b
   assertSidecar(deployment);
   const [app] = deployment.spec.template.spec.containers;
   assert.ok(app !== undefined);
-  assert.match(
-    [...(app.command ?? []), ...(app.args ?? [])].join(' '),
-    /curl .*"http:\/\/127\.0\.0\.1:8001\/api\/v1\/namespaces\/\$NS\/pods"/,
-  );
+  // client-node with KUBECONFIG pointing into the sidecar's volume: nothing turns TLS checks off.
+  const script = [...(app.command ?? []), ...(app.args ?? [])].join(' ');
+  assert.match(script, /kc\.loadFromDefault\(\)/);
+  assert.match(script, /api\.listNamespacedPod\(\{ namespace \}\)/);
+  assert.doesNotMatch(script, /skipTLSVerify|insecure|rejectUnauthorized|http:\/\//i);
+  assert.deepEqual(app.env?.find((e) => e.name === 'KUBECONFIG')?.value, APP_KUBECONFIG);
+  assert.deepEqual(app.volumeMounts, [{ name: 'kube-cache-proxy', mountPath: '/var/run/kube-cache-proxy', readOnly: true }]);
   assert.equal(app.securityContext?.runAsNonRoot, true);
   assert.equal(app.securityContext.readOnlyRootFilesystem, true);
   assert.deepEqual(app.securityContext.capabilities?.drop, ['ALL']);

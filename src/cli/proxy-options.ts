@@ -71,7 +71,7 @@ export type TlsServing = { readonly kind: 'files'; readonly certFile: string; re
 export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):
   --kubeconfig FILE        the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
   --context NAME           a context of the kubeconfig (default: its current-context)
-  --address IP             the IP address to serve on (default: ${DEFAULT_ADDRESS})
+  --address IP             the IP address to serve on; one other than loopback needs HTTPS (default: ${DEFAULT_ADDRESS})
   -p, --port PORT          the port to serve on; 0 picks a free port (default: ${DEFAULT_PORT})
   -u, --unix-socket PATH   serve on a Unix socket instead of address:port
   --tls-cert-file FILE     serve HTTPS with this certificate (PEM; the serving certificate first, then its
@@ -80,7 +80,7 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --tls-generate           serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and
                            --address) made at start; the CA's key is dropped once it has signed
   --write-kubeconfig PATH  once serving, write a kubeconfig for apps there (replaced atomically): the
-                           proxy's https URL, the CA to trust, no credentials (the proxy uses its own);
+                           proxy's https URL, the CA to trust, a placeholder token (the proxy uses its own);
                            share its directory with the app's containers and set KUBECONFIG to it
   --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS})
   --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})

@@ -4,7 +4,8 @@
  *
  * - Who: a client certificate verified against --client-ca-file (user from its CN, groups from
  *   its O, as the apiserver's x509 authenticator), else a bearer token reviewed by TokenReview.
- *   No credentials, or credentials the apiserver does not accept: its 401.
+ *   Credentials the apiserver does not accept: its 401. No credentials at all: the request goes
+ *   upstream with none, and the apiserver answers it (anonymous or 401, as it is set up).
  * - What: a read the cache may answer (get, list, watch of a resource) is authorized by
  *   SubjectAccessReview first; a denial is the apiserver's own 403, word for word. A watch is
  *   authorized when it starts, as the apiserver does.
@@ -28,6 +29,14 @@ const AUTHENTICATED_GROUP = 'system:authenticated';
 
 export type Identified =
   | { readonly kind: 'user'; readonly user: UserInfo; readonly as: ForwardIdentity }
+  /**
+   * Not known here, so the apiserver decides, the request going upstream as the client sent it:
+   * - anonymous: no credentials at all. Whether the apiserver lets such a request in (as
+   *   system:anonymous) is its setting (--anonymous-auth): it answers as it answers anyone so.
+   * - unreviewed: the TokenReview failed (the apiserver unreachable, a 5xx); with the client's
+   *   own token the apiserver authenticates it, or answers its own error.
+   */
+  | { readonly kind: 'forward'; readonly why: 'anonymous' | 'unreviewed'; readonly as: ForwardIdentity }
   | { readonly kind: 'refused'; readonly error: StatusError };
 
 /** What a read may do: be answered (from the cache or, as the client, by the apiserver), or be refused. */
@@ -42,6 +51,8 @@ export interface SharedAccess {
    * then goes to the apiserver as the client, which decides.
    */
   authorizeRead(user: UserInfo, request: ParsedRequest): Promise<ReadDecision>;
+  /** TokenReviews and SubjectAccessReviews sent so far (the bench, the status page). */
+  reviews(): { readonly tokenReviews: number; readonly subjectAccessReviews: number };
 }
 
 export interface SharedAccessOptions {
@@ -49,23 +60,36 @@ export interface SharedAccessOptions {
   readonly authorizer: Authorizer;
 }
 
-/** The bearer token of an Authorization header (request/bearertoken: `Bearer <token>`, scheme case-insensitive). */
+/**
+ * The bearer token of an Authorization header (request/bearertoken/bearertoken.go: `Bearer
+ * <token>` once trimmed, the scheme case-insensitive); undefined when the header is not one.
+ */
 export function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  const parts = header.split(' ');
+  const parts = header.trim().split(' ');
   if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
   const token = parts[1] ?? '';
   return token === '' ? undefined : token;
 }
 
-/** The user of a verified client certificate (x509.CommonNameUserConversion), or undefined. */
-function certificateUser(req: IncomingMessage): UserInfo | undefined {
+/**
+ * The client certificate the connection presented: its user once verified against the client CA
+ * (x509.CommonNameUserConversion), 'unverified' when it does not chain to it (x509.go answers
+ * that with an error: a 401 unless another authenticator accepts the request), or undefined
+ * when there is none.
+ */
+function certificateUser(req: IncomingMessage): UserInfo | 'unverified' | undefined {
   const socket = req.socket as Partial<TLSSocket>;
-  if (socket.authorized !== true || typeof socket.getPeerCertificate !== 'function') return undefined;
-  const subject = socket.getPeerCertificate().subject as Partial<Record<string, string | string[]>> | undefined;
+  if (typeof socket.getPeerCertificate !== 'function') return undefined;
+  const peer = socket.getPeerCertificate();
+  // An empty object when the client sent none.
+  if (Object.keys(peer).length === 0) return undefined;
+  if (socket.authorized !== true) return 'unverified';
+  const subject = peer.subject as Partial<Record<string, string | string[]>> | undefined;
   const cn = subject?.['CN'];
   const username = Array.isArray(cn) ? (cn[0] ?? '') : (cn ?? '');
-  if (username === '') return undefined;
+  // CommonNameUserConversion: "common name of user is empty" is an error as well.
+  if (username === '') return 'unverified';
   const o = subject?.['O'];
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
   return { username, uid: '', groups: groups.includes(AUTHENTICATED_GROUP) ? groups : [...groups, AUTHENTICATED_GROUP], extra: {} };
@@ -73,22 +97,27 @@ function certificateUser(req: IncomingMessage): UserInfo | undefined {
 
 export function newSharedAccess(options: SharedAccessOptions): SharedAccess {
   return {
+    reviews: () => ({ tokenReviews: options.tokens.reviews(), subjectAccessReviews: options.authorizer.reviews() }),
     async identify(req) {
+      // The apiserver's union authenticator: the certificate first, then the token; the first
+      // that accepts the request wins, and failures only count when none does.
       const fromCertificate = certificateUser(req);
-      if (fromCertificate !== undefined) {
+      if (fromCertificate !== undefined && fromCertificate !== 'unverified') {
         const u = fromCertificate;
         return { kind: 'user', user: u, as: { kind: 'impersonate', username: u.username, uid: u.uid, groups: u.groups, extra: u.extra } };
       }
       const header = req.headers.authorization;
       const token = bearerToken(header);
-      if (token === undefined || header === undefined) return { kind: 'refused', error: unauthorized() };
+      if (token === undefined || header === undefined) {
+        if (fromCertificate === 'unverified') return { kind: 'refused', error: unauthorized() };
+        return { kind: 'forward', why: 'anonymous', as: { kind: 'anonymous' } };
+      }
       try {
         const result = await options.tokens.authenticate(token);
         if (!result.authenticated) return { kind: 'refused', error: unauthorized() };
         return { kind: 'user', user: result.user, as: { kind: 'bearer', authorization: header } };
       } catch {
-        // The apiserver answers an authenticator's failure with its 401 as well.
-        return { kind: 'refused', error: unauthorized() };
+        return { kind: 'forward', why: 'unreviewed', as: { kind: 'bearer', authorization: header } };
       }
     },
     async authorizeRead(user, request) {

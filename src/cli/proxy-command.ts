@@ -36,9 +36,13 @@ import { reviewSelf } from '../upstream/identity.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { PROXY_FLAGS_USAGE, parseProxyOptions } from './proxy-options.ts';
-import { resolveServingTls } from './serving-tls.ts';
+import { readClientCa, resolveServingTls } from './serving-tls.ts';
+import { newSharedAccess } from '../auth/shared-access.ts';
+import type { SharedAccess } from '../auth/shared-access.ts';
+import { newTokenAuthenticator } from '../auth/token-review.ts';
+import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
 import type { ResolvedTls } from './serving-tls.ts';
-import type { ProxyOptions } from './proxy-options.ts';
+import type { ProxyOptions, SharedServing } from './proxy-options.ts';
 
 export const PROXY_USAGE = `Usage: kube-cache-proxy proxy [options]
 
@@ -110,8 +114,11 @@ export function loggerFor(
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   // First: a certificate that cannot be read stops the start before anything is opened.
-  const tls = options.tls === undefined ? undefined : resolveServingTls(options.tls, options.address);
+  const served = options.tls === undefined ? undefined : resolveServingTls(options.tls, options.address);
+  const clientCaFile = options.shared?.clientCaFile;
+  const tls = served === undefined || clientCaFile === undefined ? served : { ...served, clientCa: readClientCa(clientCaFile) };
   const client = newUpstreamClient(upstream);
+  const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client);
   const metrics = newProxyMetrics();
   // The caches and their informers log through the server's logger, which exists only once the caches are wired.
   let log: CacheRegistryLog = () => undefined;
@@ -148,6 +155,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     cachedReads: cachedReads.reads,
     metrics,
     status,
+    access,
   });
   try {
     if (options.unixSocket === undefined) {
@@ -194,7 +202,10 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
     app.log.info({ path: options.writeKubeconfig }, 'wrote the kubeconfig for apps');
   }
-  app.log.info({ upstream: upstream.server.origin, source: upstream.source }, 'proxying to the apiserver');
+  app.log.info(
+    { upstream: upstream.server.origin, source: upstream.source, mode: access === undefined ? 'sidecar' : 'shared' },
+    access === undefined ? 'proxying to the apiserver' : 'proxying to the apiserver, each client as itself (shared mode)',
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = async (graceMs: number): Promise<void> => {
@@ -225,6 +236,14 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       return stopping;
     },
   };
+}
+
+/** Shared mode's authenticator and authorizer: the apiserver's reviews, sent with the proxy's own identity. */
+function sharedAccessFor(shared: SharedServing, client: UpstreamClient): SharedAccess {
+  return newSharedAccess({
+    tokens: newTokenAuthenticator({ client, audiences: shared.audiences, ttlMs: shared.tokenCacheTtlMs }),
+    authorizer: newSubjectAccessReviewAuthorizer({ client, allowedTtlMs: shared.authorizedTtlMs, deniedTtlMs: shared.unauthorizedTtlMs }),
+  });
 }
 
 /**

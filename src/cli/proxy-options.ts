@@ -19,6 +19,8 @@ import type { ReadConsistency } from '../cache/consistency.ts';
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { ipBytes } from '../server/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
+import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
+import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
 
 /** defaultPort (kubectl's cmd/proxy/proxy.go). */
 export const DEFAULT_PORT = 8001;
@@ -59,7 +61,24 @@ export interface ProxyOptions {
   readonly tls: TlsServing | undefined;
   /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
   readonly writeKubeconfig: string | undefined;
+  /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */
+  readonly shared: SharedServing | undefined;
   readonly help: boolean;
+}
+
+/**
+ * Shared mode's settings, named as the apiserver's webhook authenticator and authorizer flags
+ * (and kube-rbac-proxy's) are: who may use the proxy is whom the apiserver accepts, and a read
+ * from the cache is allowed when the apiserver's authorizer allows it.
+ */
+export interface SharedServing {
+  /** --client-ca-file: client certificates verified against it identify their users; undefined: tokens only. */
+  readonly clientCaFile: string | undefined;
+  /** --auth-token-audiences: the audiences a token must be for; empty: the apiserver's own. */
+  readonly audiences: readonly string[];
+  readonly tokenCacheTtlMs: number;
+  readonly authorizedTtlMs: number;
+  readonly unauthorizedTtlMs: number;
 }
 
 /**
@@ -82,9 +101,24 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
   --write-kubeconfig PATH  once serving, write a kubeconfig for apps there (replaced atomically): the
                            proxy's https URL, the CA to trust, a placeholder token (the proxy uses its own);
                            share its directory with the app's containers and set KUBECONFIG to it
-  --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS})
+  --shared                 shared mode, for many clients (a proxy per node or per cluster): each request is
+                           authenticated (a bearer token by TokenReview, or a client certificate) and each
+                           read from the cache authorized (SubjectAccessReview) as the apiserver would;
+                           the rest goes upstream with the client's own credentials. Needed on an --address
+                           other than loopback, with HTTPS
+  --client-ca-file FILE    shared mode: client certificates signed by these CAs (PEM) identify their user (CN)
+                           and groups (O), as the apiserver's --client-ca-file (default: tokens only)
+  --auth-token-audiences LIST  shared mode: the audiences a token must be for (default: the apiserver's own)
+  --authentication-token-webhook-cache-ttl DURATION  shared mode: how long a token's review is kept (default: 2m)
+  --authorization-webhook-cache-authorized-ttl DURATION  shared mode: how long an allowed read's review is
+                           kept (default: 5m)
+  --authorization-webhook-cache-unauthorized-ttl DURATION  shared mode: how long a denied read's review is
+                           kept (default: 30s)
+  --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS};
+                           in shared mode: any)
   --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})
-  --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS})
+  --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS};
+                           in shared mode: none, the apiserver authorizes the client)
   --reject-methods RE,...  regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)
   --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: every listable and
                            watchable type, cached on its first read; secrets only when named)
@@ -111,6 +145,12 @@ const OPTIONS = {
   'tls-private-key-file': { type: 'string' },
   'tls-generate': { type: 'boolean' },
   'write-kubeconfig': { type: 'string' },
+  shared: { type: 'boolean' },
+  'client-ca-file': { type: 'string' },
+  'auth-token-audiences': { type: 'string' },
+  'authentication-token-webhook-cache-ttl': { type: 'string' },
+  'authorization-webhook-cache-authorized-ttl': { type: 'string' },
+  'authorization-webhook-cache-unauthorized-ttl': { type: 'string' },
   'accept-hosts': { type: 'string' },
   'accept-paths': { type: 'string' },
   'reject-paths': { type: 'string' },
@@ -124,7 +164,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type BooleanFlag = 'help' | 'tls-generate';
+type BooleanFlag = 'help' | 'tls-generate' | 'shared';
 type ValueFlag = Exclude<keyof typeof OPTIONS, BooleanFlag>;
 
 /** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
@@ -181,14 +221,51 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
 
   const tls = parseTls(setting('tls-cert-file'), setting('tls-private-key-file'), flagOrEnv('tls-generate'));
   const addressValue = address?.value ?? DEFAULT_ADDRESS;
-  // The proxy answers with its own credentials: in plain HTTP, only to its own host.
-  if (unixSocket === undefined && tls === undefined && !isLoopback(addressValue)) {
+  const sharedFlag = flagOrEnv('shared');
+  const shared = sharedFlag !== undefined && parseBool(sharedFlag) ? parseShared(setting) : undefined;
+  if (shared === undefined) {
+    const sharedOnly = (
+      [
+        'client-ca-file',
+        'auth-token-audiences',
+        'authentication-token-webhook-cache-ttl',
+        'authorization-webhook-cache-authorized-ttl',
+        'authorization-webhook-cache-unauthorized-ttl',
+      ] as const
+    )
+      .map(setting)
+      .find((s) => s !== undefined);
+    if (sharedOnly !== undefined) throw new CliError(`${sharedOnly.from}: only for shared mode`, 'Add --shared, or drop it.');
+  }
+  if (unixSocket === undefined && !isLoopback(addressValue)) {
+    // Beyond its own host the proxy serves whoever connects: over HTTPS only (tokens cross the
+    // network), and only as each client's own identity, never with its credentials for all.
+    if (tls === undefined) {
+      throw new CliError(
+        `${address?.from ?? '--address'}: not a loopback address, and the proxy would serve plain HTTP there`,
+        'Serve HTTPS (--tls-cert-file and --tls-private-key-file, or --tls-generate) with --shared, or keep --address on loopback (127.0.0.1, ::1, localhost).',
+      );
+    }
+    if (shared === undefined) {
+      throw new CliError(
+        `${address?.from ?? '--address'}: not a loopback address, and the proxy would serve everyone who connects with its own credentials`,
+        'Add --shared (each client authenticated and authorized as the apiserver would), or keep --address on loopback (127.0.0.1, ::1, localhost).',
+      );
+    }
+  }
+  if (shared?.clientCaFile !== undefined && tls === undefined) {
     throw new CliError(
-      `${address?.from ?? '--address'}: not a loopback address, and the proxy would serve plain HTTP there`,
-      'Serve HTTPS (--tls-cert-file and --tls-private-key-file, or --tls-generate), or keep --address on loopback (127.0.0.1, ::1, localhost).',
+      '--client-ca-file: client certificates need HTTPS',
+      'Add --tls-cert-file and --tls-private-key-file (or --tls-generate).',
     );
   }
   const writeKubeconfig = setting('write-kubeconfig');
+  if (writeKubeconfig !== undefined && shared !== undefined) {
+    throw new CliError(
+      `${writeKubeconfig.from}: the kubeconfig for apps is for sidecar mode, where the proxy lends its pod's identity`,
+      "In shared mode each client brings its own credentials: give apps the proxy's URL and CA in a kubeconfig with their own user.",
+    );
+  }
   if (writeKubeconfig !== undefined && tls === undefined) {
     throw new CliError(
       `${writeKubeconfig.from}: the kubeconfig for apps is written for HTTPS only`,
@@ -213,10 +290,12 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     address: addressValue,
     port,
     unixSocket,
+    // Shared mode: kubectl proxy's filter guards a proxy that lends its own identity; the
+    // apiserver's authorizer now decides for each client, and the proxy is reached by any name.
     filter: {
-      acceptHosts: regexps(setting('accept-hosts'), DEFAULT_ACCEPT_HOSTS),
+      acceptHosts: regexps(setting('accept-hosts'), shared === undefined ? DEFAULT_ACCEPT_HOSTS : SHARED_ACCEPT_HOSTS),
       acceptPaths: regexps(setting('accept-paths'), DEFAULT_ACCEPT_PATHS),
-      rejectPaths: regexps(setting('reject-paths'), DEFAULT_REJECT_PATHS),
+      rejectPaths: regexps(setting('reject-paths'), shared === undefined ? DEFAULT_REJECT_PATHS : SHARED_REJECT_PATHS),
       rejectMethods: regexps(setting('reject-methods'), DEFAULT_REJECT_METHODS),
     },
     resources: parseResources(setting('resources')),
@@ -227,7 +306,41 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     tls,
     writeKubeconfig: writeKubeconfig?.value,
+    shared,
     help: values.help === true,
+  };
+}
+
+/** Shared mode's filter defaults: any Host, no path refused. */
+const SHARED_ACCEPT_HOSTS = '^.*$';
+const SHARED_REJECT_PATHS = '^$';
+
+function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedServing {
+  const duration = (flag: ValueFlag, fallback: number): number => {
+    const s = setting(flag);
+    if (s === undefined) return fallback;
+    const ms = parseDurationMs(s.value);
+    if (ms === undefined || ms <= 0)
+      throw new CliError(`${s.from}: not a duration`, 'Give a positive duration with a unit, e.g. 30s, 2m or 1m30s.');
+    return ms;
+  };
+  const audiences = setting('auth-token-audiences');
+  return {
+    clientCaFile: setting('client-ca-file')?.value,
+    audiences:
+      audiences === undefined
+        ? []
+        : [
+            ...new Set(
+              audiences.value
+                .split(',')
+                .map((a) => a.trim())
+                .filter((a) => a !== ''),
+            ),
+          ],
+    tokenCacheTtlMs: duration('authentication-token-webhook-cache-ttl', DEFAULT_TOKEN_CACHE_TTL_MS),
+    authorizedTtlMs: duration('authorization-webhook-cache-authorized-ttl', DEFAULT_ALLOWED_TTL_MS),
+    unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
   };
 }
 

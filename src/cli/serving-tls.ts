@@ -51,6 +51,20 @@ export function resolveServingTls(tls: TlsServing, address: string): ResolvedTls
   return { cert, key, ca: last };
 }
 
+/** The client CA bundle of --client-ca-file, checked to hold at least one certificate that parses. */
+export function readClientCa(path: string): string {
+  const pem = readPem(path, '--client-ca-file');
+  const certificates = pemCertificates(pem);
+  try {
+    if (certificates.length === 0) throw new Error('no PEM certificate in it');
+    for (const c of certificates) new X509Certificate(c);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(`--client-ca-file ${path}: ${detail}`, 'Give the CA certificates that sign client certificates, in PEM.');
+  }
+  return pem;
+}
+
 function readPem(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8');

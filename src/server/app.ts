@@ -27,6 +27,9 @@ import { firstAccept } from './negotiation.ts';
 import type { HealthCheck } from './health.ts';
 import { installStatusRoutes } from '../status/status-routes.ts';
 import type { StatusReporter } from '../status/status-report.ts';
+import type { SharedAccess } from '../auth/shared-access.ts';
+import type { ForwardIdentity } from '../upstream/client.ts';
+import { admit, admitOwnPage, writeStatus } from './shared-gate.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
@@ -43,12 +46,19 @@ export interface ProxyServerOptions {
   readonly status?: StatusReporter | undefined;
   /** Serve HTTPS with this certificate and key (PEM); none: plain HTTP. */
   readonly tls?: ServingTls | undefined;
+  /**
+   * Shared mode (shared-gate.ts): every client identified and every cached read authorized, and
+   * what goes upstream goes as the client; none: sidecar mode, everything as the proxy.
+   */
+  readonly access?: SharedAccess | undefined;
 }
 
 /** A serving certificate (followed by its chain, if any) and its private key, PEM. */
 export interface ServingTls {
   readonly cert: string;
   readonly key: string;
+  /** CA certificates that client certificates are verified against (--client-ca-file); none: no client certificate is asked for. */
+  readonly clientCa?: string | undefined;
 }
 
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
@@ -140,10 +150,12 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         else writeGoRefusal(res, refusal);
       };
       if (options.tls === undefined) return createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
-      return createHttpsServer(
-        { maxHeaderSize: MAX_HEADER_BYTES, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
-        listener,
-      );
+      const { cert, key, clientCa } = options.tls;
+      // A client certificate is asked for, never required: a client may present a token instead
+      // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
+      // authenticator refuses it, not by the handshake.
+      const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
+      return createHttpsServer({ maxHeaderSize: MAX_HEADER_BYTES, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener);
     },
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
@@ -168,7 +180,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     app.server.emit('request', req, res);
   });
   // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
-  installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log });
+  installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log, access: options.access });
   // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
   // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
   const healthChecks = (endpoint: string): readonly HealthCheck[] =>
@@ -193,6 +205,16 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   }
   const reads = options.cachedReads;
   const metrics = options.metrics;
+  const access = options.access;
+  if (access !== undefined) {
+    // The proxy's own pages in shared mode: for whom the apiserver's authorizer lets read them.
+    // (Its health endpoints stay open to all, as the apiserver's are by system:public-info-viewer.)
+    app.addHook('onRequest', async (request, reply) => {
+      const route = request.routeOptions.url ?? '';
+      if (route !== '/metrics' && !route.startsWith('/kube-cache-proxy')) return;
+      if (!(await admitOwnPage(access, request.raw, reply.raw, parseRequest(request.raw.method ?? 'GET', request.url)))) reply.hijack();
+    });
+  }
   if (metrics !== undefined) {
     app.get('/metrics', async (_request, reply) =>
       reply
@@ -209,13 +231,27 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     // Parsed once, here: everything below decides on this reading of the request.
     const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
     if (log.level === 'debug' || log.level === 'trace') logRequest(req, res, log);
+    // Shared mode: who the client is decides what it may read, and as whom the rest goes upstream.
+    let as: ForwardIdentity | undefined;
+    if (access !== undefined) {
+      const admission = await admit(access, req, request);
+      if (admission.kind === 'refused') {
+        writeStatus(res, admission.error);
+        return;
+      }
+      as = admission.as;
+      if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) {
+        countServed(request, 'apiserver');
+        return passThrough(options.client, req, res, undefined, as);
+      }
+    }
     if (reads === undefined) {
       countServed(request, 'apiserver');
-      return passThrough(options.client, req, res);
+      return passThrough(options.client, req, res, undefined, as);
     }
     if (WRITE_METHODS.has(request.method)) {
       countServed(request, 'apiserver');
-      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined);
+      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined, as);
     }
     const gone = new AbortController();
     const onClose = (): void => {
@@ -243,7 +279,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     }
     if (cached === undefined) {
       countServed(request, 'apiserver');
-      return passThrough(options.client, req, res);
+      return passThrough(options.client, req, res, undefined, as);
     }
     countServed(request, 'cache');
     log.debug({ servedFrom: 'cache' }, 'served from cache');

@@ -34,11 +34,11 @@ const HOP_BY_HOP = new Set([
  * The client's headers as they go upstream: no hop-by-hop fields and no client credentials (the
  * upstream client sets the identity's). As the proxy (sidecar mode), impersonation headers are
  * dropped too: they would let a local client act as someone else with the proxy's rights. With
- * the client's own token (shared mode), they go as sent: the apiserver authorizes the client's
+ * the client's own token, or none (shared mode), they go as sent: the apiserver authorizes the client's
  * impersonation as it would without the proxy.
  */
 export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: ForwardIdentity): Record<string, string | string[]> {
-  if (as?.kind === 'bearer') return forwardable(headers, (name) => name === 'authorization');
+  if (as?.kind === 'bearer' || as?.kind === 'anonymous') return forwardable(headers, (name) => name === 'authorization');
   return forwardable(headers, (name) => name === 'authorization' || name.startsWith('impersonate-'));
 }
 

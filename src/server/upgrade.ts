@@ -25,7 +25,9 @@ import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { isConnectionError } from '../upstream/api-error.ts';
-import type { RefusedUpgradeResponse, UpgradeResponse, UpstreamClient } from '../upstream/client.ts';
+import type { ForwardIdentity, RefusedUpgradeResponse, UpgradeResponse, UpstreamClient } from '../upstream/client.ts';
+import type { SharedAccess } from '../auth/shared-access.ts';
+import { admit } from './shared-gate.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './pass-through.ts';
 import { filterRequest, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
@@ -43,6 +45,8 @@ export interface UpgradeProxyOptions {
   /** kubectl proxy's request filter; none when undefined. */
   readonly filter?: RequestFilterOptions | undefined;
   readonly log: FastifyBaseLogger;
+  /** Shared mode: the client identified first, and its connection made upstream as the client. */
+  readonly access?: SharedAccess | undefined;
 }
 
 /** Per server: every connection it handed over at 'upgrade' and the apiserver's side of each, until closed. */
@@ -113,8 +117,19 @@ async function proxyUpgrade(
   };
   socket.once('close', onClientClose);
   let response: UpgradeResponse;
+  let as: ForwardIdentity | undefined;
+  if (options.access !== undefined) {
+    const admission = await admit(options.access, req, undefined);
+    if (admission.kind === 'refused') {
+      socket.off('close', onClientClose);
+      const { error } = admission;
+      respondAndClose(socket, error.code, { ...error.headers, 'content-type': 'application/json' }, error.body());
+      return;
+    }
+    as = admission.as;
+  }
   const connect = req.method === 'CONNECT';
-  const headers = requestHeadersForUpstream(req.headers);
+  const headers = requestHeadersForUpstream(req.headers, as);
   // CONNECT: one answer, then the apiserver closes (see the top of this file).
   if (connect) headers.connection = 'close';
   try {
@@ -124,6 +139,7 @@ async function proxyUpgrade(
       protocol: connect ? '' : (req.headers.upgrade ?? ''),
       headers,
       signal: abort.signal,
+      as,
     });
   } catch (error) {
     if (!abort.signal.aborted) upstreamFailure(socket, error);

@@ -29,6 +29,8 @@ export interface UpstreamRequest {
 export type ForwardIdentity =
   | { readonly kind: 'proxy' }
   | { readonly kind: 'bearer'; readonly authorization: string }
+  /** A client that sent no credentials: none go upstream either, and the apiserver answers it as it answers anyone anonymous. */
+  | { readonly kind: 'anonymous' }
   | {
       readonly kind: 'impersonate';
       readonly username: string;
@@ -132,15 +134,15 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
   // ALPN and the apiserver takes it, so they get connections of their own. Each one leaves this
   // pool at its 101, so the pool holds only connections that are opening or were refused.
   const upgradePool = new Pool(config.server.origin, { ...options, connect, allowH2: false });
-  // Shared mode's clients' own tokens travel on connections without the proxy's certificate
-  // (made on first use: sidecar mode never opens one).
-  const anonymousConnect = { ...connect, cert: undefined, key: undefined };
-  let bearerPool: Pool | undefined;
-  let bearerUpgradePool: Pool | undefined;
+  // Shared mode's clients' own tokens (or no credentials) travel on connections without the
+  // proxy's certificate (made on first use: sidecar mode never opens one).
+  const clientConnect = { ...connect, cert: undefined, key: undefined };
+  let clientPool: Pool | undefined;
+  let clientUpgradePool: Pool | undefined;
   const poolFor = (as: ForwardIdentity | undefined, upgrade: boolean): Pool => {
-    if (as?.kind !== 'bearer') return upgrade ? upgradePool : pool;
-    if (upgrade) return (bearerUpgradePool ??= new Pool(config.server.origin, { ...options, connect: anonymousConnect, allowH2: false }));
-    return (bearerPool ??= new Pool(config.server.origin, { allowH2: false, ...options, connect: anonymousConnect }));
+    if (as?.kind !== 'bearer' && as?.kind !== 'anonymous') return upgrade ? upgradePool : pool;
+    if (upgrade) return (clientUpgradePool ??= new Pool(config.server.origin, { ...options, connect: clientConnect, allowH2: false }));
+    return (clientPool ??= new Pool(config.server.origin, { allowH2: false, ...options, connect: clientConnect }));
   };
   const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
 
@@ -150,6 +152,7 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
       headers.authorization = as.authorization;
       return;
     }
+    if (as?.kind === 'anonymous') return;
     const authorization = await config.authorization();
     if (authorization !== undefined) headers.authorization = authorization;
     if (as?.kind !== 'impersonate') return;
@@ -217,7 +220,7 @@ export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options 
       });
     },
     close: async () => {
-      await Promise.all([pool.close(), upgradePool.close(), bearerPool?.close(), bearerUpgradePool?.close()]);
+      await Promise.all([pool.close(), upgradePool.close(), clientPool?.close(), clientUpgradePool?.close()]);
     },
   };
 }

@@ -3,6 +3,10 @@
  * (newCachingReads): the caches of the named types (all namespaces), resolved against
  * discovery, synced before it returns; every path it passes through to the apiserver is
  * recorded (its informers and probes are not).
+ *
+ * With `chained` (or KCP_TEST_CHAIN=1 for a whole suite, test/e2e/chain/), the proxy's upstream is
+ * another such proxy in front of the apiserver: its informers, probes and pass-throughs all go
+ * through the first (a sidecar in front of a node proxy), and the suite's assertions hold of the chain.
  */
 import type { CachedResourceSpec } from '../../src/cache/watch-cache.ts';
 import type { CachingReadsOptions } from '../../src/cli/proxy-command.ts';
@@ -26,6 +30,8 @@ export interface CachingProxy {
   readonly metrics: ProxyMetrics;
   /** Paths the proxy passed through to the apiserver. */
   readonly forwarded: string[];
+  /** The proxy this one is in front of, when chained. */
+  readonly inner: CachingProxy | undefined;
 }
 
 export type CachingProxyOptions = Pick<
@@ -35,14 +41,36 @@ export type CachingProxyOptions = Pick<
   readonly specs: readonly CachedResourceSpec[];
   /** Where the informers list and watch (e.g. through a test TCP proxy); default: the apiserver, as everything else. */
   readonly informerUpstream?: UpstreamConfig;
+  /** In front of another caching proxy (of the same types) instead of the apiserver; default: KCP_TEST_CHAIN=1. */
+  readonly chained?: boolean;
 };
+
+/** The suite runs through a chain of two proxies (test/e2e/chain/). */
+export const CHAIN_ENV = 'KCP_TEST_CHAIN';
+
+/** An upstream config for a proxy at `url` (plain HTTP on loopback, no credentials: it acts as itself). */
+export function proxyUpstreamConfig(url: string): UpstreamConfig {
+  return {
+    server: new URL(url),
+    tls: { rejectUnauthorized: true },
+    authorization: () => Promise.resolve(undefined),
+    source: `the proxy at ${url}`,
+  };
+}
 
 export async function startCachingProxy(
   t: { after(fn: () => Promise<void>): void },
   cp: ControlPlaneState,
   options: CachingProxyOptions,
 ): Promise<CachingProxy> {
-  const upstream = newUpstreamClient(await upstreamConfigFor(cp));
+  const chained = options.chained ?? process.env[CHAIN_ENV] === '1';
+  // The inner proxy is stopped after this one: until then this one's watches on it stay open,
+  // and a server waits for its open responses to end before it closes.
+  const innerTeardown: (() => Promise<void>)[] = [];
+  const inner = chained
+    ? await startCachingProxy({ after: (fn) => innerTeardown.push(fn) }, cp, { ...options, chained: false })
+    : undefined;
+  const upstream = newUpstreamClient(inner === undefined ? await upstreamConfigFor(cp) : proxyUpstreamConfig(inner.url));
   const forwarded: string[] = [];
   const client: UpstreamClient = {
     ...upstream,
@@ -51,7 +79,8 @@ export async function startCachingProxy(
       return upstream.forward(req);
     },
   };
-  const { specs, informerUpstream, ...consistency } = options;
+  const { specs, informerUpstream, ...rest } = options;
+  const consistency = { ...rest, chained: undefined };
   const informerClient = informerUpstream === undefined ? client : newUpstreamClient(informerUpstream);
   const factory = newSharedInformerFactory({ client: informerClient });
   const discovery = newDiscovery(upstream);
@@ -70,9 +99,10 @@ export async function startCachingProxy(
     await reads.stop();
     await upstream.close();
     if (informerClient !== client) await informerClient.close();
+    for (const fn of innerTeardown) await fn();
   });
   await eventually('the caches to sync', () => reads.synced());
-  return { url, reads, metrics, forwarded };
+  return { url, reads, metrics, forwarded, inner };
 }
 
 /** A metric's value from a proxy's registry, summed over the series whose labels include `labels`. */

@@ -105,3 +105,14 @@ export async function apiserverRequests(client: UpstreamClient, verb: string, re
   }
   return total;
 }
+
+/** A ServiceAccount of the test's own and a token for it (TokenRequest, one hour). */
+export async function serviceAccountToken(admin: UpstreamClient, ns: string, name: string): Promise<string> {
+  await kube(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name } });
+  const review = await kube<{ status: { token: string } }>(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600 },
+  });
+  return review.status.token;
+}

@@ -175,6 +175,9 @@ export async function up(options: UpOptions): Promise<ControlPlaneState> {
             `--service-account-key-file=${pki.serviceAccountKey}`,
             `--service-account-signing-key-file=${pki.serviceAccountKey}`,
             `--token-auth-file=${tokensFile}`,
+            // Client certificates signed by the dev CA identify users too (CN, groups from O), so
+            // that shared mode's certificate users can be checked against the apiserver's own.
+            `--client-ca-file=${pki.caCert}`,
             '--authorization-mode=RBAC',
             // No controller-manager creates `default` service accounts; with the plugin on, pods could not be created.
             '--disable-admission-plugins=ServiceAccount',

@@ -12,24 +12,12 @@ import { forbiddenFor, unauthorized } from '../../../src/auth/forbidden.ts';
 import { newSubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
 import { newTokenAuthenticator } from '../../../src/auth/token-review.ts';
 import type { RequestAttributes, UserInfo } from '../../../src/auth/user-info.ts';
-import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { kube } from '../../helpers/kube.ts';
+import { kube, serviceAccountToken } from '../../helpers/kube.ts';
 
 const shared = useSharedAdmin();
-
-/** A ServiceAccount of the test's own and a token for it (TokenRequest). */
-async function serviceAccountToken(admin: UpstreamClient, ns: string, name: string): Promise<string> {
-  await kube(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name } });
-  const review = await kube<{ status: { token: string } }>(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { expirationSeconds: 3600 },
-  });
-  return review.status.token;
-}
 
 /** The apiserver's answer to `path` with `token`: status and body (a watch's body is not read). */
 async function asUser(t: TestContext, token: string, path: string): Promise<{ status: number; body: string }> {

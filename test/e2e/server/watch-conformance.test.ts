@@ -32,6 +32,7 @@ import { splitLines } from '../../../src/informer/lister-watcher.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
+import { CHAIN_ENV, proxyUpstreamConfig } from '../../helpers/caching-proxy.ts';
 
 const shared = useSharedAdmin();
 
@@ -49,6 +50,8 @@ type ProxyKind = 'bounded' | 'default';
 interface Proxy {
   readonly url: string;
   readonly running: RunningProxy;
+  /** The proxy it is in front of, when the suite runs chained (test/e2e/chain/). */
+  readonly inner?: Proxy;
 }
 
 const proxies = new Map<ProxyKind, Promise<Proxy>>();
@@ -65,16 +68,26 @@ function proxyOf(kind: ProxyKind): Promise<Proxy> {
 after(async () => {
   for (const proxy of proxies.values()) {
     await proxy.then(
-      (p) => p.running.stop(0),
+      async (p) => {
+        // The outer first: its watches on the inner one end with it.
+        await p.running.stop(0);
+        await p.inner?.running.stop(0);
+      },
       () => undefined,
     );
   }
 });
 
-async function startWatchProxy(kind: ProxyKind): Promise<Proxy> {
+/**
+ * A proxy of `kind` in front of the apiserver, or (KCP_TEST_CHAIN=1) in front of another of the
+ * same kind in front of the apiserver: a sidecar chained to a node proxy.
+ */
+async function startWatchProxy(kind: ProxyKind, chained = process.env[CHAIN_ENV] === '1'): Promise<Proxy> {
+  const inner = chained ? await startWatchProxy(kind, false) : undefined;
   const args = ['--port', '0', '--resources', 'configmaps,pods', '--log-level', 'warn'];
   if (kind === 'bounded') args.push('--read-consistency', 'bounded');
-  const running = await startProxy(parseProxyOptions(args), await upstreamConfigFor(shared.cp));
+  const upstream = inner === undefined ? await upstreamConfigFor(shared.cp) : proxyUpstreamConfig(inner.url);
+  const running = await startProxy(parseProxyOptions(args), upstream);
   const url = running.url;
   assert.ok(url !== undefined, 'the proxy serves on TCP');
   await eventually('the caches to sync (/readyz 200)', async () => {
@@ -82,7 +95,7 @@ async function startWatchProxy(kind: ProxyKind): Promise<Proxy> {
     await res.body.dump();
     return res.statusCode === 200;
   });
-  return { url, running };
+  return inner === undefined ? { url, running } : { url, running, inner };
 }
 
 /** The proxy's count of watches of `resource` it answered from its cache (or passed through). */

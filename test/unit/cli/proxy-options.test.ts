@@ -26,6 +26,7 @@ test('proxy options: each flag has a KCP_ env variable; the flag wins; an empty 
     KCP_PORT: '9000',
     KCP_ADDRESS: '0.0.0.0',
     KCP_TLS_GENERATE: 'true',
+    KCP_SHARED: 'true',
     KCP_RESOURCES: 'pods, deployments.apps,pods',
     KCP_LOG_LEVEL: '',
   };
@@ -74,4 +75,42 @@ test('start: a cluster is configured by --kubeconfig, $KUBECONFIG, ~/.kube/confi
   const token = (p: string): boolean => p.endsWith('serviceaccount/token');
   assert.equal(configuredCluster({ kubeconfig: undefined }, {}, '/home/u', token), undefined, 'a token without the service env');
   assert.match(configuredCluster({ kubeconfig: undefined }, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/home/u', token) ?? '', /in-cluster/);
+});
+
+test('proxy options: shared mode, its review caches (the apiserver webhook flags and defaults), and its filter defaults', () => {
+  assert.equal(parseProxyOptions([], {}).shared, undefined);
+  const o = parseProxyOptions(['--shared', '--tls-generate', '--client-ca-file', '/ca.pem', '--auth-token-audiences', 'a, b,a'], {});
+  assert.deepEqual(o.shared, {
+    clientCaFile: '/ca.pem',
+    audiences: ['a', 'b'],
+    tokenCacheTtlMs: 120_000,
+    authorizedTtlMs: 300_000,
+    unauthorizedTtlMs: 30_000,
+  });
+  // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
+  assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);
+  assert.deepEqual(sources(o.filter.rejectPaths), ['^$']);
+  assert.deepEqual(sources(parseProxyOptions(['--shared', '--accept-hosts', '^proxy$'], {}).filter.acceptHosts), ['^proxy$']);
+  const ttls = parseProxyOptions([], {
+    KCP_SHARED: '1',
+    KCP_AUTHENTICATION_TOKEN_WEBHOOK_CACHE_TTL: '10s',
+    KCP_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL: '1m30s',
+    KCP_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL: '500ms',
+  }).shared;
+  assert.deepEqual([ttls?.tokenCacheTtlMs, ttls?.authorizedTtlMs, ttls?.unauthorizedTtlMs], [10_000, 90_000, 500]);
+  assert.equal(parseProxyOptions(['--shared'], {}).shared?.clientCaFile, undefined, 'plain HTTP on loopback: tokens only');
+});
+
+test('proxy options: shared-mode flags without --shared, a client CA without HTTPS, and an apps kubeconfig in shared mode are CliErrors', () => {
+  const fails = (argv: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, {}),
+      (error: unknown) => error instanceof CliError && message.test(error.message) && error.hint !== undefined,
+    );
+  };
+  fails(['--client-ca-file', '/ca.pem', '--tls-generate'], /--client-ca-file "\/ca.pem": only for shared mode/);
+  fails(['--auth-token-audiences', 'x'], /only for shared mode/);
+  fails(['--shared', '--client-ca-file', '/ca.pem'], /--client-ca-file: client certificates need HTTPS/);
+  fails(['--shared', '--authorization-webhook-cache-authorized-ttl', '5'], /not a duration/);
+  fails(['--shared', '--tls-generate', '--write-kubeconfig', '/k'], /the kubeconfig for apps is for sidecar mode/);
 });

@@ -47,11 +47,18 @@ test('TLS options: incomplete or conflicting TLS flags, and a kubeconfig without
   fails(['--tls-generate', '--write-kubeconfig', '/k', '--unix-socket', '/s'], {}, /a kubeconfig cannot name a Unix socket/);
 });
 
-test('TLS options: a non-loopback --address needs TLS; loopback, and a Unix socket, do not', () => {
+test('TLS options: a non-loopback --address needs TLS and shared mode; loopback, and a Unix socket, do not', () => {
   fails(['--address', '0.0.0.0'], {}, /--address "0.0.0.0": not a loopback address, and the proxy would serve plain HTTP there/);
   fails([], { KCP_ADDRESS: '10.1.2.3' }, /KCP_ADDRESS="10.1.2.3": not a loopback address/);
   fails(['--address', '::'], {}, /not a loopback address/);
-  assert.equal(parseProxyOptions(['--address', '0.0.0.0', '--tls-generate'], {}).address, '0.0.0.0');
+  fails(['--address', '::', '--shared'], {}, /not a loopback address, and the proxy would serve plain HTTP there/);
+  fails(
+    ['--address', '0.0.0.0', '--tls-generate'],
+    {},
+    /--address "0.0.0.0": not a loopback address, and the proxy would serve everyone who connects with its own credentials/,
+  );
+  assert.equal(parseProxyOptions(['--address', '0.0.0.0', '--tls-generate', '--shared'], {}).address, '0.0.0.0');
+  assert.equal(parseProxyOptions(['--address', '10.1.2.3', '--tls-generate'], { KCP_SHARED: 'true' }).address, '10.1.2.3');
   assert.equal(parseProxyOptions(['--address', '::1'], {}).address, '::1');
   assert.equal(parseProxyOptions(['--address', '0.0.0.0', '--unix-socket', '/s'], {}).unixSocket, '/s');
   for (const address of ['127.0.0.1', '127.1.2.3', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'localhost']) {

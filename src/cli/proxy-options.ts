@@ -37,6 +37,13 @@ export interface ProxyOptions {
   readonly kubeconfig: string | undefined;
   /** A context of the kubeconfig; undefined: its current-context. */
   readonly context: string | undefined;
+  /**
+   * kubectl's --server: the upstream's URL in place of the kubeconfig's (a node proxy, for a
+   * sidecar chained to it), its credentials kept; undefined: the kubeconfig's.
+   */
+  readonly server: string | undefined;
+  /** kubectl's --certificate-authority: the CA file the upstream's certificate is verified against. */
+  readonly certificateAuthority: string | undefined;
   readonly address: string;
   /** 0: the system picks a free port. */
   readonly port: number;
@@ -90,6 +97,9 @@ export type TlsServing = { readonly kind: 'files'; readonly certFile: string; re
 export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):
   --kubeconfig FILE        the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
   --context NAME           a context of the kubeconfig (default: its current-context)
+  --server URL             the upstream to talk to instead of the kubeconfig's server, with its credentials:
+                           another kube-cache-proxy in shared mode, e.g. a node proxy for a sidecar
+  --certificate-authority FILE  the CA that --server's certificate is verified against (PEM)
   --address IP             the IP address to serve on; one other than loopback needs HTTPS (default: ${DEFAULT_ADDRESS})
   -p, --port PORT          the port to serve on; 0 picks a free port (default: ${DEFAULT_PORT})
   -u, --unix-socket PATH   serve on a Unix socket instead of address:port
@@ -138,6 +148,8 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
 const OPTIONS = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
+  server: { type: 'string' },
+  'certificate-authority': { type: 'string' },
   address: { type: 'string' },
   port: { type: 'string', short: 'p' },
   'unix-socket': { type: 'string', short: 'u' },
@@ -287,6 +299,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
   return {
     kubeconfig: setting('kubeconfig')?.value,
     context: setting('context')?.value,
+    server: parseServer(setting('server')),
+    certificateAuthority: setting('certificate-authority')?.value,
     address: addressValue,
     port,
     unixSocket,
@@ -342,6 +356,19 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     authorizedTtlMs: duration('authorization-webhook-cache-authorized-ttl', DEFAULT_ALLOWED_TTL_MS),
     unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
   };
+}
+
+function parseServer(s: Setting | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(s.value);
+  } catch {
+    throw new CliError(`${s.from}: not a URL`, 'Give the upstream as https://HOST[:PORT].');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new CliError(`${s.from}: not an http(s) URL`, 'Give the upstream as https://HOST[:PORT].');
+  return s.value;
 }
 
 /** Go's strconv.ParseBool. */

@@ -8,9 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadUpstream, startProxy } from '../../../src/cli/proxy-command.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
-import { proxyUpstreamConfig } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, serviceAccountToken } from '../../helpers/kube.ts';
@@ -64,12 +66,31 @@ test(
       return res.statusCode === 200;
     });
 
+    const dir = mkdtempSync(join(tmpdir(), 'kcp-sidecar-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: cp.server, 'certificate-authority': cp.caFile } }],
+        users: [{ name: 'sidecar', user: { token } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'sidecar' } }],
+        'current-context': 'c',
+      }),
+    );
     const sidecars = [];
     for (let i = 0; i < SIDECARS; i++) {
-      const running = await startProxy(
-        parseProxyOptions(['--port', '0', '--resources', 'configmaps,pods', '--log-level', 'warn']),
-        proxyUpstreamConfig(node.url, { ca: node.ca, token }),
-      );
+      // As deployed: the sidecar's kubeconfig names the apiserver and its service account's
+      // token; --server and --certificate-authority point it at the node proxy instead.
+      const options = parseProxyOptions([
+        ...['--kubeconfig', kubeconfig, '--server', node.url, '--certificate-authority', cp.caFile],
+        ...['--port', '0', '--resources', 'configmaps,pods', '--log-level', 'warn'],
+      ]);
+      const running = await startProxy(options, await loadUpstream(options));
       t.after(() => running.stop(0));
       sidecars.push(running);
     }

@@ -114,3 +114,11 @@ test('proxy options: shared-mode flags without --shared, a client CA without HTT
   fails(['--shared', '--authorization-webhook-cache-authorized-ttl', '5'], /not a duration/);
   fails(['--shared', '--tls-generate', '--write-kubeconfig', '/k'], /the kubeconfig for apps is for sidecar mode/);
 });
+
+test("proxy options: --server and --certificate-authority, kubectl's names, point the proxy at another upstream", () => {
+  const o = parseProxyOptions(['--server', 'https://node-proxy.kube-cache-proxy.svc', '--certificate-authority', '/ca.crt'], {});
+  assert.deepEqual([o.server, o.certificateAuthority], ['https://node-proxy.kube-cache-proxy.svc', '/ca.crt']);
+  assert.equal(parseProxyOptions([], { KCP_SERVER: 'https://10.0.0.1:8443' }).server, 'https://10.0.0.1:8443');
+  assert.throws(() => parseProxyOptions(['--server', 'node-proxy:443'], {}), /--server "node-proxy:443": not an http\(s\) URL/);
+  assert.throws(() => parseProxyOptions(['--server', 'not a url'], {}), /not a URL/);
+});

@@ -5,25 +5,18 @@
  * sidecar needs: probes, resources, a locked-down securityContext, and no more RBAC than reads.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
-import { mustRun } from './run.ts';
-
-const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
+import type { KubeObject } from './kustomize.ts';
 /** Where the sidecar writes the apps' kubeconfig (deploy/sidecar/sidecar.yaml). */
 const APP_KUBECONFIG = '/var/run/kube-cache-proxy/kubeconfig';
 const shared = useSharedAdmin();
 
-interface KubeObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
-  readonly [field: string]: unknown;
+/** The objects of `dir` as the apiserver would store them (a server-side dry run). */
+function dryRun(dir: string, namespace?: string): Promise<KubeObject[]> {
+  return applyKustomization(shared.cp, dir, namespace === undefined ? {} : { namespace });
 }
 
 interface PolicyRule {
@@ -69,44 +62,6 @@ interface Deployment extends KubeObject {
       };
     };
   };
-}
-
-/** `kubectl apply -k DIR --dry-run=server -o json`: the objects as the apiserver would store them. */
-async function dryRun(dir: string, namespace?: string): Promise<KubeObject[]> {
-  const args = ['apply', '-k', dir, '--dry-run=server', '-o', 'json', '--kubeconfig', shared.cp.kubeconfig];
-  if (namespace !== undefined) args.push('-n', namespace);
-  const out = JSON.parse(await mustRun(shared.cp.binaries.kubectl, args)) as KubeObject & { items?: KubeObject[] };
-  return out.kind === 'List' ? (out.items ?? []) : [out];
-}
-
-/** A kustomization of the test's own, as a user writes one: resources, components, a namespace. */
-function overlay(
-  t: TestContext,
-  body: { namespace: string; resources: string[]; components?: string[]; extra?: Record<string, string> },
-): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kcp-kustomize-'));
-  t.after(() => {
-    rmSync(dir, { recursive: true, force: true });
-  });
-  // kustomize takes bases by relative path only.
-  const rel = (p: string): string => (p.startsWith('/') ? relative(dir, p) : p);
-  const lines = [
-    'apiVersion: kustomize.config.k8s.io/v1beta1',
-    'kind: Kustomization',
-    `namespace: ${body.namespace}`,
-    'resources:',
-    ...body.resources.map((r) => `  - ${rel(r)}`),
-  ];
-  if (body.components !== undefined) lines.push('components:', ...body.components.map((c) => `  - ${rel(c)}`));
-  writeFileSync(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
-  for (const [name, text] of Object.entries(body.extra ?? {})) writeFileSync(join(dir, name), text);
-  return dir;
-}
-
-function only(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
-  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  assert.equal(found.length, 1, `one ${kind}${name === undefined ? '' : ` ${name}`} in ${objects.map((o) => o.kind).join(', ')}`);
-  return found[0] as KubeObject;
 }
 
 /** The RBAC the base grants: reads only, no secrets, no wildcards, discovery cluster-wide. */

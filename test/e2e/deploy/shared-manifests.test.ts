@@ -1,0 +1,339 @@
+/**
+ * deploy/node, deploy/cluster and deploy/sidecar-chained: accepted by the real apiserver in a
+ * server-side dry run, in an overlay as a user writes one, and saying what a shared proxy needs
+ * (shared mode over HTTPS, probes, resources, a locked-down securityContext, a Service that keeps
+ * a node's pods on their node); and deploy/shared-rbac proven enough by running the DaemonSet's
+ * proxy, with its container's own environment, as that ServiceAccount against the apiserver.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { IN_CLUSTER_PATH_PREFIX_ENV } from '../../../src/upstream/config.ts';
+import { signedCertificate } from '../../helpers/certificates.ts';
+import { spawnCli } from '../../helpers/cli.ts';
+import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { kube } from '../../helpers/kube.ts';
+import { clientFor } from '../../helpers/shared-proxy.ts';
+import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
+import type { KubeObject } from './kustomize.ts';
+import { mustRun } from './run.ts';
+
+const shared = useSharedAdmin();
+
+interface Probe {
+  readonly httpGet?: { path: string; port: string | number; scheme?: string };
+}
+
+interface Container {
+  readonly name: string;
+  readonly args?: string[];
+  readonly env?: { name: string; value?: string }[];
+  readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  readonly ports?: { name?: string; containerPort: number }[];
+  readonly startupProbe?: Probe;
+  readonly livenessProbe?: Probe;
+  readonly readinessProbe?: Probe;
+  readonly resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  readonly securityContext?: {
+    runAsNonRoot?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
+}
+
+interface Workload extends KubeObject {
+  readonly spec: {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        serviceAccountName?: string;
+        containers: Container[];
+        initContainers?: Container[];
+        volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+      };
+    };
+  };
+}
+
+interface PolicyRule {
+  readonly apiGroups?: string[];
+  readonly resources?: string[];
+  readonly nonResourceURLs?: string[];
+  readonly verbs: string[];
+}
+
+function envOf(container: Container): Record<string, string> {
+  return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+}
+
+/** `resource` or `resource.group`, as --resources names it, for each resource a rule grants. */
+function grantedTypes(rules: readonly PolicyRule[], verbs: readonly string[]): Set<string> {
+  const types = new Set<string>();
+  for (const rule of rules) {
+    if (!verbs.every((v) => rule.verbs.includes(v))) continue;
+    for (const group of rule.apiGroups ?? []) for (const r of rule.resources ?? []) types.add(group === '' ? r : `${r}.${group}`);
+  }
+  return types;
+}
+
+/** The shared proxy's container in `workload`, checked for what shared mode needs; returns it. */
+function assertSharedProxy(workload: Workload, objects: readonly KubeObject[]): Container {
+  const pod = workload.spec.template.spec;
+  const account = only(objects, 'ServiceAccount');
+  assert.equal(pod.serviceAccountName, account.metadata.name);
+  const proxy = pod.containers.find((c) => c.name === 'kube-cache-proxy');
+  assert.ok(proxy !== undefined, 'the proxy container');
+  assert.deepEqual(proxy.args, ['proxy']);
+  const env = envOf(proxy);
+  assert.equal(env.KCP_SHARED, 'true');
+  assert.equal(env.KCP_ADDRESS, '0.0.0.0');
+  // HTTPS with the certificate of a Secret, mounted read-only where the flags say.
+  const tlsMount = (proxy.volumeMounts ?? []).find((m) => m.name === 'tls');
+  assert.equal(tlsMount?.readOnly, true);
+  assert.equal(env.KCP_TLS_CERT_FILE, `${tlsMount.mountPath}/tls.crt`);
+  assert.equal(env.KCP_TLS_PRIVATE_KEY_FILE, `${tlsMount.mountPath}/tls.key`);
+  assert.equal(pod.volumes?.find((v) => v.name === 'tls')?.secret?.secretName, 'kube-cache-proxy-tls');
+  const port = proxy.ports?.find((p) => p.name === 'https');
+  assert.equal(String(port?.containerPort), env.KCP_PORT);
+  for (const [probe, path] of [
+    [proxy.startupProbe, '/livez'],
+    [proxy.livenessProbe, '/livez'],
+    [proxy.readinessProbe, '/readyz'],
+  ] as const) {
+    assert.deepEqual(probe?.httpGet, { path, port: 'https', scheme: 'HTTPS' });
+  }
+  for (const resource of ['cpu', 'memory']) {
+    assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
+    assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
+  }
+  const security = proxy.securityContext;
+  assert.equal(security?.runAsNonRoot, true);
+  assert.equal(security.readOnlyRootFilesystem, true);
+  assert.equal(security.allowPrivilegeEscalation, false);
+  assert.deepEqual(security.capabilities?.drop, ['ALL']);
+
+  // Least RBAC: reads of exactly what KCP_RESOURCES caches (no secrets, no wildcard), discovery,
+  // and create on tokenreviews and subjectaccessreviews; bound to this ServiceAccount.
+  const role = only(objects, 'ClusterRole') as KubeObject & { rules: PolicyRule[] };
+  for (const rule of role.rules) {
+    for (const field of [rule.apiGroups, rule.resources, rule.nonResourceURLs, rule.verbs]) {
+      assert.ok(!(field ?? []).includes('*'), `no wildcard: ${JSON.stringify(rule)}`);
+    }
+    const reviews = (rule.resources ?? []).filter((r) => r === 'tokenreviews' || r === 'subjectaccessreviews');
+    if (reviews.length > 0) assert.deepEqual(rule.verbs, ['create'], JSON.stringify(rule));
+    else
+      assert.deepEqual(
+        rule.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)),
+        [],
+        `reads only: ${JSON.stringify(rule)}`,
+      );
+  }
+  const read = grantedTypes(role.rules, ['get', 'list', 'watch']);
+  read.delete('apiservices.apiregistration.k8s.io');
+  assert.deepEqual([...read].sort(), (env.KCP_RESOURCES ?? '').split(',').sort(), 'the types read are the types cached');
+  const created = grantedTypes(role.rules, ['create']);
+  assert.deepEqual([...created].sort(), ['subjectaccessreviews.authorization.k8s.io', 'tokenreviews.authentication.k8s.io']);
+  const binding = only(objects, 'ClusterRoleBinding') as KubeObject & {
+    roleRef: { name: string };
+    subjects: { kind: string; name: string; namespace?: string }[];
+  };
+  assert.equal(binding.roleRef.name, role.metadata.name);
+  assert.deepEqual(
+    binding.subjects.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`),
+    [`ServiceAccount/${account.metadata.namespace ?? ''}/${account.metadata.name}`],
+  );
+  return proxy;
+}
+
+/** The Service selects exactly `workload`'s pods and sends 443 to its https port. */
+function assertServiceFor(service: KubeObject, workload: Workload): void {
+  const spec = service.spec as { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+  const labels = workload.spec.template.metadata.labels;
+  assert.deepEqual(spec.selector, workload.spec.selector.matchLabels);
+  for (const [k, v] of Object.entries(spec.selector)) assert.equal(labels[k], v);
+  assert.deepEqual(
+    spec.ports.map((p) => [p.port, p.targetPort]),
+    [[443, 'https']],
+  );
+}
+
+test(
+  'deploy/node: a DaemonSet in shared mode behind a Service with internalTrafficPolicy Local; accepted by the apiserver',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const objects = await applyKustomization(shared.cp, overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')] }));
+    const daemonSet = only(objects, 'DaemonSet') as Workload;
+    assert.equal(daemonSet.metadata.namespace, ns);
+    assertSharedProxy(daemonSet, objects);
+    const service = only(objects, 'Service');
+    assert.equal((service.spec as { internalTrafficPolicy?: string }).internalTrafficPolicy, 'Local');
+    assertServiceFor(service, daemonSet);
+  },
+);
+
+test(
+  'deploy/cluster: a Deployment of 2 in shared mode, its Service and a PodDisruptionBudget; accepted by the apiserver',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const objects = await applyKustomization(shared.cp, overlay(t, { namespace: ns, resources: [join(DEPLOY, 'cluster')] }));
+    const deployment = only(objects, 'Deployment') as Workload;
+    assert.ok((deployment.spec.replicas ?? 1) >= 2, 'replicas for availability');
+    assertSharedProxy(deployment, objects);
+    assertServiceFor(only(objects, 'Service'), deployment);
+    const pdb = only(objects, 'PodDisruptionBudget').spec as { maxUnavailable?: number; selector: { matchLabels: Record<string, string> } };
+    assert.deepEqual(pdb.selector.matchLabels, deployment.spec.selector.matchLabels);
+    assert.equal(pdb.maxUnavailable, 1);
+  },
+);
+
+test(
+  'deploy/sidecar-chained: the sidecar reaches the node proxy (--server, its CA), keeping its own identity; accepted by the apiserver',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const objects = await applyKustomization(
+      shared.cp,
+      overlay(t, { namespace: ns, resources: [join(DEPLOY, 'example')], components: [join(DEPLOY, 'sidecar-chained')] }),
+    );
+    const deployment = only(objects, 'Deployment', 'pod-lister') as Workload;
+    const pod = deployment.spec.template.spec;
+    const sidecar = (pod.initContainers ?? []).find((c) => c.name === 'kube-cache-proxy');
+    assert.ok(sidecar !== undefined);
+    const env = envOf(sidecar);
+    // The node proxy's Service (deploy/node) by its cluster DNS name, over HTTPS.
+    assert.match(env.KCP_SERVER ?? '', /^https:\/\/kube-cache-proxy-node\.[a-z0-9-]+\.svc$/);
+    const mount = (sidecar.volumeMounts ?? []).find((m) => m.name === 'kube-cache-proxy-ca');
+    assert.equal(env.KCP_CERTIFICATE_AUTHORITY, `${mount?.mountPath ?? ''}/ca.crt`);
+    assert.equal(pod.volumes?.find((v) => v.name === 'kube-cache-proxy-ca')?.configMap?.name, 'kube-cache-proxy-ca');
+    // Still the sidecar: its own identity, HTTPS for the app, the apps' kubeconfig.
+    assert.equal(pod.serviceAccountName, 'kube-cache-proxy');
+    assert.equal(env.KCP_TLS_GENERATE, 'true');
+  },
+);
+
+test(
+  "deploy/shared-rbac is enough: the DaemonSet's proxy, run with its container's environment as that ServiceAccount, syncs every type and serves each client as itself",
+  { timeout: 180_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    const suffix = `-${randomBytes(3).toString('hex')}`;
+    const rendered = await applyKustomization(cp, overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')], nameSuffix: suffix }));
+    // Its RBAC applied for real (cluster-scoped: a suffix of the test's own, removed after).
+    const applied = await applyKustomization(
+      cp,
+      overlay(t, { namespace: ns, resources: [join(DEPLOY, 'shared-rbac')], nameSuffix: suffix }),
+      {
+        dryRun: false,
+      },
+    );
+    t.after(async () => {
+      for (const o of applied.filter((o) => o.kind.startsWith('Cluster'))) {
+        await admin.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/${o.kind.toLowerCase()}s/${o.metadata.name}` });
+      }
+    });
+    const account = only(applied, 'ServiceAccount').metadata.name;
+    const token = (
+      await mustRun(cp.binaries.kubectl, ['create', 'token', account, '-n', ns, '--duration', '1h', '--kubeconfig', cp.kubeconfig])
+    ).trim();
+    // The pod's files, as the kubelet mounts them: the service account's and the TLS Secret's.
+    const root = mkdtempSync(join(tmpdir(), 'kcp-node-proxy-'));
+    t.after(() => {
+      rmSync(root, { recursive: true, force: true });
+    });
+    const saDir = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+    mkdirSync(saDir, { recursive: true });
+    writeFileSync(join(saDir, 'ca.crt'), readFileSync(cp.caFile));
+    writeFileSync(join(saDir, 'namespace'), ns);
+    writeFileSync(join(saDir, 'token'), token);
+    const serving = signedCertificate(t, cp, { cn: 'kube-cache-proxy-node', serving: true });
+
+    const container = (only(rendered, 'DaemonSet') as Workload).spec.template.spec.containers.find((c) => c.name === 'kube-cache-proxy');
+    assert.ok(container !== undefined);
+    const apiserver = new URL(cp.server);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...envOf(container),
+      // What differs outside a pod: the files' places and a free port.
+      KCP_TLS_CERT_FILE: serving.certFile,
+      KCP_TLS_PRIVATE_KEY_FILE: serving.keyFile,
+      KCP_PORT: '0',
+      KUBERNETES_SERVICE_HOST: apiserver.hostname,
+      KUBERNETES_SERVICE_PORT: apiserver.port,
+      [IN_CLUSTER_PATH_PREFIX_ENV]: root,
+    };
+    delete env.KUBECONFIG;
+    const cli = spawnCli(container.args ?? [], env);
+    t.after(async () => {
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+    });
+    await eventually('the serving line', () => /Starting to serve on \S+/.test(cli.output()) || cli.child.exitCode !== null, 30_000);
+    const port = /Starting to serve on 0\.0\.0\.0:(\d+)/.exec(cli.output())?.[1];
+    assert.ok(port !== undefined, cli.output());
+    const url = `https://127.0.0.1:${port}`;
+    const ca = readFileSync(cp.caFile, 'utf8');
+    const anonymous = clientFor(t, ca, { kind: 'anonymous' });
+    // Ready: every type of KCP_RESOURCES listed and watched with no more than shared-rbac grants.
+    await eventually(
+      'the caches of every KCP_RESOURCES type to sync',
+      async () => {
+        const res = await request(`${url}/readyz`, { dispatcher: anonymous.dispatcher });
+        await res.body.dump();
+        return res.statusCode === 200;
+      },
+      90_000,
+    );
+    const verbose = await request(`${url}/readyz?verbose`, { dispatcher: anonymous.dispatcher });
+    const checks = await verbose.body.text();
+    for (const type of (envOf(container).KCP_RESOURCES ?? '').split(','))
+      assert.match(checks, new RegExp(`\\[\\+\\]cache-${type.replaceAll('.', '\\.')} ok`));
+
+    // A client with a namespaced Role reads its pods from the cache; one with nothing gets the
+    // apiserver's 403 (the reviews ran with the proxy's own, least, rights).
+    await kube(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    });
+    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      metadata: { name: 'pod-reader' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }],
+    });
+    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'alice' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    });
+    const path = `/api/v1/namespaces/${ns}/pods/p`;
+    const alice = clientFor(t, ca, { kind: 'token', token: cp.users.alice.token });
+    const asAlice = async (base: string): Promise<number> => {
+      const res = await request(`${base}${path}`, { dispatcher: alice.dispatcher, headers: alice.headers });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    await eventually('the grant to be in force', async () => (await asAlice(cp.server)) === 200);
+    await eventually('the pod in the proxy cache', async () => (await asAlice(url)) === 200);
+    const bob = clientFor(t, ca, { kind: 'token', token: cp.users.bob.token });
+    const [viaProxy, direct] = await Promise.all(
+      [url, cp.server].map(async (base) => {
+        const res = await request(`${base}${path}`, {
+          dispatcher: bob.dispatcher,
+          headers: { ...bob.headers, accept: 'application/json' },
+        });
+        return `${String(res.statusCode)} ${await res.body.text()}`;
+      }),
+    );
+    assert.equal(viaProxy, direct);
+    assert.match(viaProxy ?? '', /^403 .*User \\"bob\\" cannot get resource \\"pods\\"/);
+  },
+);

@@ -19,6 +19,7 @@ export const SCENARIOS = [
   'list-metadata',
   'kubectl',
   'slow-watchers',
+  'shared',
   'poll',
   'watch',
   'cold-start',
@@ -46,6 +47,8 @@ export interface BenchOptions {
   readonly watchRate: number;
   /** The polling scenario: clients, each an RV-unset LIST and GET per second, for pollSeconds. */
   readonly pollClients: number;
+  /** The shared-mode scenario: distinct identities reading through one shared proxy. */
+  readonly identities: number;
   readonly pollSeconds: number;
   /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
   readonly scaleSizes: readonly number[];
@@ -76,6 +79,7 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --repeats N         repeats, targets in alternation A B C A B C (default 3)
   --watchers LIST     watcher counts of the fan-out (default 1000,5000,10000)
   --watch-rate N      writer's pod updates per second, in watch and list-busy (default 200)
+  --identities N      shared: distinct identities (service accounts) reading through one shared proxy (default 1000)
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
   --poll-seconds S    how long they poll (default 30)
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
@@ -97,6 +101,7 @@ const FLAGS = {
   watchers: { type: 'string' },
   'watch-rate': { type: 'string' },
   'poll-clients': { type: 'string' },
+  identities: { type: 'string' },
   'poll-seconds': { type: 'string' },
   'scale-sizes': { type: 'string' },
   'apply-rate': { type: 'string' },
@@ -144,6 +149,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     watchers,
     watchRate: num('watch-rate', 200),
     pollClients: Math.round(num('poll-clients', 200)),
+    identities: Math.round(num('identities', 1000)),
     pollSeconds: num('poll-seconds', 30),
     scaleSizes,
     applyRate: num('apply-rate', 1000),

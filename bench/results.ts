@@ -13,6 +13,7 @@ import type { SyncResult } from './sync.ts';
 import type { TargetName } from './targets.ts';
 import type { WatchResult } from './watch-fanout.ts';
 import type { PollResult } from './poll.ts';
+import type { SharedModeRow } from './shared-mode.ts';
 import type { ScaleRow } from './scale.ts';
 import { renderScaleChart } from './scale.ts';
 import { renderChart } from './chart.ts';
@@ -74,6 +75,8 @@ export interface BenchResults {
   readonly poll?: readonly PollRow[];
   /** The scale curve (`npm run bench -- scale`). */
   readonly scale?: readonly ScaleRow[];
+  /** The shared-mode scenario (`npm run bench -- shared`). */
+  readonly shared?: readonly SharedModeRow[];
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];

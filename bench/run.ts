@@ -51,6 +51,8 @@ import { runKubectlWallTimes } from './kubectl.ts';
 import { formatSlowWatchers, runSlowWatchers } from './slow-watchers.ts';
 import { screenshotStatusPage } from './status-screenshot.ts';
 import type { SlowWatchersResult } from './slow-watchers.ts';
+import { formatSharedMode, runSharedMode } from './shared-mode.ts';
+import type { SharedModeRow } from './shared-mode.ts';
 
 interface LoadScenario {
   readonly name: ScenarioName;
@@ -453,6 +455,18 @@ async function main(): Promise<number> {
       });
     }
 
+    let shared: SharedModeRow[] = [];
+    const sharedOptions = { identities: o.identities, namespaces: o.namespaces, connections: 50, seconds: o.duration * o.repeats };
+    if (wants('shared')) {
+      await attempt('shared', async () => {
+        const step = progress.step(
+          `[${elapsed()}] shared: ${String(o.identities)} identities through one proxy --shared and at the apiserver`,
+        );
+        shared = await runSharedMode(state, client, sharedOptions, (detail) => process.stderr.write(`    ${detail}\n`));
+        step.done();
+      });
+    }
+
     const sizes = { ...o, dir: undefined, out: undefined };
     const results: BenchResults = {
       environment: environment(kubernetes),
@@ -462,6 +476,7 @@ async function main(): Promise<number> {
       watch,
       poll,
       scale,
+      shared,
       sync,
       profiles,
       warnings,
@@ -469,6 +484,7 @@ async function main(): Promise<number> {
     };
     console.log(`\n${formatTables(results)}`);
     if (slowWatchers !== undefined) console.log(formatSlowWatchers(slowWatchers));
+    if (shared.length > 0) console.log(`\n${formatSharedMode(shared, sharedOptions)}`);
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

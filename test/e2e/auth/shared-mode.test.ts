@@ -331,3 +331,26 @@ test(
     assert.ok(!proxy.cli.output().includes(token), 'the token appears in the log');
   },
 );
+
+test('shared mode: the differences from the apiserver that README.md lists are as it says', { timeout: 60_000 }, async (t) => {
+  const { cp } = shared;
+  const proxy = await startSharedProxy(t, cp, ['--resources', 'configmaps']);
+  const at = async (base: string, credentials: Credentials, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
+    const client = clientFor(t, proxy.ca, credentials);
+    return get(base, { ...client, headers: { ...client.headers, ...headers } }, path);
+  };
+  const both = async (credentials: Credentials, path: string, headers: Record<string, string> = {}): Promise<[number, number]> => [
+    (await at(proxy.url, credentials, path, headers)).status,
+    (await at(cp.server, credentials, path, headers)).status,
+  ];
+  // Its own health is open to all, a bad token included (the apiserver's 401 first authenticates).
+  assert.deepEqual(await both({ kind: 'token', token: 'not-a-token' }, '/readyz'), [200, 401]);
+  // Its own /metrics needs an authenticated client: anonymous gets the 401 (the apiserver, which
+  // lets anonymous requests in here, answers with its 403).
+  assert.deepEqual(await both({ kind: 'anonymous' }, '/metrics'), [401, 403]);
+  // A client known by its certificate cannot impersonate through the proxy (it is itself impersonated upstream).
+  const carol: Credentials = { kind: 'certificate', certificate: signedCertificate(t, cp, { cn: 'carol' }) };
+  const impersonating = await at(proxy.url, carol, '/api/v1/namespaces/default/configmaps', { 'impersonate-user': 'bob' });
+  assert.equal(impersonating.status, 403);
+  assert.match(impersonating.body, /impersonation through kube-cache-proxy needs a bearer token/);
+});

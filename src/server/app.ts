@@ -14,6 +14,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
+import { releasePieces } from './piece-writer.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from './parsed-request.ts';
@@ -92,10 +93,15 @@ const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
  * leaves in one vectored write in this turn; a larger one is written in turns of that many,
  * waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
  */
-async function writeBody(res: ServerResponse, body: Iterable<Buffer>): Promise<void> {
+async function writeBody(res: ServerResponse, body: Iterable<Buffer>, pooled = false): Promise<void> {
   let written = 0;
+  // A pooled body's pieces go back to the pool once the kernel has all of them ('finish'); a
+  // response cut short leaves them to the garbage collector (a write may still hold them).
+  const sent: Buffer[] | undefined = pooled ? [] : undefined;
+  if (sent !== undefined) res.once('finish', () => releasePieces(sent));
   res.cork();
   for (const piece of body) {
+    sent?.push(piece);
     res.write(piece);
     if (++written % PIECES_PER_TURN !== 0) continue;
     res.uncork();
@@ -284,7 +290,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     countServed(request, 'cache');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
-    await writeBody(res, cached.body);
+    await writeBody(res, cached.body, cached.pooled === true);
   };
   // No onRequest hook runs for a path the router rejected: the filter is applied here.
   routeUndecodable = (req, res, log) => {

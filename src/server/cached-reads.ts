@@ -52,6 +52,8 @@ export interface CachedResponse {
    * from an immutable snapshot, so its writer may yield between pieces.
    */
   readonly body: Iterable<Buffer>;
+  /** The pieces are a pooled PieceWriter's: give them back (releasePieces) once written. */
+  readonly pooled?: boolean;
 }
 
 /** A response whose whole body is at hand. */
@@ -106,7 +108,8 @@ export interface ReadHeaders {
 /** The answer indented as the apiserver indents JSON for curl and `?pretty=true` (no trailing newline, as Go's MarshalIndent). */
 function indented(response: CachedResponse): CachedResponse {
   const body = indentJson(response.body, response.length);
-  return { ...response, length: body.length, body: [body] };
+  // A new body: the pooled pieces read for it are garbage now, not to be given back.
+  return { ...response, length: body.length, body: [body], pooled: false };
 }
 const NEWLINE = Buffer.from('\n');
 
@@ -358,7 +361,7 @@ function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, p
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const body = listBody(cache.spec, page);
-  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
+  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
 }
 
 /** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
@@ -524,7 +527,7 @@ function listBody(spec: CachedResourceSpec, page: Page): { length: number; piece
   // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
   for (const obj of items) length += typed ? 1 + obj.raw.length - obj.listItemStart : obj.raw.length;
   function* pieces(): Generator<Buffer> {
-    const out = new PieceWriter();
+    const out = new PieceWriter({ pooled: true });
     out.bytes(head);
     for (let i = 0; i < items.length; i++) {
       const obj = items[i];

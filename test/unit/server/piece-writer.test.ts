@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PieceWriter, releasePieces } from '../../../src/server/piece-writer.ts';
+
+const PIECE = 64 * 1024;
+
+function fill(out: PieceWriter, bytes: number, value: number): void {
+  out.bytes(Buffer.alloc(bytes, value));
+}
+
+test('PieceWriter: ranges are copied in order into 64 KiB pieces, the last cut to its content; a range larger than a piece gets its own', () => {
+  const out = new PieceWriter();
+  fill(out, 40_000, 1);
+  fill(out, 40_000, 2);
+  out.byte(3);
+  fill(out, 100_000, 4);
+  const pieces = [...out.take(), ...out.end()];
+  assert.deepEqual(
+    pieces.map((p) => p.length),
+    [40_000, 40_001, 100_000],
+  );
+  const all = Buffer.concat(pieces);
+  assert.equal(all.length, 180_001);
+  assert.deepEqual([all[0], all[39_999], all[40_000], all[80_000], all[80_001], all[180_000]], [1, 1, 2, 3, 4, 4]);
+});
+
+test('PieceWriter: a pooled body given back is the next pooled body’s memory; an unpooled writer and oversized pieces never share it', () => {
+  const first = new PieceWriter({ pooled: true });
+  fill(first, PIECE, 7);
+  fill(first, 10, 8);
+  const written = [...first.take(), ...first.end()];
+  assert.equal(written.length, 2);
+  const used = new Set(written.map((p) => p.buffer));
+  releasePieces(written);
+  // The next pooled writer writes into the memory given back, not into new memory.
+  const second = new PieceWriter({ pooled: true });
+  fill(second, PIECE, 9);
+  fill(second, PIECE, 9);
+  const reused = [...second.take(), ...second.end()];
+  assert.ok(
+    reused.every((p) => used.has(p.buffer)),
+    'pieces come from the pool',
+  );
+  assert.equal(written[0]?.[0], 9, 'the released body was overwritten: it must not be kept');
+  // An unpooled writer (a body that may be kept, e.g. cached) never takes pooled memory.
+  releasePieces(reused);
+  const unpooled = new PieceWriter();
+  fill(unpooled, 100, 1);
+  assert.ok(!unpooled.end().some((p) => used.has(p.buffer)));
+  // A range larger than a piece gets memory of its own, which is not pooled when released.
+  const big = new PieceWriter({ pooled: true });
+  fill(big, 3 * PIECE, 5);
+  const bigPieces = big.end();
+  const oversized = bigPieces.find((p) => p.length === 3 * PIECE);
+  assert.ok(oversized !== undefined && !used.has(oversized.buffer));
+  releasePieces(bigPieces);
+  const after = new PieceWriter({ pooled: true });
+  fill(after, 10, 1);
+  assert.notEqual(after.end()[0]?.buffer, oversized.buffer);
+});

@@ -28,6 +28,7 @@ import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { PieceWriter } from './piece-writer.ts';
+import { LRUCache } from 'lru-cache';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
@@ -357,11 +358,62 @@ interface Page {
   readonly remainingItemCount: bigint | undefined;
 }
 
+/**
+ * Whole LISTs (every object of the cache or of one namespace, no selector, no paging) are the
+ * same bytes for every request at the same RV: a burst of them (relisting informers after an
+ * outage, pollers, the bench's 8 clients) shares one body, made once per RV instead of copied
+ * per request. Kept per cache for a few namespaces, up to SHARED_LIST_MAX_BYTES each (larger
+ * lists are copied per request, in turns), and dropped SHARED_LIST_IDLE_MS after their last use
+ * or as soon as a later RV's body replaces them: memory held only while requests come.
+ */
+const SHARED_LIST_MAX_BYTES = 32 * 1024 * 1024;
+const SHARED_LIST_IDLE_MS = 1_000;
+const SHARED_LISTS_PER_CACHE = 8;
+
+interface SharedList {
+  readonly resourceVersion: bigint;
+  readonly length: number;
+  readonly pieces: readonly Buffer[];
+}
+
+const sharedLists = new WeakMap<WatchCache, LRUCache<string, SharedList>>();
+
+/** The scope of a whole LIST of the cache's current state ('' for all, else the namespace), or undefined for any other LIST. */
+function wholeListScope(info: RequestInfo, options: ListOptions, plan: ReadPlan): string | undefined {
+  if (plan.kind === 'exact' || options.labelSelector !== '' || options.fieldSelector !== '' || options.continue !== '') return undefined;
+  // computeListLimit (cacher.go): RV=0 ignores the limit.
+  if (options.limit > 0 && options.resourceVersion !== '0') return undefined;
+  return info.namespace;
+}
+
 function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): CachedResponse | undefined {
+  const scope = wholeListScope(info, options, plan);
+  const rv = cache.resourceVersion();
+  let shared = scope === undefined ? undefined : sharedLists.get(cache);
+  const kept = scope === undefined ? undefined : shared?.get(scope);
+  if (kept !== undefined && kept.resourceVersion === rv) {
+    return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept.pieces };
+  }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
-  const body = listBody(cache.spec, page);
-  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
+  if (scope === undefined || page.resourceVersion !== rv) {
+    const body = listBody(cache.spec, page, true);
+    return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
+  }
+  const body = listBody(cache.spec, page, false);
+  if (body.length > SHARED_LIST_MAX_BYTES) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
+  const pieces = [...body.pieces];
+  if (shared === undefined) {
+    shared = new LRUCache<string, SharedList>({
+      max: SHARED_LISTS_PER_CACHE,
+      ttl: SHARED_LIST_IDLE_MS,
+      updateAgeOnGet: true,
+      ttlAutopurge: true,
+    });
+    sharedLists.set(cache, shared);
+  }
+  shared.set(scope, { resourceVersion: page.resourceVersion, length: body.length, pieces });
+  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: pieces };
 }
 
 /** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
@@ -504,7 +556,7 @@ const COMMA_BYTE = 0x2c;
  * resources) has its keys sorted and items as stored. The length is summed first (the items are
  * chosen already); the pieces are copied as they are taken.
  */
-function listBody(spec: CachedResourceSpec, page: Page): { length: number; pieces: Iterable<Buffer> } {
+function listBody(spec: CachedResourceSpec, page: Page, pooled: boolean): { length: number; pieces: Iterable<Buffer> } {
   const { apiVersion, listKind } = shapeOf(spec);
   const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
   const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
@@ -527,7 +579,7 @@ function listBody(spec: CachedResourceSpec, page: Page): { length: number; piece
   // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
   for (const obj of items) length += typed ? 1 + obj.raw.length - obj.listItemStart : obj.raw.length;
   function* pieces(): Generator<Buffer> {
-    const out = new PieceWriter({ pooled: true });
+    const out = new PieceWriter({ pooled });
     out.bytes(head);
     for (let i = 0; i < items.length; i++) {
       const obj = items[i];

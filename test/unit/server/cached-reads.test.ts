@@ -223,6 +223,36 @@ test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items
   );
 });
 
+test('cached reads: whole LISTs at one RV share one body; a new RV, a selector or a page gets its own; only per-request bodies are pooled', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100');
+  const first = await serve('/api/v1/configmaps?resourceVersion=0');
+  const second = await serve('/api/v1/configmaps');
+  assert.ok(first !== undefined && second !== undefined);
+  assert.deepEqual([first.pooled, second.pooled], [undefined, undefined], 'a shared body is never given back to the pool');
+  assert.equal(piecesOf(first)[0], piecesOf(second)[0], 'the same bytes, not a copy');
+  const inA = await serve('/api/v1/namespaces/a/configmaps');
+  assert.deepEqual(names(listOf(inA)), ['a/x', 'a/y', 'a/z']);
+  assert.equal(piecesOf(inA ?? first)[0], piecesOf((await serve('/api/v1/namespaces/a/configmaps')) ?? first)[0], 'per namespace');
+  assert.notEqual(piecesOf(inA ?? first)[0], piecesOf(first)[0]);
+  // The next RV: a body of its own, at that RV.
+  cache.rv = 101n;
+  const later = await serve('/api/v1/configmaps');
+  assert.equal(listOf(later).metadata.resourceVersion, '101');
+  assert.notEqual(piecesOf(later ?? first)[0], piecesOf(first)[0]);
+  // Selected or paged: made for the request, in pooled pieces.
+  for (const url of [
+    '/api/v1/configmaps?labelSelector=app%3Dweb',
+    '/api/v1/configmaps?limit=2',
+    '/api/v1/configmaps?fieldSelector=metadata.name%3Dx',
+  ]) {
+    const one = await serve(url);
+    const two = await serve(url);
+    assert.equal(one?.pooled, true, url);
+    assert.notEqual(piecesOf(one ?? first)[0], piecesOf(two ?? first)[0], url);
+  }
+});
+
 test('cached reads: a path the apiserver would not route as written is passed through', async () => {
   const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200, 'the premise: the clean path is served');

@@ -24,7 +24,7 @@ import { startPodWriter } from './pod-writer.ts';
 import { cpuSeconds, quantile } from './stats.ts';
 import type { Target } from './targets.ts';
 import { servingAddress, waitReady } from './targets.ts';
-import { message } from './sync.ts';
+import { idleProxyMemory, message } from './sync.ts';
 
 export interface ScaleSpec {
   readonly sizes: readonly number[];
@@ -78,12 +78,12 @@ export async function runScale(
       { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
     );
     try {
-      const baseline = await message<MemorySample>(child, 'baseline');
       const url = `http://${await servingAddress(child, 'kube-cache-proxy')}`;
       await waitReady(url);
       const syncSeconds = (performance.now() - started) / 1000;
       child.send('measure');
       const memory = await message<MemorySample>(child, 'memory');
+      const baseline = await idleProxyMemory(state);
       if (child.pid === undefined) throw new Error('the proxy has no pid');
       const proxy: Target = { name: 'kube-cache-proxy', url, headers: {}, pid: child.pid, ca: undefined, stop: () => Promise.resolve() };
       const rounds = listRounds(size);

@@ -5,8 +5,11 @@
  * Cold start is timed from spawn to ready (the proxy's /readyz answering 200; client-node's
  * informers listed and watching), so both include Node's start and module loading. The upstream
  * cost is the apiserver's own count of LISTs and of watches opened for the two types meanwhile.
- * Memory is what each process holds after full collections, minus its baseline with the modules
- * loaded and nothing cached, per object, beside the objects' JSON bytes.
+ * Memory is what each process holds after full collections, minus a baseline, per object, beside
+ * the objects' JSON bytes. The proxy's baseline is an idle proxy's (idleProxyMemory: serving,
+ * caching only the namespaces), so that what a running proxy costs whatever it caches (code
+ * compiled at start, the server, the pools: ~6 MB) is not counted per object; client-node's is
+ * its process with the modules loaded and no informer started.
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -51,6 +54,25 @@ export function message<T>(child: ChildProcess, type: string): Promise<T> {
       reject(new Error(`${type}: child exited (${String(code)})`));
     });
   });
+}
+
+/**
+ * The memory of a proxy that serves and holds almost nothing (its caches: the namespaces, a few
+ * hundred objects), after full collections: the baseline of what caching objects costs.
+ */
+export async function idleProxyMemory(state: ControlPlaneState): Promise<MemorySample> {
+  const child = fork(
+    join(import.meta.dirname, 'proxy-process.ts'),
+    [`--kubeconfig=${state.kubeconfig}`, '--port=0', '--resources=namespaces', '--log-level=warn'],
+    { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
+  try {
+    await waitReady(`http://${await servingAddress(child, 'kube-cache-proxy')}`);
+    child.send('measure');
+    return await message<MemorySample>(child, 'memory');
+  } finally {
+    await stopChild(child);
+  }
 }
 
 /** Asks a measuring child (proxy-process.ts, informer-process.ts) to stop, and waits for it. */
@@ -121,10 +143,10 @@ export async function runSync(
       { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
     );
     try {
-      const baseline = await message<MemorySample>(child, 'baseline');
       await waitReady(`http://${await servingAddress(child, 'kube-cache-proxy')}`);
       child.send('measure');
-      memory = perObject(await message<MemorySample>(child, 'memory'), baseline, json.objects, json.perObject);
+      const full = await message<MemorySample>(child, 'memory');
+      memory = perObject(full, await idleProxyMemory(state), json.objects, json.perObject);
     } finally {
       await stopChild(child);
     }

@@ -9,6 +9,7 @@
  * own JSON bytes. Progress goes to stderr, the table to stdout.
  */
 import { mkdtempSync } from 'node:fs';
+import { objectByteLength } from '../src/informer/object.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
@@ -87,7 +88,7 @@ try {
     const syncMs = performance.now() - started;
     const after = memory();
     const objects = informer.getIndexer().list();
-    const jsonBytes = objects.reduce((sum, o) => sum + o.raw.length, 0);
+    const jsonBytes = objects.reduce((sum, o) => sum + objectByteLength(o), 0);
     const n = objects.length;
     const heapPer = (after.heap - before.heap) / n;
     const externalPer = (after.external - before.external) / n;

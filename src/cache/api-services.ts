@@ -15,6 +15,7 @@
  */
 import type { ResourceScope } from '../informer/lister-watcher.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { objectText } from '../informer/object.ts';
 
 export const API_SERVICES: Required<Pick<ResourceScope, 'group' | 'version' | 'resource'>> = {
   group: 'apiregistration.k8s.io',
@@ -36,7 +37,7 @@ export function isLocalApiService(apiService: KubeObject): boolean {
   if (known === undefined) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(apiService.raw.toString());
+      parsed = JSON.parse(objectText(apiService));
     } catch {
       parsed = undefined; // unreadable: not known to be local
     }

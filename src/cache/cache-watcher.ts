@@ -16,10 +16,12 @@ import type { Writable } from 'node:stream';
 import type { FieldSelector } from './field-selector.ts';
 import type { LabelSelector } from './label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { objectBytes } from '../informer/object.ts';
+import { PieceWriter } from './piece-writer.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
-import { IDENTITY_ENCODING, frameObject, watchFrame, watchFramePieces } from './window-event.ts';
+import { IDENTITY_ENCODING, frameObject, watchFrame, watchFramePieces, writeWatchFrame } from './window-event.ts';
 import type { WatchRepresentation } from './window-event.ts';
 import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
 
@@ -47,7 +49,7 @@ export interface WatcherFilter {
 
 export function matches(filter: WatcherFilter, obj: KubeObject): boolean {
   if (filter.namespace !== '' && obj.namespace !== filter.namespace) return false;
-  return filter.labels.matches(obj.labels) && filter.fields.matches(obj.fields);
+  return filter.labels.matches(obj.labels) && filter.fields.matchesObject(obj);
 }
 
 /** The initial events: the state at an RV (as ADDED), or the window's replay after an RV. */
@@ -214,6 +216,10 @@ export class CacheWatcher implements UnsentHolder {
     const state = initial.kind === 'state' ? initial.objects.values() : undefined;
     const events = initial.kind === 'replay' ? initial.events : [];
     const count = initial.kind === 'state' ? initial.objects.size : events.length;
+    const representation = this.#options.representation;
+    // The state's frames are copied into large pieces, each written as one chunk (a chunk may
+    // carry several frames): one copy of each object per watcher, no allocation per object.
+    const frames = state !== undefined && representation === undefined ? new PieceWriter() : undefined;
     for (let i = 0; i < count; i++) {
       if (this.#closed) return;
       let pieces: readonly Buffer[];
@@ -221,23 +227,23 @@ export class CacheWatcher implements UnsentHolder {
         const next = state.next();
         const obj = next.done === true ? undefined : next.value;
         if (obj === undefined || !matches(this.filter, obj)) continue;
-        // The state's objects are framed in place (no copy per watcher): head, stored bytes, tail.
-        const representation = this.#options.representation;
-        pieces = this.#encoding.wrap(watchFramePieces('ADDED', representation === undefined ? obj.raw : representation.object(obj.raw)));
+        if (frames !== undefined) {
+          writeWatchFrame(frames, 'ADDED', obj);
+          if (!frames.ready()) continue;
+          pieces = frames.take().flatMap((piece) => this.#encoding.wrap([piece]));
+        } else {
+          pieces = this.#encoding.wrap(watchFramePieces('ADDED', representation?.object(objectBytes(obj)) ?? objectBytes(obj)));
+        }
       } else {
         const event = events[i];
         const type = event === undefined ? undefined : convert(this.filter, event);
         if (event === undefined || type === undefined) continue;
         pieces = [this.#eventFrame(event, type)];
       }
-      this.#sink.cork();
-      for (const piece of pieces) this.#sink.write(piece);
-      this.#sink.uncork();
-      this.#options.onSent?.(pieces.reduce((n, p) => n + p.length, 0));
-      if (this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES) {
-        this.#reportUnsent();
-        await this.#drained();
-      }
+      if (this.#writeInitialPieces(pieces)) await this.#drained();
+    }
+    if (frames !== undefined && !this.#closed && this.#writeInitialPieces(frames.end().flatMap((piece) => this.#encoding.wrap([piece])))) {
+      await this.#drained();
     }
     if (this.#closed) return;
     if (initial.kind === 'replay') {
@@ -252,6 +258,22 @@ export class CacheWatcher implements UnsentHolder {
     this.#pending = undefined;
     this.#pendingBytes = 0;
     for (const frame of pending) this.#send(frame);
+  }
+
+  /**
+   * Writes initial events' pieces in one go (synchronously: a watcher the budget closes for it
+   * is closed before watch() returns); true when the connection holds more than
+   * INITIAL_HIGH_WATER_BYTES and the caller must wait for it to drain.
+   */
+  #writeInitialPieces(pieces: readonly Buffer[]): boolean {
+    if (pieces.length === 0) return false;
+    this.#sink.cork();
+    for (const piece of pieces) this.#sink.write(piece);
+    this.#sink.uncork();
+    this.#options.onSent?.(pieces.reduce((n, p) => n + p.length, 0));
+    if (this.#sink.writableLength <= INITIAL_HIGH_WATER_BYTES) return false;
+    this.#reportUnsent();
+    return true;
   }
 
   #drained(): Promise<void> {

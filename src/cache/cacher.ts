@@ -10,6 +10,7 @@
  * Invariants: a watcher is registered in the same synchronous turn its initial state or replay
  * is read, so it misses no change and sees none twice; watchers receive changes in RV order.
  */
+import { fieldValue } from '../informer/object.ts';
 import { indexedFieldOf } from './field-index.ts';
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { Writable } from 'node:stream';
@@ -131,9 +132,9 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     for (const ns of namespaces) {
       dispatch(`${ns}${NO_TRIGGER}`, event);
       if (trigger === undefined) continue;
-      const current = event.object.fields[trigger] ?? '';
+      const current = fieldValue(event.object, trigger) ?? '';
       dispatch(`${ns}${TRIGGER}${current}`, event);
-      const previous = event.prevObject?.fields[trigger];
+      const previous = event.prevObject === undefined ? undefined : fieldValue(event.prevObject, trigger);
       if (previous !== undefined && previous !== current) dispatch(`${ns}${TRIGGER}${previous}`, event);
     }
   };

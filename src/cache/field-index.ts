@@ -10,6 +10,7 @@
  * synchronous turn as the cache it indexes, so its views are the state at the cache's RV.
  */
 import type { KubeObject } from '../informer/object.ts';
+import { fieldValue } from '../informer/object.ts';
 import { newOrderedMap } from './ordered-map.ts';
 import type { OrderedMap, OrderedView } from './ordered-map.ts';
 import type { CachedResourceSpec } from './watch-cache.ts';
@@ -38,7 +39,7 @@ const EMPTY: OrderedView<KubeObject> = newOrderedMap<KubeObject>().snapshot();
 export function newFieldIndex(field: string): FieldIndex {
   /** Value -> its objects; a value with none left is removed, so the map holds no empty trees. */
   let byValue = new Map<string, OrderedMap<KubeObject>>();
-  const valueOf = (obj: KubeObject): string => obj.fields[field] ?? '';
+  const valueOf = (obj: KubeObject): string => fieldValue(obj, field) ?? '';
   const remove = (obj: KubeObject): void => {
     const value = valueOf(obj);
     const tree = byValue.get(value);

@@ -10,7 +10,8 @@
  */
 import { compareGoStrings } from './go-format.ts';
 import { SelectorParseError } from './selector-error.ts';
-import type { SelectableFields } from '../informer/object.ts';
+import type { KubeObject, SelectableFields } from '../informer/object.ts';
+import { fieldValue, hasName } from '../informer/object.ts';
 
 export interface FieldRequirement {
   /** The canonical field name, after conversion (pods: `spec.host` becomes `spec.nodeName`). */
@@ -26,6 +27,8 @@ export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
   /** A field the object lacks compares as "" (fields.Set.Get). */
   matches(fields: SelectableFields): boolean;
+  /** matches() of a cached object's fields (fieldValue: its name and namespace too). */
+  matchesObject(obj: KubeObject): boolean;
   empty(): boolean;
   /** fields.Selector.RequiresExactMatch: the value of the first `=` term on `field`. */
   requiresExactMatch(field: string): string | undefined;
@@ -153,6 +156,14 @@ class Selector implements FieldSelector {
     for (const r of this.requirements) {
       const value = Object.hasOwn(fields, r.field) ? fields[r.field] : '';
       if ((value === r.value) !== (r.operator === '=')) return false;
+    }
+    return true;
+  }
+
+  matchesObject(obj: KubeObject): boolean {
+    for (const r of this.requirements) {
+      const equal = r.field === 'metadata.name' ? hasName(obj, r.value) : (fieldValue(obj, r.field) ?? '') === r.value;
+      if (equal !== (r.operator === '=')) return false;
     }
     return true;
   }

@@ -8,6 +8,8 @@
  */
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { objectBytes } from '../informer/object.ts';
+import type { PieceWriter } from './piece-writer.ts';
 
 /** One change, as the watch cache saw it (watchCacheEvent). */
 export interface WatchCacheEvent {
@@ -32,15 +34,24 @@ const TAIL = Buffer.from('}\n');
  * in a row (corked), they cost no copy of the object.
  */
 export function watchFramePieces(type: WatchEventType | 'BOOKMARK' | 'ERROR', object: Buffer): readonly [Buffer, Buffer, Buffer] {
-  const head =
-    type === 'ADDED'
-      ? ADDED_HEAD
-      : type === 'MODIFIED'
-        ? MODIFIED_HEAD
-        : type === 'DELETED'
-          ? DELETED_HEAD
-          : Buffer.from(`{"type":"${type}","object":`);
-  return [head, object, TAIL];
+  return [frameHead(type), object, TAIL];
+}
+
+function frameHead(type: WatchEventType | 'BOOKMARK' | 'ERROR'): Buffer {
+  return type === 'ADDED'
+    ? ADDED_HEAD
+    : type === 'MODIFIED'
+      ? MODIFIED_HEAD
+      : type === 'DELETED'
+        ? DELETED_HEAD
+        : Buffer.from(`{"type":"${type}","object":`);
+}
+
+/** Appends the watch frame of a stored object to `out` (one copy of its bytes, no allocation per object). */
+export function writeWatchFrame(out: PieceWriter, type: WatchEventType, obj: KubeObject): void {
+  out.bytes(frameHead(type));
+  out.object(obj, true);
+  out.bytes(TAIL);
 }
 
 /** The object of a frame built by watchFrame (the bytes between `"object":` and the closing `}\n`). */
@@ -144,18 +155,22 @@ export class WindowEvent {
     return bytes;
   }
 
-  /** The object a watcher is sent for this event: the new state, or for DELETED the previous state at the event's RV. */
+  /**
+   * The object a watcher is sent for this event: the new state, or for DELETED the previous state
+   * at the event's RV. The new state's bytes are made for the caller (who frames them once per
+   * event and encoding): the event keeps its frames, not a second copy of its object.
+   */
   objectBytes(type: WatchEventType): Buffer {
-    if (type !== 'DELETED') return this.object.raw;
-    return (this.#deletedObject ??= withResourceVersion((this.prevObject ?? this.object).raw, this.resourceVersion));
+    if (type !== 'DELETED') return objectBytes(this.object);
+    return (this.#deletedObject ??= withResourceVersion(objectBytes(this.prevObject ?? this.object), this.resourceVersion));
   }
 
   #frame(type: WatchEventType): Buffer {
     switch (type) {
       case 'ADDED':
-        return (this.#added ??= watchFrame('ADDED', this.object.raw));
+        return (this.#added ??= watchFrame('ADDED', objectBytes(this.object)));
       case 'MODIFIED':
-        return (this.#modified ??= watchFrame('MODIFIED', this.object.raw));
+        return (this.#modified ??= watchFrame('MODIFIED', objectBytes(this.object)));
       case 'DELETED':
         return (this.#deleted ??= watchFrame('DELETED', this.objectBytes('DELETED')));
     }

@@ -8,6 +8,7 @@
  * Synchronous on purpose: no await between reading and writing.
  */
 import type { KubeObject } from './object.ts';
+import { fieldValue } from './object.ts';
 import type { KeyListerGetter, ReflectorStore } from './store.ts';
 
 /** Returns the index values of an object (client-go IndexFunc). */
@@ -25,7 +26,13 @@ export const labelIndexFunc: IndexFunc = (obj) => Object.entries(obj.labels).map
 
 /** An index over a selectable field such as pods' `spec.nodeName`; index name `field:<name>`. */
 export function fieldIndex(field: string): [string, IndexFunc] {
-  return [`field:${field}`, (obj) => (obj.fields[field] === undefined ? [] : [obj.fields[field]])];
+  return [
+    `field:${field}`,
+    (obj) => {
+      const value = fieldValue(obj, field);
+      return value === undefined ? [] : [value];
+    },
+  ];
 }
 
 export const defaultIndexers: Indexers = { [NAMESPACE_INDEX]: namespaceIndexFunc, [LABEL_INDEX]: labelIndexFunc };

@@ -10,7 +10,7 @@ import { ApiStatusError } from '../upstream/api-error.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { arrayElements, objectMembers } from './json-scan.ts';
 import type { FieldExtractor, KubeObject } from './object.ts';
-import { copyBytes, decodeObject, isParsedObject, metadataFields } from './object.ts';
+import { decodeObject, isParsedObject, metadataFields } from './object.ts';
 
 /** The query of a LIST or WATCH (metav1.ListOptions), without the selectors of the scope. */
 export interface ListOptions {
@@ -174,25 +174,31 @@ export function decodeWatchLine(line: Buffer, extract: FieldExtractor = metadata
   let end = line.length;
   while (end > 0 && (line[end - 1] === 0x0d || line[end - 1] === 0x20)) end--;
   let type: string;
-  let raw: Buffer;
+  // The object's bytes: line[objectStart, objectEnd), read in place (decodeObject copies them).
+  let source = line;
+  let objectStart: number;
+  let objectEnd: number;
   const typeEnd = line.subarray(0, EVENT_PREFIX.length).equals(EVENT_PREFIX) ? line.indexOf(OBJECT_MEMBER, EVENT_PREFIX.length) : -1;
-  const objectStart = typeEnd + OBJECT_MEMBER.length;
+  objectStart = typeEnd + OBJECT_MEMBER.length;
   if (typeEnd > 0 && line[objectStart] === 0x7b && line[end - 1] === 0x7d && line[end - 2] === 0x7d) {
     type = line.toString('latin1', EVENT_PREFIX.length, typeEnd);
-    raw = copyBytes(line, objectStart, end - 1);
+    objectEnd = end - 1;
   } else {
     // Not the apiserver's layout (another server, whitespace): parse it whole.
     const event = JSON.parse(line.toString('utf8', 0, end)) as { type?: unknown; object?: unknown };
     if (typeof event.type !== 'string') throw new SyntaxError('watch event without a type');
     type = event.type;
-    raw = Buffer.from(JSON.stringify(event.object));
+    source = Buffer.from(JSON.stringify(event.object));
+    objectStart = 0;
+    objectEnd = source.length;
   }
   switch (type) {
     case 'ADDED':
     case 'MODIFIED':
     case 'DELETED':
-      return { type, object: decodeObject(raw, extract) };
+      return { type, object: decodeObject(source, extract, objectStart, objectEnd) };
     case 'BOOKMARK': {
+      const raw = Buffer.from(source.subarray(objectStart, objectEnd));
       const parsed: unknown = JSON.parse(raw.toString('utf8'));
       const meta = isParsedObject(parsed) ? parsed.metadata : {};
       return {
@@ -203,7 +209,7 @@ export function decodeWatchLine(line: Buffer, extract: FieldExtractor = metadata
       };
     }
     case 'ERROR':
-      return { type, status: JSON.parse(raw.toString('utf8')) as ApiStatus };
+      return { type, status: JSON.parse(source.toString('utf8', objectStart, objectEnd)) as ApiStatus };
     default:
       throw new SyntaxError(`unknown watch event type ${type}`);
   }
@@ -213,8 +219,8 @@ const METADATA_FIRST = Buffer.from('{"metadata":');
 
 /**
  * Decodes a LIST body, keeping each item's bytes. Items of built-in types come without kind and
- * apiVersion in a list; they are given them (`{"kind":K,"apiVersion":V,` + the rest) so that the
- * cached bytes are the object as a GET or a watch event returns it.
+ * apiVersion in a list; they are given the list's (`"kind":K,"apiVersion":V,`), so that each
+ * cached object is the object a GET or a watch event returns.
  */
 export function decodeList(body: Buffer, extract: FieldExtractor = metadataFields): ListPage {
   const members = objectMembers(body);
@@ -229,17 +235,11 @@ export function decodeList(body: Buffer, extract: FieldExtractor = metadataField
   const items: KubeObject[] = [];
   if (itemsSpan !== undefined && body.toString('latin1', itemsSpan.start, itemsSpan.start + 4) !== 'null') {
     const kind = listKind.endsWith('List') ? listKind.slice(0, -4) : listKind;
-    const typeMeta = Buffer.from(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`);
+    const typeMeta = Buffer.from(`"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`).toString('latin1');
     for (const item of arrayElements(body, itemsSpan)) {
-      let raw: Buffer;
-      if (body.subarray(item.start, item.start + METADATA_FIRST.length).equals(METADATA_FIRST)) {
-        raw = Buffer.allocUnsafeSlow(typeMeta.length + item.end - item.start - 1);
-        typeMeta.copy(raw, 0);
-        body.copy(raw, typeMeta.length, item.start + 1, item.end);
-      } else {
-        raw = copyBytes(body, item.start, item.end);
-      }
-      items.push(decodeObject(raw, extract));
+      // A typed list's items begin with metadata (no kind, no apiVersion); unstructured ones carry their own.
+      const typed = body.compare(METADATA_FIRST, 0, METADATA_FIRST.length, item.start, item.start + METADATA_FIRST.length) === 0;
+      items.push(decodeObject(body, extract, item.start, item.end, typed ? typeMeta : ''));
     }
   }
   return { items, resourceVersion: metadata.resourceVersion ?? '', continue: metadata.continue ?? '' };

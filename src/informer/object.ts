@@ -30,20 +30,50 @@ export interface ParsedObject {
 export interface KubeObject {
   /** `namespace/name`, or `name` for cluster-scoped objects (client-go MetaNamespaceKeyFunc). */
   readonly key: string;
+  /** '' for a cluster-scoped object. Its name is the rest of the key (objectName). */
   readonly namespace: string;
-  readonly name: string;
   readonly resourceVersion: string;
+  /** Shared by the objects with the same labels (a ReplicaSet's pods): read-only. */
   readonly labels: Readonly<Record<string, string>>;
-  readonly fields: SelectableFields;
-  /** The object's JSON, with kind and apiVersion, as a GET of it returns it. Never mutated. */
-  readonly raw: Buffer;
   /**
-   * Where the object's fields after its leading TypeMeta begin in `raw`: a typed list's item
-   * (kind and apiVersion cut, as the apiserver writes list items of built-in types) is `{`
-   * followed by raw[listItemStart..]. 1 when `raw` does not begin with `{"kind":K,"apiVersion":V,`.
-   * Found once, when the object is decoded, so that a LIST never looks at it again.
+   * The selectable fields but metadata.name and metadata.namespace (those are `name` and
+   * `namespace`; read them all through fieldValue), shared by the objects with the same values:
+   * read-only.
    */
-  readonly listItemStart: number;
+  readonly fields: SelectableFields;
+  /**
+   * The object's leading TypeMeta members as sent, `"kind":K,"apiVersion":V,` (a binary string,
+   * shared by every object of the type), or '' when its JSON does not begin with them.
+   */
+  readonly typeMeta: string;
+  /**
+   * The rest of the object's JSON after its opening brace and its TypeMeta, exactly as received:
+   * a binary string (each character one byte of the UTF-8 JSON: V8 keeps it one byte a
+   * character, with a 16-byte header, where a Buffer costs ~200 bytes of wrappers besides its
+   * bytes). The object is `{` + typeMeta + rest (objectBytes); a typed list's item (kind and
+   * apiVersion cut, as the apiserver writes list items of built-in types) is `{` + rest. Never
+   * mutated.
+   */
+  readonly rest: string;
+}
+
+/** The object's JSON bytes, as a GET of it returns it (a new Buffer: for answers and events, not per LIST item). */
+export function objectBytes(obj: KubeObject): Buffer {
+  const out = Buffer.allocUnsafe(objectByteLength(obj));
+  out[0] = OPEN_BRACE;
+  out.write(obj.typeMeta, 1, 'latin1');
+  out.write(obj.rest, 1 + obj.typeMeta.length, 'latin1');
+  return out;
+}
+
+/** The object's JSON text (UTF-8 decoded), to parse. */
+export function objectText(obj: KubeObject): string {
+  return objectBytes(obj).toString('utf8');
+}
+
+/** The length in bytes of the object's JSON. */
+export function objectByteLength(obj: KubeObject): number {
+  return 1 + obj.typeMeta.length + obj.rest.length;
 }
 
 /**
@@ -66,8 +96,21 @@ export function keyOf(value: KubeObject | DeletedFinalStateUnknown): string {
   return value.key;
 }
 
+/** A flat string (join builds one; a template literal would leave a cons string and, once compared, its flattened copy beside it). */
 export function objectKey(namespace: string, name: string): string {
-  return namespace === '' ? name : `${namespace}/${name}`;
+  return namespace === '' ? name : [namespace, name].join('/');
+}
+
+/** The object's name: the key after its namespace. */
+export function objectName(obj: KubeObject): string {
+  return obj.namespace === '' ? obj.key : obj.key.slice(obj.namespace.length + 1);
+}
+
+/** Whether the object is named `name` (no string made per call: fieldSelector metadata.name per item). */
+export function hasName(obj: KubeObject, name: string): boolean {
+  const { key, namespace } = obj;
+  if (namespace === '') return key === name;
+  return key.length === namespace.length + 1 + name.length && key.endsWith(name);
 }
 
 /** The fields every object can be selected by (apiserver: DefaultClusterScopedAttr / DefaultNamespaceScopedAttr). */
@@ -84,28 +127,35 @@ export function isParsedObject(value: unknown): value is ParsedObject {
 }
 
 /**
- * Decodes one object. `raw` is kept as the object's bytes (copied out of larger buffers by the
- * caller so that a cached object never pins a whole response chunk).
+ * Decodes one object from its JSON bytes, `buf[start, end)`, copied into the object's strings
+ * (never a view that pins `buf`). A list item of a built-in type comes without kind and
+ * apiVersion: `listTypeMeta` gives them (the list's, as `"kind":K,"apiVersion":V,`).
  */
-export function decodeObject(raw: Buffer, extract: FieldExtractor = metadataFields): KubeObject {
-  const parsed: unknown = JSON.parse(raw.toString('utf8'));
+export function decodeObject(
+  buf: Buffer,
+  extract: FieldExtractor = metadataFields,
+  start = 0,
+  end = buf.length,
+  listTypeMeta = '',
+): KubeObject {
+  const parsed: unknown = JSON.parse(buf.toString('utf8', start, end));
   if (!isParsedObject(parsed)) throw new SyntaxError('not a Kubernetes object: no metadata');
-  return fromParsed(parsed, raw, extract);
+  const restStart = typeMetaEnd(buf, start, end);
+  const typeMeta = restStart === start + 1 ? listTypeMeta : buf.toString('latin1', start + 1, restStart);
+  return fromParsed(parsed, internTypeMeta(typeMeta), buf.toString('latin1', restStart, end), extract);
 }
 
-export function fromParsed(parsed: ParsedObject, raw: Buffer, extract: FieldExtractor): KubeObject {
+export function fromParsed(parsed: ParsedObject, typeMeta: string, rest: string, extract: FieldExtractor): KubeObject {
   const meta = parsed.metadata;
   const namespace = intern(meta.namespace ?? '');
-  const name = meta.name ?? '';
   return {
-    key: objectKey(namespace, name),
+    key: objectKey(namespace, meta.name ?? ''),
     namespace,
-    name,
     resourceVersion: meta.resourceVersion ?? '',
-    labels: internValues(meta.labels ?? EMPTY),
-    fields: internValues(extract(parsed), 'metadata.name'),
-    raw,
-    listItemStart: listItemStartOf(raw),
+    labels: internRecord(meta.labels ?? EMPTY),
+    fields: internRecord(extract(parsed), META_FIELDS),
+    typeMeta,
+    rest,
   };
 }
 
@@ -130,33 +180,79 @@ export function intern(value: string): string {
   return value;
 }
 
-/** The record with its values interned, but for the field named `unique` (never shared, e.g. metadata.name). */
-function internValues(record: Readonly<Record<string, string>>, unique?: string): Readonly<Record<string, string>> {
+/** The fields every object has apart, kept as the object's `name` and `namespace` (fieldValue). */
+const META_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
+
+/**
+ * A selectable field of the object (fields.Set: absent when its type does not have it):
+ * metadata.namespace is present for namespaced objects only.
+ */
+export function fieldValue(obj: KubeObject, field: string): string | undefined {
+  if (field === 'metadata.name') return objectName(obj);
+  if (field === 'metadata.namespace') return obj.namespace === '' ? undefined : obj.namespace;
+  return Object.hasOwn(obj.fields, field) ? obj.fields[field] : undefined;
+}
+
+/**
+ * Records that many cached objects share (labels: the pods of a ReplicaSet have the same ones;
+ * selectable fields: a node, a phase, a scheduler), kept once, values interned, the `skip` keys
+ * left out. Bounded as the strings are; a record not kept is simply not shared.
+ */
+const records = new Map<string, Readonly<Record<string, string>>>();
+const MAX_RECORDS = 65_536;
+/** A longer record is unlikely to be shared, and its key costs its length. */
+const MAX_RECORD_KEY = 2_048;
+
+function internRecord(record: Readonly<Record<string, string>>, skip?: ReadonlySet<string>): Readonly<Record<string, string>> {
+  // The key spells each entry with its lengths: unambiguous whatever the keys and values hold.
+  let key = '';
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(record)) out[k] = k === unique ? v : intern(v);
+  for (const [k, v] of Object.entries(record)) {
+    if (skip?.has(k) === true) continue;
+    out[k] = intern(v);
+    key += `${String(k.length)}:${k}${String(v.length)}:${v}`;
+  }
+  if (key === '') return EMPTY;
+  if (key.length > MAX_RECORD_KEY) return out;
+  const known = records.get(key);
+  if (known !== undefined) return known;
+  Object.freeze(out);
+  if (records.size < MAX_RECORDS) records.set(key, out);
   return out;
 }
 
 const KIND_OPEN = Buffer.from('{"kind":"');
 const API_VERSION_OPEN = Buffer.from('","apiVersion":"');
+const OPEN_BRACE = 0x7b;
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 
-/** See KubeObject.listItemStart: kind and apiVersion are plain names (no escapes), so the next quote ends each. */
-export function listItemStartOf(raw: Buffer): number {
-  if (raw.length < KIND_OPEN.length || raw.compare(KIND_OPEN, 0, KIND_OPEN.length, 0, KIND_OPEN.length) !== 0) return 1;
-  const kindEnd = raw.indexOf(QUOTE, KIND_OPEN.length);
-  if (kindEnd < 0 || raw.compare(API_VERSION_OPEN, 0, API_VERSION_OPEN.length, kindEnd, kindEnd + API_VERSION_OPEN.length) !== 0) return 1;
-  const versionEnd = raw.indexOf(QUOTE, kindEnd + API_VERSION_OPEN.length);
-  if (versionEnd < 0 || raw[versionEnd + 1] !== COMMA) return 1;
+/**
+ * Where the object's members after its leading `"kind":K,"apiVersion":V,` begin in `buf` (kind
+ * and apiVersion are plain names, with no escapes, so the next quote ends each); `start + 1`
+ * (just after the brace) when the object does not begin with them.
+ */
+export function typeMetaEnd(buf: Buffer, start = 0, end = buf.length): number {
+  const none = start + 1;
+  if (end - start < KIND_OPEN.length || buf.compare(KIND_OPEN, 0, KIND_OPEN.length, start, start + KIND_OPEN.length) !== 0) return none;
+  const kindEnd = buf.indexOf(QUOTE, start + KIND_OPEN.length);
+  if (kindEnd < 0 || kindEnd + API_VERSION_OPEN.length > end) return none;
+  if (buf.compare(API_VERSION_OPEN, 0, API_VERSION_OPEN.length, kindEnd, kindEnd + API_VERSION_OPEN.length) !== 0) return none;
+  const versionEnd = buf.indexOf(QUOTE, kindEnd + API_VERSION_OPEN.length);
+  if (versionEnd < 0 || versionEnd + 2 > end || buf[versionEnd + 1] !== COMMA) return none;
   return versionEnd + 2;
 }
 
-/** A copy of `buf[start, end)` in memory of its own (never a view that pins `buf`). */
-export function copyBytes(buf: Buffer, start = 0, end = buf.length): Buffer {
-  const out = Buffer.allocUnsafeSlow(end - start);
-  buf.copy(out, 0, start, end);
-  return out;
+/** The TypeMeta strings of the types cached: one per type, shared by its objects. */
+const typeMetas = new Map<string, string>();
+const MAX_TYPE_METAS = 4_096;
+
+function internTypeMeta(typeMeta: string): string {
+  if (typeMeta === '') return '';
+  const known = typeMetas.get(typeMeta);
+  if (known !== undefined) return known;
+  if (typeMetas.size < MAX_TYPE_METAS) typeMetas.set(typeMeta, typeMeta);
+  return typeMeta;
 }
 
 /**

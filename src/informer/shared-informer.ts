@@ -22,7 +22,7 @@ import { defaultIndexers, newIndexer } from './indexer.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 import type { InformerMetrics } from './metrics.ts';
 import { noopInformerMetrics } from './metrics.ts';
-import { isDeletedFinalStateUnknown } from './object.ts';
+import { isDeletedFinalStateUnknown, objectByteLength } from './object.ts';
 import type { KubeObject } from './object.ts';
 import type { ResourceEventHandler } from './processor-listener.ts';
 import type { Reflector, ReflectorLog } from './reflector.ts';
@@ -242,7 +242,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     const upsert = (obj: KubeObject, apply: (obj: KubeObject) => void): void => {
       const old = store.getByKey(obj.key);
       apply(obj);
-      this.#bytes += obj.raw.length - (old?.raw.length ?? 0);
+      this.#bytes += objectByteLength(obj) - (old === undefined ? 0 : objectByteLength(old));
       if (old === undefined) this.#processor.distribute({ type: 'add', obj, isInInitialList: false }, false);
       else this.#processor.distribute({ type: 'update', oldObj: old, newObj: obj }, false);
       this.#metrics.objects(store.size(), this.#bytes);
@@ -261,7 +261,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       delete: (obj) => {
         const old = store.getByKey(obj.key);
         store.delete(obj);
-        if (old !== undefined) this.#bytes -= old.raw.length;
+        if (old !== undefined) this.#bytes -= objectByteLength(old);
         this.#processor.distribute({ type: 'delete', obj }, false);
         this.#metrics.objects(store.size(), this.#bytes);
       },
@@ -271,7 +271,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         const before = this.#processor.hasHandlers() ? new Map([...store.list()].map((o) => [o.key, o])) : undefined;
         store.replace(list, rv);
         this.#bytes = 0;
-        for (const obj of list) this.#bytes += obj.raw.length;
+        for (const obj of list) this.#bytes += objectByteLength(obj);
         if (before !== undefined) {
           for (const obj of list) {
             const old = before.get(obj.key);
@@ -427,13 +427,13 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           const old = indexer.getByKey(obj.key);
           if (old !== undefined) {
             indexer.update(obj);
-            this.#bytes += obj.raw.length - old.raw.length;
+            this.#bytes += objectByteLength(obj) - objectByteLength(old);
             // An update that did not change the resourceVersion (a Sync, or a Replaced after a relist) is a resync.
             const isSync = old.resourceVersion === obj.resourceVersion;
             this.#processor.distribute({ type: 'update', oldObj: old, newObj: obj }, isSync);
           } else {
             indexer.add(obj);
-            this.#bytes += obj.raw.length;
+            this.#bytes += objectByteLength(obj);
             this.#processor.distribute({ type: 'add', obj, isInInitialList }, false);
           }
           break;
@@ -441,7 +441,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         case 'Deleted': {
           const old = indexer.getByKey(obj.key);
           indexer.delete(obj);
-          if (old !== undefined) this.#bytes -= old.raw.length;
+          if (old !== undefined) this.#bytes -= objectByteLength(old);
           this.#processor.distribute({ type: 'delete', obj }, false);
           break;
         }

@@ -14,7 +14,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
-import { releasePieces } from './piece-writer.ts';
+import { releasePieces } from '../cache/piece-writer.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from './parsed-request.ts';
@@ -98,7 +98,11 @@ async function writeBody(res: ServerResponse, body: Iterable<Buffer>, pooled = f
   // A pooled body's pieces go back to the pool once the kernel has all of them ('finish'); a
   // response cut short leaves them to the garbage collector (a write may still hold them).
   const sent: Buffer[] | undefined = pooled ? [] : undefined;
-  if (sent !== undefined) res.once('finish', () => releasePieces(sent));
+  if (sent !== undefined) {
+    res.once('finish', () => {
+      releasePieces(sent);
+    });
+  }
   res.cork();
   for (const piece of body) {
     sent?.push(piece);

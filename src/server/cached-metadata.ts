@@ -16,7 +16,9 @@
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
-import { PieceWriter } from './piece-writer.ts';
+import { objectBytes } from '../informer/object.ts';
+import type { Span } from '../informer/json-scan.ts';
+import { PieceWriter } from '../cache/piece-writer.ts';
 import { goMarshal } from './go-json.ts';
 import type { GoJsonValue } from './go-json.ts';
 
@@ -109,10 +111,48 @@ export function metadataBytes(raw: Buffer, unstructured = false): Buffer {
   return bytes;
 }
 
-/** Appends the object's PartialObjectMetadata to `out`, copying its metadata bytes once. */
-export function writePartialObjectMetadata(out: PieceWriter, raw: Buffer, version: MetaVersion, unstructured = false): void {
+/**
+ * Where a stored object's `metadata` member lies in its rest (KubeObject.rest), found by a scan
+ * the first time it is served metadata-only (or in a Table), then kept as long as the object is;
+ * null: it has none.
+ */
+const objectMetadataSpans = new WeakMap<KubeObject, Span | null>();
+
+function objectMetadataSpan(obj: KubeObject): Span | undefined {
+  let span = objectMetadataSpans.get(obj);
+  if (span === undefined) {
+    const found = objectMembers(objectBytes(obj)).get('metadata');
+    // objectBytes is `{` + TypeMeta + rest: the same span, shifted.
+    const shift = 1 + obj.typeMeta.length;
+    span = found === undefined ? null : { start: found.start - shift, end: found.end - shift };
+    objectMetadataSpans.set(obj, span);
+  }
+  return span ?? undefined;
+}
+
+/** Each custom resource's re-encoded metadata, made the first time it is served so. */
+const unstructuredObjectMetadata = new WeakMap<KubeObject, Buffer>();
+
+/** A stored object's metadata as the apiserver writes it in a PartialObjectMetadata (see metadataBytes). */
+export function objectMetadataBytes(obj: KubeObject, unstructured: boolean): Buffer {
+  if (unstructured) {
+    let bytes = unstructuredObjectMetadata.get(obj);
+    if (bytes === undefined) {
+      bytes = metadataBytes(objectBytes(obj), true);
+      unstructuredObjectMetadata.set(obj, bytes);
+    }
+    return bytes;
+  }
+  const span = objectMetadataSpan(obj);
+  return span === undefined ? EMPTY_METADATA : Buffer.from(obj.rest.slice(span.start, span.end), 'latin1');
+}
+
+/** Appends a stored object's PartialObjectMetadata to `out`, copying its metadata bytes once. */
+export function writePartialObjectMetadata(out: PieceWriter, obj: KubeObject, version: MetaVersion, unstructured = false): void {
   out.bytes(head(version));
-  out.bytes(metadataBytes(raw, unstructured));
+  const span = unstructured ? undefined : objectMetadataSpan(obj);
+  if (span !== undefined) out.latin1(obj.rest.slice(span.start, span.end));
+  else out.bytes(objectMetadataBytes(obj, unstructured));
   out.byte(CLOSE_BRACE);
 }
 
@@ -140,7 +180,7 @@ export function partialObjectMetadata(raw: Buffer, version: MetaVersion, unstruc
 
 /** A GET's answer: the object's PartialObjectMetadata and the encoder's newline. */
 export function metadataGetBody(obj: KubeObject, version: MetaVersion, unstructured: boolean): Buffer[] {
-  return [head(version), metadataBytes(obj.raw, unstructured), CLOSE_LINE];
+  return [head(version), objectMetadataBytes(obj, unstructured), CLOSE_LINE];
 }
 
 export interface MetadataListMeta {
@@ -167,7 +207,7 @@ export function metadataListBody(
     const obj = objects[i];
     if (obj === undefined) continue;
     if (i > 0) out.byte(COMMA_BYTE);
-    writePartialObjectMetadata(out, obj.raw, version, unstructured);
+    writePartialObjectMetadata(out, obj, version, unstructured);
   }
   out.bytes(LIST_TAIL);
   return out.end();

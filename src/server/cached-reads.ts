@@ -16,6 +16,7 @@
  */
 import { indexedFieldOf } from '../cache/field-index.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { objectByteLength, objectBytes, objectText } from '../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
 import type { CacheDelegator } from '../cache/delegator.ts';
 import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
@@ -27,7 +28,7 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
-import { PieceWriter } from './piece-writer.ts';
+import { PieceWriter } from '../cache/piece-writer.ts';
 import { LRUCache } from 'lru-cache';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
@@ -348,7 +349,7 @@ function serveGet(cache: WatchCache, info: RequestInfo): CachedResponse {
     const status = notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name);
     return whole(404, [status.body()]);
   }
-  return whole(200, [obj.raw, NEWLINE]);
+  return whole(200, [objectBytes(obj), NEWLINE]);
 }
 
 interface Page {
@@ -449,7 +450,7 @@ function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, 
   let i = start;
   for (const obj of ordered.values(start, end)) {
     i++;
-    if (everything || (labels.matches(obj.labels) && fields.matches(obj.fields))) {
+    if (everything || (labels.matches(obj.labels) && fields.matchesObject(obj))) {
       items.push(obj);
       last = obj.key;
     }
@@ -499,7 +500,7 @@ function crdPrinterOf(crd: KubeObject, version: string): Printer | undefined {
     byVersion = new Map();
     crdPrinters.set(crd, byVersion);
   }
-  if (!byVersion.has(version)) byVersion.set(version, crdPrinter(JSON.parse(crd.raw.toString('utf8')) as KubeJson, version));
+  if (!byVersion.has(version)) byVersion.set(version, crdPrinter(JSON.parse(objectText(crd)) as KubeJson, version));
   return byVersion.get(version);
 }
 
@@ -547,7 +548,6 @@ function shapeOf(spec: CachedResourceSpec): ListShape {
   return shape;
 }
 
-const OPEN_BRACE = 0x7b;
 const COMMA_BYTE = 0x2c;
 
 /**
@@ -577,7 +577,7 @@ function listBody(spec: CachedResourceSpec, page: Page, pooled: boolean): { leng
   const { items } = page;
   let length = head.length + tail.length + Math.max(0, items.length - 1);
   // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
-  for (const obj of items) length += typed ? 1 + obj.raw.length - obj.listItemStart : obj.raw.length;
+  for (const obj of items) length += typed ? 1 + obj.rest.length : objectByteLength(obj);
   function* pieces(): Generator<Buffer> {
     const out = new PieceWriter({ pooled });
     out.bytes(head);
@@ -585,12 +585,7 @@ function listBody(spec: CachedResourceSpec, page: Page, pooled: boolean): { leng
       const obj = items[i];
       if (obj === undefined) continue;
       if (i > 0) out.byte(COMMA_BYTE);
-      if (typed) {
-        out.byte(OPEN_BRACE);
-        out.bytes(obj.raw, obj.listItemStart);
-      } else {
-        out.bytes(obj.raw);
-      }
+      out.object(obj, !typed);
       if (out.ready()) yield* out.take();
     }
     out.bytes(tail);

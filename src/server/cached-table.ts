@@ -15,10 +15,11 @@
  */
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
+import { objectText } from '../informer/object.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
 import { goJsonString, goMarshal } from './go-json.ts';
-import { metadataBytes, partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
-import { PieceWriter } from './piece-writer.ts';
+import { metadataBytes, objectMetadataBytes, partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
+import { PieceWriter } from '../cache/piece-writer.ts';
 
 export type TableVersion = 'v1' | 'v1beta1';
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
@@ -51,7 +52,8 @@ function columnDefinitions(printer: Printer): string {
 }
 
 /** A row's object in a Table watch: the stored bytes, or a PartialObjectMetadata around the stored metadata. */
-const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
+const INITIAL_EVENTS_END_TEXT = 'k8s.io/initial-events-end';
+const INITIAL_EVENTS_END = Buffer.from(INITIAL_EVENTS_END_TEXT);
 
 /**
  * asTable's rule for a row's object: with includeObject=None an object annotated
@@ -61,6 +63,14 @@ const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
 function rowInclude(raw: Buffer, include: IncludeObject): IncludeObject {
   if (include !== 'None' || !raw.includes(INITIAL_EVENTS_END)) return include;
   const annotations = (JSON.parse(metadataBytes(raw).toString('utf8')) as { annotations?: Record<string, unknown> }).annotations;
+  return annotations?.['k8s.io/initial-events-end'] === 'true' ? 'Metadata' : include;
+}
+
+/** rowInclude of a stored object. */
+function objectRowInclude(obj: KubeObject, include: IncludeObject): IncludeObject {
+  if (include !== 'None' || !obj.rest.includes(INITIAL_EVENTS_END_TEXT)) return include;
+  const annotations = (JSON.parse(objectMetadataBytes(obj, false).toString('utf8')) as { annotations?: Record<string, unknown> })
+    .annotations;
   return annotations?.['k8s.io/initial-events-end'] === 'true' ? 'Metadata' : include;
 }
 
@@ -102,7 +112,7 @@ const printed = new WeakMap<KubeObject, { readonly printer: Printer; readonly se
 function rowPrefixes(printer: Printer, obj: KubeObject, second: number): readonly Buffer[] {
   const memo = printed.get(obj);
   if (memo !== undefined && memo.second === second && memo.printer === printer) return memo.prefixes;
-  const parsed = JSON.parse(obj.raw.toString('utf8')) as KubeJson;
+  const parsed = JSON.parse(objectText(obj)) as KubeJson;
   const prefixes = printer.print(parsed, second * 1000).map((row) => Buffer.from(rowPrefix(row)));
   printed.set(obj, { printer, second, prefixes });
   return prefixes;
@@ -114,10 +124,10 @@ const COMMA_BYTE = 0x2c;
 const TABLE_TAIL = Buffer.from(']}\n');
 
 function writeRowObject(out: PieceWriter, obj: KubeObject, wanted: IncludeObject, version: TableVersion, unstructured: boolean): void {
-  const include = rowInclude(obj.raw, wanted);
+  const include = objectRowInclude(obj, wanted);
   if (include === 'None') out.bytes(NULL_OBJECT);
-  else if (include === 'Object') out.bytes(obj.raw);
-  else writePartialObjectMetadata(out, obj.raw, version, unstructured);
+  else if (include === 'Object') out.object(obj, true);
+  else writePartialObjectMetadata(out, obj, version, unstructured);
 }
 
 /**
@@ -153,7 +163,7 @@ export function tableBody(
   };
   if (list && printer.printList !== undefined) {
     // The few list printers (storageclasses, flowschemas) see the whole page: not shared per object.
-    const parsed = objects.map((obj) => JSON.parse(obj.raw.toString('utf8')) as KubeJson);
+    const parsed = objects.map((obj) => JSON.parse(objectText(obj)) as KubeJson);
     for (const { index, row } of printer.printList(parsed, second * 1000)) {
       const obj = objects[index];
       if (obj !== undefined) writeRow(Buffer.from(rowPrefix(row)), obj);

@@ -14,7 +14,7 @@ import { SelectorParseError } from '../../../src/cache/selector-error.ts';
 import type { ResourceSelectableFields } from '../../../src/cache/selectable-fields.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
-import { decodeObject } from '../../../src/informer/object.ts';
+import { decodeObject, objectName } from '../../../src/informer/object.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
@@ -61,7 +61,7 @@ function ourOutcome(parameter: 'labelSelector' | 'fieldSelector', selector: stri
         code: 200,
         names: objects
           .filter((o) => s.matches(o.labels))
-          .map((o) => o.name)
+          .map((o) => objectName(o))
           .sort(),
       };
     }
@@ -69,8 +69,8 @@ function ourOutcome(parameter: 'labelSelector' | 'fieldSelector', selector: stri
     return {
       code: 200,
       names: objects
-        .filter((o) => s.matches(o.fields))
-        .map((o) => o.name)
+        .filter((o) => s.matchesObject(o))
+        .map((o) => objectName(o))
         .sort(),
     };
   } catch (err) {
@@ -86,7 +86,7 @@ async function compare(
   c: Case,
   selectors: readonly string[],
 ): Promise<number> {
-  const objects = (await listObjects(shared.admin, c.path, c.fields)).filter((o) => c.ours.has(o.name));
+  const objects = (await listObjects(shared.admin, c.path, c.fields)).filter((o) => c.ours.has(objectName(o)));
   let rejected = 0;
   for (const selector of selectors) {
     await t.test(`${c.resource} ${parameter}=${JSON.stringify(selector)}`, async () => {

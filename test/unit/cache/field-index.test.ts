@@ -6,16 +6,15 @@ import { checkInvariants } from '../../../src/cache/ordered-map.ts';
 import { seededRandom } from '../../helpers/prng.ts';
 
 function pod(key: string, nodeName: string | undefined, rv: number): KubeObject {
-  const [namespace = '', name = ''] = key.split('/');
+  const [namespace = ''] = key.split('/');
   return {
     key,
     namespace,
-    name,
     resourceVersion: String(rv),
     labels: {},
     fields: nodeName === undefined ? {} : { 'spec.nodeName': nodeName },
-    raw: Buffer.from('{}'),
-    listItemStart: 1,
+    typeMeta: '',
+    rest: '}',
   };
 }
 

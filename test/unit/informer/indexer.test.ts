@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { Indexer } from '../../../src/informer/indexer.ts';
 import { LABEL_INDEX, NAMESPACE_INDEX, defaultIndexers, fieldIndex, newIndexer } from '../../../src/informer/indexer.ts';
 import type { DeletedFinalStateUnknown } from '../../../src/informer/object.ts';
+import { objectName } from '../../../src/informer/object.ts';
 import { obj } from '../../helpers/scripted-lister-watcher.ts';
 
 const [NODE_INDEX, nodeIndexFunc] = fieldIndex('spec.nodeName');
@@ -49,7 +50,7 @@ test('Indexer: namespace, label and field indices follow add, update and delete'
 test('Indexer: a cluster-scoped object is indexed under the empty namespace', () => {
   const idx = newIndexer();
   idx.add(obj('', 'node-1', '1'));
-  assert.equal(idx.getByKey('node-1')?.name, 'node-1');
+  assert.equal(idx.getByKey('node-1')?.key, 'node-1');
   assert.deepEqual(idx.indexKeys(NAMESPACE_INDEX, ''), ['node-1']);
 });
 
@@ -120,7 +121,7 @@ test('Indexer: empty index values are removed, so 10k adds and deletes leave no 
 
 test('Indexer: addIndexers is refused once objects are held, and for a name already used', () => {
   const idx = newIndexer();
-  idx.addIndexers({ byName: (o) => [o.name] });
+  idx.addIndexers({ byName: (o) => [objectName(o)] });
   assert.equal(idx.hasIndex('byName'), true);
   assert.throws(() => {
     idx.addIndexers({ [NAMESPACE_INDEX]: (o) => [o.namespace] });

@@ -10,6 +10,8 @@ import {
   splitLines,
 } from '../../../src/informer/lister-watcher.ts';
 import { arrayElements, objectMembers, skipValue } from '../../../src/informer/json-scan.ts';
+import { fieldValue, objectBytes, objectName } from '../../../src/informer/object.ts';
+import type { KubeObject } from '../../../src/informer/object.ts';
 import { ApiStatusError } from '../../../src/upstream/api-error.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { isPending, settles } from '../../helpers/scripted-lister-watcher.ts';
@@ -30,17 +32,24 @@ test('decodeList: built-in items keep their bytes exactly, prefixed with the kin
   assert.equal(list.items.length, 2);
   const [a, b] = list.items;
   assert.ok(a !== undefined && b !== undefined);
-  assert.equal(a.raw.toString('utf8'), `{"kind":"Pod","apiVersion":"v1",${itemA.slice(1)}`);
-  assert.equal(b.raw.toString('utf8'), `{"kind":"Pod","apiVersion":"v1",${itemB.slice(1)}`);
-  assert.ok(a.raw.includes(String.raw`\u003cb\u003e \u0026`), 'Go escapes survive');
+  assert.equal(objectBytes(a).toString('utf8'), `{"kind":"Pod","apiVersion":"v1",${itemA.slice(1)}`);
+  assert.equal(objectBytes(b).toString('utf8'), `{"kind":"Pod","apiVersion":"v1",${itemB.slice(1)}`);
+  assert.ok(objectBytes(a).includes(String.raw`\u003cb\u003e \u0026`), 'Go escapes survive');
   assert.deepEqual(
-    { key: a.key, ns: a.namespace, name: a.name, rv: a.resourceVersion, labels: a.labels, fields: a.fields },
-    { key: 'ns/a', ns: 'ns', name: 'a', rv: '40', labels: { app: 'web' }, fields: { 'metadata.name': 'a', 'metadata.namespace': 'ns' } },
+    {
+      key: a.key,
+      ns: a.namespace,
+      name: objectName(a),
+      rv: a.resourceVersion,
+      labels: a.labels,
+      fields: [fieldValue(a, 'metadata.name'), fieldValue(a, 'metadata.namespace')],
+    },
+    { key: 'ns/a', ns: 'ns', name: 'a', rv: '40', labels: { app: 'web' }, fields: ['a', 'ns'] },
   );
   // The parsed meaning is unchanged too.
-  assert.equal((JSON.parse(a.raw.toString('utf8')) as { spec: { note: string } }).spec.note, '<b> & café é 日本 😀 "q" \\');
+  assert.equal((JSON.parse(objectBytes(a).toString('utf8')) as { spec: { note: string } }).spec.note, '<b> & café é 日本 😀 "q" \\');
   // Each item owns its bytes: a cached object never pins the whole response.
-  assert.notEqual(a.raw.buffer, body.buffer);
+  assert.equal(typeof a.rest, 'string', 'copied out of the body, never a view of it');
 });
 
 test('decodeList: items of a group take its apiVersion; CRD items (starting with apiVersion) are left untouched', () => {
@@ -50,7 +59,7 @@ test('decodeList: items of a group take its apiVersion; CRD items (starting with
     ),
   );
   assert.equal(
-    deployments.items[0]?.raw.toString(),
+    objectBytes(deployments.items[0] as KubeObject).toString(),
     '{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"d","namespace":"ns","resourceVersion":"6"}}',
   );
   assert.equal(deployments.continue, '');
@@ -61,7 +70,7 @@ test('decodeList: items of a group take its apiVersion; CRD items (starting with
   );
   const [w] = widgets.items;
   assert.ok(w !== undefined);
-  assert.equal(w.raw.toString('utf8'), widget);
+  assert.equal(objectBytes(w).toString('utf8'), widget);
   assert.equal(w.key, 'w');
   assert.equal(widgets.resourceVersion, '9');
 });
@@ -82,7 +91,7 @@ test('decodeList: no items, null items, spaces between members', () => {
     ),
   );
   assert.deepEqual(
-    spaced.items.map((i) => i.raw.toString()),
+    spaced.items.map((i) => objectBytes(i).toString()),
     ['{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}', '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}}'],
   );
 });
@@ -124,15 +133,15 @@ test('decodeWatchLine: ADDED, MODIFIED and DELETED carry the object bytes exactl
     const event = decodeWatchLine(source);
     assert.equal(event.type, type);
     assert.ok(event.type === type);
-    assert.equal(event.object.raw.toString('utf8'), object);
+    assert.equal(objectBytes(event.object).toString('utf8'), object);
     assert.equal(event.object.key, 'ns/a');
     assert.equal(event.object.resourceVersion, '12');
-    assert.notEqual(event.object.raw.buffer, source.buffer);
+    assert.equal(typeof event.object.rest, 'string', 'copied out of the chunk');
   }
   // A trailing \r (or space) is not part of the object.
   const crlf = decodeWatchLine(Buffer.concat([line('ADDED', object), Buffer.from('\r')]));
   assert.ok(crlf.type === 'ADDED');
-  assert.equal(crlf.object.raw.toString('utf8'), object);
+  assert.equal(objectBytes(crlf.object).toString('utf8'), object);
 });
 
 test('decodeWatchLine: BOOKMARK gives its resourceVersion and the initial-events-end annotation', () => {
@@ -256,7 +265,7 @@ test('ListerWatcher: list sends the scope selectors, resourceVersion, limit and 
   assert.equal(first.resourceVersion, '10');
   assert.equal(first.continue, 'next');
   assert.equal(
-    first.items[0]?.raw.toString(),
+    objectBytes(first.items[0] as KubeObject).toString(),
     '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"9"}}',
   );
 });
@@ -312,7 +321,7 @@ test('ListerWatcher: watch sends its options and streams events split across chu
   stream.write(bytes.subarray(middle));
   const added = await settles(first, 'the ADDED event');
   assert.ok(added?.type === 'ADDED');
-  assert.equal(added.object.raw.toString('utf8'), object);
+  assert.equal(objectBytes(added.object).toString('utf8'), object);
   assert.deepEqual(
     { ...(await watch.next()), object: undefined },
     { type: 'BOOKMARK', resourceVersion: '12', initialEventsEnd: true, object: undefined },

@@ -3,6 +3,7 @@
  * metadata lists): one vectored write of a few hundred pieces instead of tens of thousands of
  * small Buffers.
  */
+import type { KubeObject } from '../informer/object.ts';
 
 /**
  * The size of the pieces a LIST body is copied into: large enough that a 10,000-item body is
@@ -10,6 +11,7 @@
  * one-namespace LIST wastes little (a piece is cut to what it holds).
  */
 const LIST_PIECE_BYTES = 64 * 1024;
+const OPEN_BRACE = 0x7b;
 
 /**
  * Pieces whose bytes have been written out, kept for the next bodies: a fresh 64 KiB
@@ -72,6 +74,21 @@ export class PieceWriter {
     if (this.#at + length > this.#piece.length) this.#flush(length);
     source.copy(this.#piece, this.#at, start, end);
     this.#at += length;
+  }
+
+  /** Appends a binary string (one byte a character: a stored object's JSON, KubeObject.rest). */
+  latin1(text: string): void {
+    const length = text.length;
+    if (this.#at + length > this.#piece.length) this.#flush(length);
+    this.#piece.write(text, this.#at, 'latin1');
+    this.#at += length;
+  }
+
+  /** Appends the stored object's JSON: `{` + TypeMeta + the rest, or without the TypeMeta (a typed list's item). */
+  object(obj: KubeObject, withTypeMeta: boolean): void {
+    this.byte(OPEN_BRACE);
+    if (withTypeMeta) this.latin1(obj.typeMeta);
+    this.latin1(obj.rest);
   }
 
   byte(value: number): void {

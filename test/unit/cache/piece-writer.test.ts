@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PieceWriter, releasePieces } from '../../../src/server/piece-writer.ts';
+import { PieceWriter, releasePieces } from '../../../src/cache/piece-writer.ts';
 
 const PIECE = 64 * 1024;
 

@@ -80,11 +80,20 @@ function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: R
 }
 
 /**
- * Pieces (64 KiB) written between yields to the event loop: 16 MiB, a few ms of copying, so a
+ * Pieces (64 KiB) written between yields to the event loop: at most 16 MiB, so that a
  * 10,000-pod LIST (13 MB) still leaves in one turn (interleaving concurrent LISTs finer only makes
- * them all finish late), while a 100,000-pod one does not hold up watch events for its whole length.
+ * them all finish late) while a 100,000-pod one does not hold up watch events for its whole length;
+ * and at most TURN_BUDGET_MS of copying: pieces copied per request (a large or selected LIST) are
+ * slow to make, pieces of a shared body are not.
  */
 const PIECES_PER_TURN = 256;
+/**
+ * The longest a body's writer holds the event loop before letting the upstream watches in
+ * (checked every TURN_CHECK_PIECES pieces): a change reaches the cache and its watchers within a
+ * few such turns, whatever LISTs are being written (#15's apply latency).
+ */
+const TURN_BUDGET_MS = 2;
+const TURN_CHECK_PIECES = 16;
 /** A cached body past this many unsent bytes waits for the connection to drain before its next turn. */
 const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
 
@@ -104,14 +113,17 @@ async function writeBody(res: ServerResponse, body: Iterable<Buffer>, pooled = f
     });
   }
   res.cork();
+  let turnStarted = performance.now();
   for (const piece of body) {
     sent?.push(piece);
     res.write(piece);
-    if (++written % PIECES_PER_TURN !== 0) continue;
+    if (++written % TURN_CHECK_PIECES !== 0) continue;
+    if (written % PIECES_PER_TURN !== 0 && performance.now() - turnStarted < TURN_BUDGET_MS) continue;
     res.uncork();
     if (res.writableLength > BODY_HIGH_WATER_BYTES) await drained(res);
     else await new Promise((resolve) => setImmediate(resolve));
     if (res.destroyed) return;
+    turnStarted = performance.now();
     res.cork();
   }
   // end() uncorks.

@@ -12,7 +12,7 @@
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import { SELECTED_LABEL, namespaceName, podName, seedPods } from './cluster.ts';
@@ -47,7 +47,7 @@ export interface ScaleRow {
   readonly get: { readonly proxy: LoadResult; readonly apiserver: LoadResult };
   /** Proxy CPU microseconds per MB of LIST body served. */
   readonly cpuMicrosPerMB: number;
-  readonly apply: { readonly writesPerSecond: number; readonly events: number; readonly p50: number; readonly p99: number };
+  readonly apply: ApplyResult;
 }
 
 /** Requests per client for a LIST of `pods` objects: a 100,000-pod LIST takes the apiserver many seconds. */
@@ -110,7 +110,7 @@ export async function runScale(
       const getProxy = await runLoad(proxy, { path: get, connections: 32, seconds: 5 });
       const getApiserver = await runLoad(apiserver, { path: get, connections: 32, seconds: 5 });
       note(`apply: ${String(spec.applyRate)} writes/s for ${String(spec.applySeconds)} s while 8 clients LIST every pod from the proxy`);
-      const apply = await measureApply(proxy, client, spec, size);
+      const apply = await measureApply(proxy, apiserver, client, spec, size);
       rows.push({
         pods: size,
         jsonBytesPerObject,
@@ -151,23 +151,16 @@ async function podJsonBytes(client: UpstreamClient): Promise<number> {
   return bytes / Math.max(1, list.items.length);
 }
 
-/**
- * Writes at the apiserver while LISTs load the proxy; a watch of every pod on the proxy times
- * each write from its answer to its event.
- */
-async function measureApply(
-  proxy: Target,
-  client: UpstreamClient,
-  spec: ScaleSpec,
-  pods: number,
-): Promise<{ writesPerSecond: number; events: number; p50: number; p99: number }> {
-  const list = await request(`${proxy.url}/api/v1/pods?limit=1`);
-  const rv = ((await list.body.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-  const written = new Map<string, number>();
+/** A watch of every pod from `rv` that notes when each event's RV arrives (performance.now()). */
+async function timedWatch(
+  target: Target,
+  rv: string,
+  signal: AbortSignal,
+): Promise<{ received: Map<string, number>; done: Promise<void> }> {
   const received = new Map<string, number>();
-  const abort = new AbortController();
-  const watch = await request(`${proxy.url}/api/v1/pods?watch=1&resourceVersion=${rv}`, { signal: abort.signal });
-  const reading = (async () => {
+  const dispatcher = new Agent(target.ca === undefined ? {} : { connect: { ca: target.ca } });
+  const watch = await request(`${target.url}/api/v1/pods?watch=1&resourceVersion=${rv}`, { signal, dispatcher, headers: target.headers });
+  const done = (async () => {
     let rest = '';
     try {
       for await (const chunk of watch.body) {
@@ -181,8 +174,39 @@ async function measureApply(
       }
     } catch {
       // aborted at the end
+    } finally {
+      await dispatcher.close();
     }
   })();
+  return { received, done };
+}
+
+export interface ApplyResult {
+  readonly writesPerSecond: number;
+  readonly events: number;
+  /** From the write's answer to the event at a watch on the proxy. */
+  readonly p50: number;
+  readonly p99: number;
+  /** The same events at a watch on the apiserver itself, in the same run. */
+  readonly apiserverP50: number;
+  readonly apiserverP99: number;
+  /** What the proxy added: each event's arrival at the proxy's watcher minus its arrival at the apiserver's. */
+  readonly addedP50: number;
+  readonly addedP99: number;
+}
+
+/**
+ * Writes at the apiserver while LISTs load the proxy; a watch of every pod on the proxy and one
+ * on the apiserver time each write from its answer to its event, so that what the proxy adds to
+ * the apiserver's own delivery is seen apart.
+ */
+async function measureApply(proxy: Target, apiserver: Target, client: UpstreamClient, spec: ScaleSpec, pods: number): Promise<ApplyResult> {
+  const list = await request(`${proxy.url}/api/v1/pods?limit=1`);
+  const rv = ((await list.body.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const written = new Map<string, number>();
+  const abort = new AbortController();
+  const viaProxy = await timedWatch(proxy, rv, abort.signal);
+  const direct = await timedWatch(apiserver, rv, abort.signal);
   const load = runLoad(proxy, { path: '/api/v1/pods?resourceVersion=0', connections: 8, seconds: spec.applySeconds });
   const writer = startPodWriter(client, {
     rate: spec.applyRate,
@@ -196,17 +220,32 @@ async function measureApply(
   const seconds = (performance.now() - started) / 1000;
   // The last events are a watch delivery away.
   const deadline = performance.now() + 10_000;
-  while ([...written.keys()].some((k) => !received.has(k)) && performance.now() < deadline) {
+  const missing = (): boolean => [...written.keys()].some((k) => !viaProxy.received.has(k) || !direct.received.has(k));
+  while (missing() && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   abort.abort();
-  await reading;
+  await Promise.all([viaProxy.done, direct.done]);
   const latencies: number[] = [];
+  const apiserverLatencies: number[] = [];
+  const added: number[] = [];
   for (const [k, at] of written) {
-    const got = received.get(k);
+    const got = viaProxy.received.get(k);
+    const gotDirect = direct.received.get(k);
     if (got !== undefined) latencies.push(Math.max(0, got - at));
+    if (gotDirect !== undefined) apiserverLatencies.push(Math.max(0, gotDirect - at));
+    if (got !== undefined && gotDirect !== undefined) added.push(got - gotDirect);
   }
-  return { writesPerSecond: writes / seconds, events: latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+  return {
+    writesPerSecond: writes / seconds,
+    events: latencies.length,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    apiserverP50: quantile(apiserverLatencies, 0.5),
+    apiserverP99: quantile(apiserverLatencies, 0.99),
+    addedP50: quantile(added, 0.5),
+    addedP99: quantile(added, 0.99),
+  };
 }
 
 /** The curve as a small self-contained SVG: LIST RV=0 p50 against the number of pods, proxy and apiserver. */

@@ -29,7 +29,8 @@ import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
 import { PieceWriter } from '../cache/piece-writer.ts';
-import { LRUCache } from 'lru-cache';
+import { newSharedLists } from './shared-lists.ts';
+import type { SharedLists } from './shared-lists.ts';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
@@ -40,6 +41,7 @@ import { printerFor } from '../table/printers/index.ts';
 import type { KubeJson, Printer } from '../table/model.ts';
 import { crdPrinter } from '../table/crd-printer.ts';
 import { realClock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
 import { writtenResourceVersion } from './written-resource-version.ts';
@@ -97,6 +99,8 @@ export interface CachedReadsOptions {
   readonly source: WatchCacheSource;
   /** The proxy's writes, shared with the delegators; undefined: no read is bounded, writes are not observed. */
   readonly writes?: ReadYourWrites | undefined;
+  /** The clock of the shared LIST bodies' ages (tests); default: the real one. */
+  readonly clock?: Clock;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -133,6 +137,7 @@ function readTarget(cache: WatchCache, info: RequestInfo): ReadTarget {
 
 export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const { source, writes } = options;
+  const sharedLists = newSharedLists(options.clock === undefined ? {} : { clock: options.clock });
 
   /** The delegator of the cache that may answer this collection or object read, or undefined to pass through. */
   const delegatorFor = (request: ParsedRequest, info: RequestInfo): CacheDelegator | undefined => {
@@ -283,7 +288,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
       else if (metadata !== undefined) response = serveMetadata(cache, info, options, plan, metadata);
       else if (info.verb === 'get') response = serveGet(cache, info);
-      else response = serveList(cache, info, options, plan);
+      else response = serveList(cache, info, options, plan, sharedLists);
       return response !== undefined && pretty ? indented(response) : response;
     },
   };
@@ -359,26 +364,6 @@ interface Page {
   readonly remainingItemCount: bigint | undefined;
 }
 
-/**
- * Whole LISTs (every object of the cache or of one namespace, no selector, no paging) are the
- * same bytes for every request at the same RV: a burst of them (relisting informers after an
- * outage, pollers, the bench's 8 clients) shares one body, made once per RV instead of copied
- * per request. Kept per cache for a few namespaces, up to SHARED_LIST_MAX_BYTES each (larger
- * lists are copied per request, in turns), and dropped SHARED_LIST_IDLE_MS after their last use
- * or as soon as a later RV's body replaces them: memory held only while requests come.
- */
-const SHARED_LIST_MAX_BYTES = 32 * 1024 * 1024;
-const SHARED_LIST_IDLE_MS = 1_000;
-const SHARED_LISTS_PER_CACHE = 8;
-
-interface SharedList {
-  readonly resourceVersion: bigint;
-  readonly length: number;
-  readonly pieces: readonly Buffer[];
-}
-
-const sharedLists = new WeakMap<WatchCache, LRUCache<string, SharedList>>();
-
 /** The scope of a whole LIST of the cache's current state ('' for all, else the namespace), or undefined for any other LIST. */
 function wholeListScope(info: RequestInfo, options: ListOptions, plan: ReadPlan): string | undefined {
   if (plan.kind === 'exact' || options.labelSelector !== '' || options.fieldSelector !== '' || options.continue !== '') return undefined;
@@ -387,34 +372,27 @@ function wholeListScope(info: RequestInfo, options: ListOptions, plan: ReadPlan)
   return info.namespace;
 }
 
-function serveList(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): CachedResponse | undefined {
+function serveList(
+  cache: WatchCache,
+  info: RequestInfo,
+  options: ListOptions,
+  plan: ReadPlan,
+  shared: SharedLists,
+): CachedResponse | undefined {
+  // Whole LISTs share their bodies (shared-lists.ts); the rest are made per request, in pooled pieces.
   const scope = wholeListScope(info, options, plan);
   const rv = cache.resourceVersion();
-  let shared = scope === undefined ? undefined : sharedLists.get(cache);
-  const kept = scope === undefined ? undefined : shared?.get(scope);
-  if (kept !== undefined && kept.resourceVersion === rv) {
-    return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept.pieces };
-  }
+  const kept = scope === undefined || rv === undefined ? undefined : shared.find(cache, scope, rv, options.resourceVersion === '0');
+  if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept };
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
-  if (scope === undefined || page.resourceVersion !== rv) {
-    const body = listBody(cache.spec, page, true);
-    return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
+  if (scope !== undefined && page.resourceVersion === rv) {
+    const body = listBody(cache.spec, page, false);
+    const made = shared.keep(cache, scope, page.resourceVersion, body.length, body.pieces);
+    return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made ?? body.pieces };
   }
-  const body = listBody(cache.spec, page, false);
-  if (body.length > SHARED_LIST_MAX_BYTES) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces };
-  const pieces = [...body.pieces];
-  if (shared === undefined) {
-    shared = new LRUCache<string, SharedList>({
-      max: SHARED_LISTS_PER_CACHE,
-      ttl: SHARED_LIST_IDLE_MS,
-      updateAgeOnGet: true,
-      ttlAutopurge: true,
-    });
-    sharedLists.set(cache, shared);
-  }
-  shared.set(scope, { resourceVersion: page.resourceVersion, length: body.length, pieces });
-  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: pieces };
+  const body = listBody(cache.spec, page, true);
+  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
 }
 
 /** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */

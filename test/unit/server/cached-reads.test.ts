@@ -13,6 +13,8 @@ import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
+import { newSharedLists } from '../../../src/server/shared-lists.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
@@ -226,16 +228,18 @@ test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items
 test('cached reads: whole LISTs at one RV share one body; a new RV, a selector or a page gets its own; only per-request bodies are pooled', async () => {
   const cache = fakeCache(FIVE, 100n);
   const { serve } = readsOver(cache, '100');
-  const first = await serve('/api/v1/configmaps?resourceVersion=0');
+  const first = await serve('/api/v1/configmaps');
   const second = await serve('/api/v1/configmaps');
   assert.ok(first !== undefined && second !== undefined);
   assert.deepEqual([first.pooled, second.pooled], [undefined, undefined], 'a shared body is never given back to the pool');
   assert.equal(piecesOf(first)[0], piecesOf(second)[0], 'the same bytes, not a copy');
+  assert.equal(piecesOf((await serve('/api/v1/configmaps?resourceVersion=0')) ?? first)[0], piecesOf(first)[0], 'RV=0 too');
   const inA = await serve('/api/v1/namespaces/a/configmaps');
+  assert.ok(inA !== undefined);
   assert.deepEqual(names(listOf(inA)), ['a/x', 'a/y', 'a/z']);
-  assert.equal(piecesOf(inA ?? first)[0], piecesOf((await serve('/api/v1/namespaces/a/configmaps')) ?? first)[0], 'per namespace');
-  assert.notEqual(piecesOf(inA ?? first)[0], piecesOf(first)[0]);
-  // The next RV: a body of its own, at that RV.
+  assert.equal(piecesOf(inA)[0], piecesOf((await serve('/api/v1/namespaces/a/configmaps')) ?? first)[0], 'per namespace');
+  assert.notEqual(piecesOf(inA)[0], piecesOf(first)[0]);
+  // The next RV: a body of its own, at that RV, for an RV-unset LIST.
   cache.rv = 101n;
   const later = await serve('/api/v1/configmaps');
   assert.equal(listOf(later).metadata.resourceVersion, '101');
@@ -252,6 +256,36 @@ test('cached reads: whole LISTs at one RV share one body; a new RV, a selector o
     assert.equal(one.pooled, true, url);
     assert.notEqual(piecesOf(one)[0], piecesOf(two)[0], url);
   }
+});
+
+test('shared LIST bodies: an RV=0 LIST may get one up to a second old, labelled with its own RV; an RV-unset LIST never; bodies are made lazily, once', () => {
+  const clock = new FakeClock();
+  const shared = newSharedLists({ clock, maxBytes: 1_000 });
+  const cache = fakeCache(FIVE, 100n);
+  let made = 0;
+  const pieces = function* (): Generator<Buffer> {
+    for (const text of ['{"a":', '1}']) {
+      made++;
+      yield Buffer.from(text);
+    }
+  };
+  const body = shared.keep(cache, '', 100n, 7, pieces());
+  assert.ok(body !== undefined);
+  assert.equal(made, 0, 'nothing made before it is read');
+  const reader: Iterator<Buffer> = body[Symbol.iterator]();
+  const firstPiece = reader.next();
+  assert.equal(firstPiece.done === true ? undefined : firstPiece.value.toString(), '{"a":');
+  assert.equal(made, 1);
+  assert.equal(Buffer.concat([...body]).toString(), '{"a":1}', 'a second reader reads what the first made, and makes the rest');
+  assert.equal(Buffer.concat([...body]).toString(), '{"a":1}');
+  assert.equal(made, 2, 'each piece made once');
+  assert.equal(shared.find(cache, '', 100n, false), body);
+  assert.equal(shared.find(cache, '', 101n, false), undefined, 'RV unset: the current RV only');
+  assert.equal(shared.find(cache, '', 101n, true), body, 'RV=0: any RV, if recent');
+  clock.step(1_001);
+  assert.equal(shared.find(cache, '', 101n, true), undefined, 'older than a second');
+  assert.equal(shared.keep(cache, '', 102n, 2_000, pieces()), undefined, 'larger than all bodies may hold: made per request');
+  assert.equal(shared.find(cache, 'ns', 100n, false), undefined, 'per scope');
 });
 
 test('cached reads: a path the apiserver would not route as written is passed through', async () => {

@@ -1,0 +1,106 @@
+/**
+ * Whole-LIST bodies shared by the requests that ask for the same one. A LIST of every object of
+ * a cache, or of one namespace, with no selector and no paging, is the same bytes for every
+ * request at the same RV: a burst of them (informers relisting after an outage, pollers, the
+ * bench's 8 clients) shares one body instead of each copying every object. A body is made
+ * lazily, piece by piece, by whichever of its readers gets furthest first (so a 100,000-pod body
+ * never holds the event loop longer than one writer's turn), and kept for the readers after.
+ *
+ * A LIST at resourceVersion=0 ("any": the apiserver's own cache answers it at whatever RV it
+ * holds) may be given a body made within SHARED_LIST_ANY_RV_AGE_MS at an older RV, labelled
+ * with that RV: a true state of the cluster, as the apiserver's lagging watch cache would give.
+ * Every other LIST is given a body at the cache's current RV only.
+ *
+ * Bounded: at most SHARED_LISTS_MAX_BYTES of bodies in all, each dropped SHARED_LIST_IDLE_MS
+ * after its last use: memory held only while requests come.
+ */
+import { LRUCache } from 'lru-cache';
+import { realClock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import type { WatchCache } from '../cache/watch-cache.ts';
+
+/** All shared bodies together, at most: about a 100,000-pod LIST and a few smaller ones. */
+const SHARED_LISTS_MAX_BYTES = 256 * 1024 * 1024;
+const SHARED_LIST_IDLE_MS = 1_000;
+/** How old a body a resourceVersion=0 LIST may be given (see above). */
+export const SHARED_LIST_ANY_RV_AGE_MS = 1_000;
+
+/** A body made lazily once, read in full by each of its readers. */
+export class SharedBody implements Iterable<Buffer> {
+  readonly resourceVersion: bigint;
+  readonly length: number;
+  /** When it was first asked for (the clock's ms). */
+  readonly madeAt: number;
+  readonly #made: Buffer[] = [];
+  #source: Iterator<Buffer> | undefined;
+
+  constructor(resourceVersion: bigint, length: number, pieces: Iterable<Buffer>, madeAt: number) {
+    this.resourceVersion = resourceVersion;
+    this.length = length;
+    this.madeAt = madeAt;
+    this.#source = pieces[Symbol.iterator]();
+  }
+
+  /** The pieces made so far, then the ones this reader makes for everyone. */
+  *[Symbol.iterator](): Generator<Buffer> {
+    for (let i = 0; ; i++) {
+      const made = this.#made[i];
+      if (made !== undefined) {
+        yield made;
+        continue;
+      }
+      const next = this.#source?.next();
+      if (next === undefined || next.done === true) {
+        this.#source = undefined;
+        return;
+      }
+      this.#made.push(next.value);
+      yield next.value;
+    }
+  }
+}
+
+export interface SharedLists {
+  /** The body kept for `scope` of `cache` that a request at `rv` (or, for RV=0, `anyRv`) may be given. */
+  find(cache: WatchCache, scope: string, rv: bigint, anyRv: boolean): SharedBody | undefined;
+  /** Keeps a body made now at `rv` and returns it; undefined when it is larger than all may hold (make it per request). */
+  keep(cache: WatchCache, scope: string, rv: bigint, length: number, pieces: Iterable<Buffer>): SharedBody | undefined;
+}
+
+export function newSharedLists(options: { readonly clock?: Clock; readonly maxBytes?: number } = {}): SharedLists {
+  const clock = options.clock ?? realClock;
+  const maxBytes = options.maxBytes ?? SHARED_LISTS_MAX_BYTES;
+  const bodies = new LRUCache<string, SharedBody>({
+    maxSize: maxBytes,
+    maxEntrySize: maxBytes,
+    sizeCalculation: (body) => Math.max(1, body.length),
+    ttl: SHARED_LIST_IDLE_MS,
+    updateAgeOnGet: true,
+    ttlAutopurge: true,
+    perf: { now: () => clock.now() },
+  });
+  const ids = new WeakMap<WatchCache, number>();
+  let nextId = 0;
+  const keyOf = (cache: WatchCache, scope: string): string => {
+    let id = ids.get(cache);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(cache, id);
+    }
+    return `${String(id)}\u0000${scope}`;
+  };
+  return {
+    find(cache, scope, rv, anyRv) {
+      const body = bodies.get(keyOf(cache, scope));
+      if (body === undefined) return undefined;
+      if (body.resourceVersion === rv) return body;
+      return anyRv && body.resourceVersion < rv && clock.now() - body.madeAt <= SHARED_LIST_ANY_RV_AGE_MS ? body : undefined;
+    },
+    keep(cache, scope, rv, length, pieces) {
+      if (length > maxBytes) return undefined;
+      const body = new SharedBody(rv, length, pieces, clock.now());
+      bodies.set(keyOf(cache, scope), body);
+      return body;
+    },
+  };
+}

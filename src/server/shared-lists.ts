@@ -12,7 +12,8 @@
  * Every other LIST is given a body at the cache's current RV only.
  *
  * Bounded: at most SHARED_LISTS_MAX_BYTES of bodies in all, each dropped SHARED_LIST_IDLE_MS
- * after its last use: memory held only while requests come.
+ * after its last use (asked for, or read by a response being written): memory held only while
+ * requests come.
  */
 import { LRUCache } from 'lru-cache';
 import { realClock } from '../clock/clock.ts';
@@ -25,6 +26,9 @@ const SHARED_LIST_IDLE_MS = 1_000;
 /** How old a body a resourceVersion=0 LIST may be given (see above). */
 export const SHARED_LIST_ANY_RV_AGE_MS = 1_000;
 
+/** Pieces a reader takes between two signs of use (512 KiB: a reader slower than that a second is a stalled one). */
+const TOUCH_EVERY_PIECES = 8;
+
 /** A body made lazily once, read in full by each of its readers. */
 export class SharedBody implements Iterable<Buffer> {
   readonly resourceVersion: bigint;
@@ -33,17 +37,29 @@ export class SharedBody implements Iterable<Buffer> {
   readonly madeAt: number;
   readonly #made: Buffer[] = [];
   #source: Iterator<Buffer> | undefined;
+  /** Called as readers go on and when they end: a body is in use while read, not only when asked for. */
+  readonly #touch: () => void;
 
-  constructor(resourceVersion: bigint, length: number, pieces: Iterable<Buffer>, madeAt: number) {
+  constructor(resourceVersion: bigint, length: number, pieces: Iterable<Buffer>, madeAt: number, touch: () => void = () => undefined) {
     this.resourceVersion = resourceVersion;
     this.length = length;
     this.madeAt = madeAt;
     this.#source = pieces[Symbol.iterator]();
+    this.#touch = touch;
   }
 
   /** The pieces made so far, then the ones this reader makes for everyone. */
   *[Symbol.iterator](): Generator<Buffer> {
+    try {
+      yield* this.#read();
+    } finally {
+      this.#touch();
+    }
+  }
+
+  *#read(): Generator<Buffer> {
     for (let i = 0; ; i++) {
+      if (i % TOUCH_EVERY_PIECES === TOUCH_EVERY_PIECES - 1) this.#touch();
       const made = this.#made[i];
       if (made !== undefined) {
         yield made;
@@ -78,6 +94,8 @@ export function newSharedLists(options: { readonly clock?: Clock; readonly maxBy
     updateAgeOnGet: true,
     ttlAutopurge: true,
     perf: { now: () => clock.now() },
+    // Read the clock at each check (the default caches it for 1 ms of real time, past a fake clock's steps).
+    ttlResolution: 0,
   });
   const ids = new WeakMap<WatchCache, number>();
   let nextId = 0;
@@ -98,8 +116,12 @@ export function newSharedLists(options: { readonly clock?: Clock; readonly maxBy
     },
     keep(cache, scope, rv, length, pieces) {
       if (length > maxBytes) return undefined;
-      const body = new SharedBody(rv, length, pieces, clock.now());
-      bodies.set(keyOf(cache, scope), body);
+      const key = keyOf(cache, scope);
+      // A body read for longer than the idle time (a 100k-pod LIST to slow clients) stays while it is read.
+      const body = new SharedBody(rv, length, pieces, clock.now(), () => {
+        if (bodies.peek(key) === body) bodies.get(key);
+      });
+      bodies.set(key, body);
       return body;
     },
   };

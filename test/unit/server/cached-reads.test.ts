@@ -288,6 +288,27 @@ test('shared LIST bodies: an RV=0 LIST may get one up to a second old, labelled 
   assert.equal(shared.find(cache, 'ns', 100n, false), undefined, 'per scope');
 });
 
+test('shared LIST bodies: a body is kept while a response reads it, and dropped a second after its last use', () => {
+  const clock = new FakeClock();
+  const shared = newSharedLists({ clock });
+  const cache = fakeCache(FIVE, 100n);
+  const pieces = Array.from({ length: 200 }, (_, i) => Buffer.from(String(i)));
+  const body = shared.keep(cache, '', 100n, 490, pieces);
+  assert.ok(body !== undefined);
+  const reader = body[Symbol.iterator]();
+  // A slow response: 10 pieces a second, for longer than the idle time.
+  for (let i = 0; i < 150; i++) {
+    reader.next();
+    clock.step(100);
+  }
+  assert.equal(shared.find(cache, '', 100n, false), body, 'still in use after 15 s of reading');
+  while (reader.next().done !== true) clock.step(100);
+  clock.step(900);
+  assert.equal(shared.find(cache, '', 100n, false), body, 'within a second of the last read');
+  clock.step(1_100);
+  assert.equal(shared.find(cache, '', 100n, false), undefined, 'a second after its last use');
+});
+
 test('cached reads: a path the apiserver would not route as written is passed through', async () => {
   const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200, 'the premise: the clean path is served');

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import type { AutocannonJson } from './load.ts';
 
 export interface IdentityLoadSpec {
   readonly url: string;
@@ -40,13 +41,12 @@ const result = await autocannon({
     },
   ],
 });
-process.stdout.write(
-  `${JSON.stringify({
-    latency: { p50: result.latency.p50, p99: result.latency.p99 },
-    requests: { average: result.requests.average, total: result.requests.total },
-    throughput: { average: result.throughput.average },
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non2xx: result.non2xx,
-  })}\n`,
-);
+const printed: AutocannonJson = {
+  latency: { p50: result.latency.p50, p99: result.latency.p99 },
+  requests: { average: result.requests.average, total: result.requests.total },
+  throughput: { average: result.throughput.average },
+  errors: result.errors,
+  timeouts: result.timeouts,
+  non2xx: result.non2xx,
+};
+process.stdout.write(`${JSON.stringify(printed)}\n`);

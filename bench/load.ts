@@ -36,7 +36,8 @@ export interface LoadResult {
   readonly failures: number;
 }
 
-interface AutocannonJson {
+/** What autocannon's `-j` prints, the fields read (bench/identity-load.ts prints the same). */
+export interface AutocannonJson {
   latency: { p50: number; p99: number };
   requests: { average: number; total: number };
   throughput: { average: number };
@@ -60,16 +61,21 @@ export function runLoad(target: Target, spec: LoadSpec): Promise<LoadResult> {
     ...Object.entries(target.headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
     `${target.url}${spec.path}`,
   ];
+  return runLoadProcess(args, 'autocannon');
+}
+
+/** Runs a load generator as a Node process (`args` after node) and reads the autocannon JSON it prints. */
+export function runLoadProcess(args: readonly string[], what: string): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
     child.on('error', reject);
     child.on('exit', (code) => {
       try {
-        if (code !== 0) throw new Error(`autocannon exited ${String(code)}: ${err.slice(-2000)}`);
+        if (code !== 0) throw new Error(`${what} exited ${String(code)}: ${err.slice(-2000)}`);
         const json = JSON.parse(out) as AutocannonJson;
         resolve({
           p50: json.latency.p50,

@@ -22,6 +22,7 @@ import type { UpstreamClient } from '../src/upstream/client.ts';
 import { namespaceName } from './cluster.ts';
 import type { IdentityLoadSpec } from './identity-load.ts';
 import type { LoadResult } from './load.ts';
+import { runLoadProcess } from './load.ts';
 import { servingAddress } from './targets.ts';
 
 export interface SharedModeOptions {
@@ -129,43 +130,15 @@ function upstreamDelta(after: Map<string, number>, before: Map<string, number>):
   return { podLists: d('pods'), tokenReviews: d('tokenreviews'), subjectAccessReviews: d('subjectaccessreviews'), total };
 }
 
-function runIdentityLoad(spec: IdentityLoadSpec): Promise<LoadResult> {
+async function runIdentityLoad(spec: IdentityLoadSpec): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-identity-load-'));
   const file = join(dir, 'spec.json');
   writeFileSync(file, JSON.stringify(spec));
-  return new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(import.meta.dirname, 'identity-load.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      try {
-        if (code !== 0) throw new Error(`identity load exited ${String(code)}: ${err}`);
-        const json = JSON.parse(out) as {
-          latency: { p50: number; p99: number };
-          requests: { average: number; total: number };
-          throughput: { average: number };
-          errors: number;
-          timeouts: number;
-          non2xx: number;
-        };
-        resolve({
-          p50: json.latency.p50,
-          p99: json.latency.p99,
-          rps: json.requests.average,
-          bytesPerSecond: json.throughput.average,
-          requests: json.requests.total,
-          failures: json.errors + json.timeouts + json.non2xx,
-        });
-      } catch (error) {
-        reject(error instanceof Error ? error : new Error(String(error)));
-      }
-    });
-  }).finally(() => {
+  try {
+    return await runLoadProcess([join(import.meta.dirname, 'identity-load.ts'), file], 'identity load');
+  } finally {
     rmSync(dir, { recursive: true, force: true });
-  });
+  }
 }
 
 /** The shared proxy, as its own process: HTTPS with a CA it makes (the load does not verify it), pods cached. */

@@ -18,6 +18,7 @@ import { signedCertificate } from '../../helpers/certificates.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { forEachConcurrently, kube, serviceAccountToken } from '../../helpers/kube.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
+import { metricSum } from '../../helpers/metrics-text.ts';
 import type { Client, Credentials, SharedProxy } from '../../helpers/shared-proxy.ts';
 
 const shared = useSharedAdmin();
@@ -57,17 +58,6 @@ function comparable(path: string, answer: Answer): string {
   const parsed = JSON.parse(answer.body) as { kind: string; items?: unknown[] };
   // A LIST's metadata.resourceVersion is each side's own current RV.
   return parsed.items === undefined ? answer.body : JSON.stringify({ kind: parsed.kind, items: parsed.items });
-}
-
-/** The sum of a counter's series in the proxy's /metrics text whose labels include all of `labels`. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
 }
 
 interface Fixture {

@@ -17,20 +17,12 @@ import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, serviceAccountToken } from '../../helpers/kube.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
+import { metricSum } from '../../helpers/metrics-text.ts';
 
 const shared = useSharedAdmin();
 
 /** The sidecars chained to one node proxy. */
 const SIDECARS = 4;
-
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) || !Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
-}
 
 test(
   `chain: ${String(SIDECARS)} sidecars in front of a shared node proxy cost the apiserver one LIST and one WATCH per type`,

@@ -22,6 +22,7 @@ import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
+import { metricSum } from '../../helpers/metrics-text.ts';
 import { mustRun } from './run.ts';
 
 const shared = useSharedAdmin();
@@ -33,13 +34,7 @@ const TOKEN_REREAD_TIMEOUT_MS = 120_000;
 
 /** `kube_cache_proxy_requests_total` of one verb and resource served from one place. */
 function served(metrics: string, verb: string, resource: string, from: 'cache' | 'apiserver'): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (!line.startsWith('kube_cache_proxy_requests_total{')) continue;
-    if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`) || !line.includes(`served_from="${from}"`)) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+  return metricSum(metrics, 'kube_cache_proxy_requests_total', { verb, resource, served_from: from });
 }
 
 /** Writes a file the way the kubelet updates projected volumes: all at once (a rename). */

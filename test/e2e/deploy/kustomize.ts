@@ -21,6 +21,42 @@ export interface KubeObject {
   readonly [field: string]: unknown;
 }
 
+/** A rule of a Role or ClusterRole. */
+export interface PolicyRule {
+  readonly apiGroups?: string[];
+  readonly resources?: string[];
+  readonly nonResourceURLs?: string[];
+  readonly verbs: string[];
+}
+
+export interface Probe {
+  readonly exec?: { command: string[] };
+  readonly httpGet?: { path: string; port: string | number; scheme?: string };
+}
+
+/** The fields of a container the deploy tests check. */
+export interface Container {
+  readonly name: string;
+  readonly image?: string;
+  readonly args?: string[];
+  readonly command?: string[];
+  readonly env?: { name: string; value?: string }[];
+  readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  readonly ports?: { name?: string; containerPort: number }[];
+  readonly restartPolicy?: string;
+  readonly startupProbe?: Probe;
+  readonly livenessProbe?: Probe;
+  readonly readinessProbe?: Probe;
+  readonly resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  readonly securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
+}
+
 /**
  * `kubectl apply -k DIR -o json`, by default with --dry-run=server: the objects as the apiserver
  * would store them (admission, validation and RBAC's escalation check run), or stores.

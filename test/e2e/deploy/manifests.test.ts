@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
-import type { KubeObject } from './kustomize.ts';
+import type { Container, KubeObject, PolicyRule, Probe } from './kustomize.ts';
 /** Where the sidecar writes the apps' kubeconfig (deploy/sidecar/sidecar.yaml). */
 const APP_KUBECONFIG = '/var/run/kube-cache-proxy/kubeconfig';
 const shared = useSharedAdmin();
@@ -17,38 +17,6 @@ const shared = useSharedAdmin();
 /** The objects of `dir` as the apiserver would store them (a server-side dry run). */
 function dryRun(dir: string, namespace?: string): Promise<KubeObject[]> {
   return applyKustomization(shared.cp, dir, namespace === undefined ? {} : { namespace });
-}
-
-interface PolicyRule {
-  readonly apiGroups?: string[];
-  readonly resources?: string[];
-  readonly nonResourceURLs?: string[];
-  readonly verbs: string[];
-}
-
-interface Container {
-  readonly name: string;
-  readonly image: string;
-  readonly args?: string[];
-  readonly command?: string[];
-  readonly env?: { name: string; value?: string }[];
-  readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  readonly restartPolicy?: string;
-  readonly startupProbe?: Probe;
-  readonly livenessProbe?: Probe;
-  readonly readinessProbe?: Probe;
-  readonly resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  readonly securityContext?: {
-    runAsNonRoot?: boolean;
-    runAsUser?: number;
-    readOnlyRootFilesystem?: boolean;
-    allowPrivilegeEscalation?: boolean;
-    capabilities?: { drop?: string[]; add?: string[] };
-  };
-}
-
-interface Probe {
-  readonly exec?: { command: string[] };
 }
 
 interface Deployment extends KubeObject {

@@ -20,32 +20,10 @@ import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
 import { clientFor } from '../../helpers/shared-proxy.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
-import type { KubeObject } from './kustomize.ts';
+import type { Container, KubeObject, PolicyRule } from './kustomize.ts';
 import { mustRun } from './run.ts';
 
 const shared = useSharedAdmin();
-
-interface Probe {
-  readonly httpGet?: { path: string; port: string | number; scheme?: string };
-}
-
-interface Container {
-  readonly name: string;
-  readonly args?: string[];
-  readonly env?: { name: string; value?: string }[];
-  readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  readonly ports?: { name?: string; containerPort: number }[];
-  readonly startupProbe?: Probe;
-  readonly livenessProbe?: Probe;
-  readonly readinessProbe?: Probe;
-  readonly resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  readonly securityContext?: {
-    runAsNonRoot?: boolean;
-    readOnlyRootFilesystem?: boolean;
-    allowPrivilegeEscalation?: boolean;
-    capabilities?: { drop?: string[]; add?: string[] };
-  };
-}
 
 interface Workload extends KubeObject {
   readonly spec: {
@@ -61,13 +39,6 @@ interface Workload extends KubeObject {
       };
     };
   };
-}
-
-interface PolicyRule {
-  readonly apiGroups?: string[];
-  readonly resources?: string[];
-  readonly nonResourceURLs?: string[];
-  readonly verbs: string[];
 }
 
 function envOf(container: Container): Record<string, string> {

@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
@@ -344,3 +345,65 @@ test('shared mode: the differences from the apiserver that README.md lists are a
   assert.equal(impersonating.status, 403);
   assert.match(impersonating.body, /impersonation through kube-cache-proxy needs a bearer token/);
 });
+
+/** An HTTP/1.1 Upgrade request over TLS, as kubectl exec's WebSocket executor sends it; the answer's status line and body. */
+function upgradeRequest(base: string, ca: string, token: string, path: string): Promise<{ status: string; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      { host: url.hostname, port: Number(url.port), ca, servername: url.hostname === '127.0.0.1' ? undefined : url.hostname },
+      () => {
+        socket.write(
+          [
+            `GET ${path} HTTP/1.1`,
+            `Host: ${url.host}`,
+            `Authorization: Bearer ${token}`,
+            'Connection: Upgrade',
+            'Upgrade: websocket',
+            'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+            'Sec-WebSocket-Version: 13',
+            'Sec-WebSocket-Protocol: v5.channel.k8s.io',
+            '',
+            '',
+          ].join('\r\n'),
+        );
+      },
+    );
+    let received = '';
+    const finish = (): void => {
+      const [head = '', body = ''] = received.split('\r\n\r\n', 2);
+      resolve({ status: head.split('\r\n', 1)[0] ?? '', body });
+      socket.destroy();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+      // A refusal has a Content-Length (the connection may stay open): done once the body is in.
+      const headEnd = received.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: *(\d+)/i.exec(received.slice(0, headEnd))?.[1];
+      if (headEnd >= 0 && length !== undefined && Buffer.byteLength(received.slice(headEnd + 4)) >= Number(length)) finish();
+    });
+    socket.on('error', reject);
+    socket.on('close', finish);
+    socket.setTimeout(20_000, () => socket.destroy(new Error('no answer to the upgrade')));
+  });
+}
+
+test(
+  'shared mode: an upgrade (exec over WebSocket) goes upstream as the client: its refusal names the client',
+  { timeout: 60_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    await kube(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    });
+    const proxy = await startSharedProxy(t, cp, ['--resources', 'configmaps']);
+    const path = `/api/v1/namespaces/${ns}/pods/p/exec?command=true&stdout=true`;
+    const viaProxy = await upgradeRequest(proxy.url, proxy.ca, cp.users.bob.token, path);
+    const direct = await upgradeRequest(cp.server, proxy.ca, cp.users.bob.token, path);
+    assert.match(viaProxy.status, /^HTTP\/1\.1 403 /);
+    assert.match(viaProxy.body, /User \\"bob\\" cannot (get|create) resource \\"pods\/exec\\"/);
+    assert.deepEqual([viaProxy.status, viaProxy.body.trim()], [direct.status, direct.body.trim()]);
+  },
+);

@@ -135,6 +135,19 @@ function readTarget(cache: WatchCache, info: RequestInfo): ReadTarget {
   };
 }
 
+/**
+ * `/api/v1/namespaces/{name}` (or its legacy `/watch/` form): the one path where request-info
+ * gives a cluster-scoped type a namespace, the Namespace's own name (requestinfo.go). Not
+ * `/api/v1/namespaces/{ns}/namespaces[/{name}]`, which reads the same but is no route of the
+ * apiserver (its 404): answered from the cache, it would list every Namespace to whoever may
+ * read Namespaces in one namespace (shared mode authorizes it in `{ns}`).
+ */
+function isNamespaceObjectPath(info: RequestInfo): boolean {
+  if (info.apiGroup !== '' || info.resource !== 'namespaces' || info.name !== info.namespace || info.subresource !== '') return false;
+  const base = `/${info.apiPrefix}/${info.apiVersion}`;
+  return info.path === `${base}/namespaces/${info.name}` || info.path === `${base}/watch/namespaces/${info.name}`;
+}
+
 export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const { source, writes } = options;
   const sharedLists = newSharedLists(options.clock === undefined ? {} : { clock: options.clock });
@@ -146,8 +159,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
     const delegator = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
     if (delegator === undefined) return undefined;
-    // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word.
-    if (!delegator.cache.spec.namespaced && info.namespace !== '' && info.resource !== 'namespaces') return undefined;
+    // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word; but for a
+    // Namespace itself, whose name request-info reads as the namespace too.
+    if (!delegator.cache.spec.namespaced && info.namespace !== '' && !isNamespaceObjectPath(info)) return undefined;
     return delegator;
   };
 

@@ -407,3 +407,38 @@ test(
     assert.deepEqual([viaProxy.status, viaProxy.body.trim()], [direct.status, direct.body.trim()]);
   },
 );
+
+test(
+  "shared mode: /namespaces/{ns}/namespaces is the apiserver's 404, never every Namespace from the cache",
+  { timeout: 60_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    // alice may read Namespaces in her namespace (as the built-in view, edit and admin roles allow).
+    await kube(admin, 'POST', `${rbac}/namespaces/${ns}/roles`, {
+      metadata: { name: 'ns-reader' },
+      rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
+    });
+    await kube(admin, 'POST', `${rbac}/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'alice' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ns-reader' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    });
+    const proxy = await startSharedProxy(t, cp, ['--resources', 'namespaces']);
+    const alice = clientFor(t, proxy.ca, { kind: 'token', token: cp.users.alice.token });
+    await eventually('the grant to be in force', async () => (await get(cp.server, alice, `/api/v1/namespaces/${ns}`)).status === 200);
+    for (const path of [
+      `/api/v1/namespaces/${ns}`,
+      `/api/v1/namespaces/${ns}/namespaces`,
+      `/api/v1/namespaces/${ns}/namespaces/kube-system`,
+      `/api/v1/namespaces/${ns}/namespaces?watch=1&timeoutSeconds=1`,
+    ]) {
+      const [fromApiserver, fromProxy] = await Promise.all([get(cp.server, alice, path), get(proxy.url, alice, path)]);
+      assert.equal(fromProxy.status, fromApiserver.status, path);
+      if (fromApiserver.status !== 200) assert.equal(fromProxy.body, fromApiserver.body, path);
+      else assert.equal(JSON.stringify(JSON.parse(fromProxy.body)), JSON.stringify(JSON.parse(fromApiserver.body)), path);
+    }
+    assert.equal((await get(proxy.url, alice, `/api/v1/namespaces/${ns}/namespaces`)).status, 404);
+  },
+);

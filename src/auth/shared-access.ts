@@ -87,7 +87,8 @@ function certificateUser(req: IncomingMessage): UserInfo | 'unverified' | undefi
   if (socket.authorized !== true) return 'unverified';
   const subject = peer.subject as Partial<Record<string, string | string[]>> | undefined;
   const cn = subject?.['CN'];
-  const username = Array.isArray(cn) ? (cn[0] ?? '') : (cn ?? '');
+  // Go's pkix.Name keeps the last CommonName of the subject.
+  const username = Array.isArray(cn) ? (cn.at(-1) ?? '') : (cn ?? '');
   // CommonNameUserConversion: "common name of user is empty" is an error as well.
   if (username === '') return 'unverified';
   const o = subject?.['O'];

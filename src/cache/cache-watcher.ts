@@ -232,7 +232,8 @@ export class CacheWatcher implements UnsentHolder {
           if (!frames.ready()) continue;
           pieces = frames.take().flatMap((piece) => this.#encoding.wrap([piece]));
         } else {
-          pieces = this.#encoding.wrap(watchFramePieces('ADDED', representation?.object(objectBytes(obj)) ?? objectBytes(obj)));
+          const object = representation?.stored?.(obj) ?? representation?.object(objectBytes(obj)) ?? objectBytes(obj);
+          pieces = this.#encoding.wrap(watchFramePieces('ADDED', object));
         }
       } else {
         const event = events[i];

@@ -21,13 +21,18 @@ const OPEN_BRACE = 0x7b;
  * been idle for POOL_IDLE_MS (memory comes back when the LISTs stop).
  */
 const pool: ArrayBuffer[] = [];
+/** The memory the pool hands out: only it goes back (a piece of any other body, even of the same size, never does). */
+const poolMemory = new WeakSet<ArrayBufferLike>();
 const POOL_MAX_PIECES = 1024;
 const POOL_IDLE_MS = 5_000;
 let poolTrim: NodeJS.Timeout | undefined;
 
 function pooledPiece(): Buffer {
   const buffer = pool.pop();
-  return buffer === undefined ? Buffer.allocUnsafeSlow(LIST_PIECE_BYTES) : Buffer.from(buffer);
+  if (buffer !== undefined) return Buffer.from(buffer);
+  const piece = Buffer.allocUnsafeSlow(LIST_PIECE_BYTES);
+  poolMemory.add(piece.buffer);
+  return piece;
 }
 
 /**
@@ -38,9 +43,8 @@ function pooledPiece(): Buffer {
 export function releasePieces(pieces: readonly Buffer[]): void {
   for (const piece of pieces) {
     if (pool.length >= POOL_MAX_PIECES) break;
-    // Only whole pooled pieces: a piece cut for a range larger than LIST_PIECE_BYTES is left to the GC.
-    if (piece.byteOffset === 0 && piece.buffer.byteLength === LIST_PIECE_BYTES && piece.buffer instanceof ArrayBuffer)
-      pool.push(piece.buffer);
+    // Only the pool's own memory: a piece cut for a range larger than LIST_PIECE_BYTES, or of another body, is left to the GC.
+    if (piece.byteOffset === 0 && poolMemory.has(piece.buffer) && piece.buffer instanceof ArrayBuffer) pool.push(piece.buffer);
   }
   poolTrim ??= setTimeout(() => {
     poolTrim = undefined;

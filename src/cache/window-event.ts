@@ -74,6 +74,8 @@ export interface WatchRepresentation {
   readonly key?: string;
   /** The event object as this watcher sends it, from the object's JSON as a plain stream would carry it. */
   object(raw: Buffer): Buffer;
+  /** The same of a stored object (a watch's initial state), if the representation can make it without the object's whole bytes. */
+  stored?(obj: KubeObject): Buffer;
   /** A bookmark's object, from the bookmark object's JSON. */
   bookmark(raw: Buffer, initialEventsEnd: boolean): Buffer;
 }

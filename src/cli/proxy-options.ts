@@ -368,6 +368,14 @@ function parseServer(s: Setting | undefined): string | undefined {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new CliError(`${s.from}: not an http(s) URL`, 'Give the upstream as https://HOST[:PORT].');
+  // The proxy's credentials go to it: in plain HTTP, only to this host.
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (url.protocol === 'http:' && !isLoopback(host)) {
+    throw new CliError(
+      `${s.from}: plain HTTP to another host would send the proxy's credentials in the clear`,
+      'Use https://, with --certificate-authority for its CA.',
+    );
+  }
   return s.value;
 }
 

@@ -238,7 +238,9 @@ export function decodeList(body: Buffer, extract: FieldExtractor = metadataField
     const typeMeta = Buffer.from(`"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`).toString('latin1');
     for (const item of arrayElements(body, itemsSpan)) {
       // A typed list's items begin with metadata (no kind, no apiVersion); unstructured ones carry their own.
-      const typed = body.compare(METADATA_FIRST, 0, METADATA_FIRST.length, item.start, item.start + METADATA_FIRST.length) === 0;
+      const typed =
+        item.end - item.start >= METADATA_FIRST.length &&
+        body.compare(METADATA_FIRST, 0, METADATA_FIRST.length, item.start, item.start + METADATA_FIRST.length) === 0;
       items.push(decodeObject(body, extract, item.start, item.end, typed ? typeMeta : ''));
     }
   }

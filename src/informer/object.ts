@@ -3,6 +3,7 @@
  * next to the few parsed fields that keys, indices and selectors need. The parsed object itself
  * is dropped after decoding: holding it would cost several times the bytes.
  */
+import { SharingTable } from './sharing-table.ts';
 
 /** Selectable fields (fieldSelector names such as `metadata.name`, `spec.nodeName`) -> value. */
 export type SelectableFields = Readonly<Record<string, string>>;
@@ -152,8 +153,8 @@ export function fromParsed(parsed: ParsedObject, typeMeta: string, rest: string,
     key: objectKey(namespace, meta.name ?? ''),
     namespace,
     resourceVersion: meta.resourceVersion ?? '',
-    labels: internRecord(meta.labels ?? EMPTY),
-    fields: internRecord(extract(parsed), META_FIELDS),
+    labels: internRecord(labelRecords, meta.labels ?? EMPTY),
+    fields: internRecord(fieldRecords, extract(parsed), META_FIELDS),
     typeMeta,
     rest,
   };
@@ -164,20 +165,13 @@ const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
 /**
  * Strings that many cached objects share (namespaces, label values, selectable field values such
  * as a pod's phase or scheduler), kept once: each JSON.parse makes its own copy of every value.
- * Bounded, so that unique values (names, hashes) cannot grow it past MAX_INTERNED strings; a
- * string not kept is simply not shared.
  */
-const interned = new Map<string, string>();
-const MAX_INTERNED = 65_536;
+const strings = new SharingTable<string>(32_768);
 /** Longer values are rarely shared (and a lookup costs a hash of the whole string). */
 const MAX_INTERNED_LENGTH = 64;
 
 export function intern(value: string): string {
-  if (value.length > MAX_INTERNED_LENGTH) return value;
-  const known = interned.get(value);
-  if (known !== undefined) return known;
-  if (interned.size < MAX_INTERNED) interned.set(value, value);
-  return value;
+  return value.length > MAX_INTERNED_LENGTH ? value : strings.share(value, value);
 }
 
 /** The fields every object has apart, kept as the object's `name` and `namespace` (fieldValue). */
@@ -194,16 +188,21 @@ export function fieldValue(obj: KubeObject, field: string): string | undefined {
 }
 
 /**
- * Records that many cached objects share (labels: the pods of a ReplicaSet have the same ones;
- * selectable fields: a node, a phase, a scheduler), kept once, values interned, the `skip` keys
- * left out. Bounded as the strings are; a record not kept is simply not shared.
+ * Records that many cached objects share, kept once, values interned, the `skip` keys left out:
+ * labels (the pods of a ReplicaSet have the same ones) and selectable fields (a node, a phase, a
+ * scheduler) in tables of their own, so that the fields unique to each object (a pod's IP) never
+ * crowd out the labels that are shared.
  */
-const records = new Map<string, Readonly<Record<string, string>>>();
-const MAX_RECORDS = 65_536;
+const labelRecords = new SharingTable<Readonly<Record<string, string>>>(32_768);
+const fieldRecords = new SharingTable<Readonly<Record<string, string>>>(32_768);
 /** A longer record is unlikely to be shared, and its key costs its length. */
 const MAX_RECORD_KEY = 2_048;
 
-function internRecord(record: Readonly<Record<string, string>>, skip?: ReadonlySet<string>): Readonly<Record<string, string>> {
+function internRecord(
+  table: SharingTable<Readonly<Record<string, string>>>,
+  record: Readonly<Record<string, string>>,
+  skip?: ReadonlySet<string>,
+): Readonly<Record<string, string>> {
   // The key spells each entry with its lengths: unambiguous whatever the keys and values hold.
   let key = '';
   const out: Record<string, string> = {};
@@ -213,12 +212,9 @@ function internRecord(record: Readonly<Record<string, string>>, skip?: ReadonlyS
     key += `${String(k.length)}:${k}${String(v.length)}:${v}`;
   }
   if (key === '') return EMPTY;
-  if (key.length > MAX_RECORD_KEY) return out;
-  const known = records.get(key);
-  if (known !== undefined) return known;
+  // Shared records are read-only, and so is every record, shared or not.
   Object.freeze(out);
-  if (records.size < MAX_RECORDS) records.set(key, out);
-  return out;
+  return key.length > MAX_RECORD_KEY ? out : table.share(key, out);
 }
 
 const KIND_OPEN = Buffer.from('{"kind":"');
@@ -256,10 +252,6 @@ function internTypeMeta(typeMeta: string): string {
 }
 
 /**
- * Compares two resourceVersions. They are etcd revisions: decimal integers of any length, so a
- * shorter one is smaller. Callers must not rely on this for RVs of other storages.
- */
-/**
  * A resourceVersion as the number it is (an etcd revision), or undefined when it is not one
  * (empty, or not decimal digits: never from the apiserver). The one place RVs are parsed.
  */
@@ -267,6 +259,10 @@ export function parseResourceVersionNumber(rv: string): bigint | undefined {
   return /^[0-9]{1,20}$/.test(rv) ? BigInt(rv) : undefined;
 }
 
+/**
+ * Compares two resourceVersions. They are etcd revisions: decimal integers of any length, so a
+ * shorter one is smaller. Callers must not rely on this for RVs of other storages.
+ */
 export function compareResourceVersions(a: string, b: string): number {
   if (a.length !== b.length) return a.length - b.length;
   return a < b ? -1 : a > b ? 1 : 0;

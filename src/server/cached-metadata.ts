@@ -219,6 +219,8 @@ export function metadataWatchRepresentation(version: MetaVersion, unstructured: 
     // The same bytes for every metadata watcher of this version: rendered once per event.
     key: `PartialObjectMetadata/${version}`,
     object: (raw) => partialObjectMetadata(raw, version, unstructured),
+    // The initial state: from each object's metadata span, found once per object for every watcher.
+    stored: (obj) => Buffer.concat([head(version), objectMetadataBytes(obj, unstructured), CLOSE]),
     bookmark: (raw) => partialObjectMetadata(raw, version, unstructured),
   };
 }

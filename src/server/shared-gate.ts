@@ -28,7 +28,11 @@ export type Admission =
 /** The verbs of the reads the cache answers (a GET of a resource, no subresource). */
 const CACHEABLE_VERBS = new Set(['get', 'list', 'watch']);
 
-/** A request the cache could answer: only those are authorized here; the apiserver authorizes the rest itself. */
+/**
+ * A request the cache could answer: only those are authorized here; the apiserver authorizes the
+ * rest itself. Kept as wide as what cached-reads.ts may answer (tryServe, tryWatch: GETs of a
+ * resource, no subresource): a read the cache answers must never miss this gate.
+ */
 export function cacheable(request: ParsedRequest): boolean {
   const info = request.info;
   return (
@@ -100,7 +104,14 @@ export async function admitOwnPage(
 ): Promise<boolean> {
   const who = await access.identify(req);
   if (who.kind !== 'user') {
-    writeStatus(res, who.kind === 'refused' ? who.error : unauthorized());
+    // A token the review could not judge (the apiserver unreachable) is not refused as bad.
+    const error =
+      who.kind === 'refused'
+        ? who.error
+        : who.why === 'unreviewed'
+          ? serviceUnavailable('the authentication of this request could not be reviewed; retry later')
+          : unauthorized();
+    writeStatus(res, error);
     return false;
   }
   const decision = await access.authorizeRead(who.user, request);

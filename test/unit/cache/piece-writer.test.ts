@@ -57,4 +57,10 @@ test('PieceWriter: a pooled body given back is the next pooled body’s memory; 
   const after = new PieceWriter({ pooled: true });
   fill(after, 10, 1);
   assert.notEqual(after.end()[0]?.buffer, oversized.buffer);
+  // A piece of the pool's size that the pool did not hand out (an unpooled body, perhaps shared) is never taken in.
+  const foreign = Buffer.allocUnsafeSlow(PIECE);
+  releasePieces([foreign]);
+  const next = new PieceWriter({ pooled: true });
+  fill(next, 10, 1);
+  assert.notEqual(next.end()[0]?.buffer, foreign.buffer);
 });

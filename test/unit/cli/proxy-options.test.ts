@@ -122,3 +122,12 @@ test("proxy options: --server and --certificate-authority, kubectl's names, poin
   assert.throws(() => parseProxyOptions(['--server', 'node-proxy:443'], {}), /--server "node-proxy:443": not an http\(s\) URL/);
   assert.throws(() => parseProxyOptions(['--server', 'not a url'], {}), /not a URL/);
 });
+
+test("proxy options: --server in plain HTTP only to this host (the proxy's credentials go to it)", () => {
+  assert.equal(parseProxyOptions(['--server', 'http://127.0.0.1:8443'], {}).server, 'http://127.0.0.1:8443');
+  assert.equal(parseProxyOptions(['--server', 'http://[::1]:8443'], {}).server, 'http://[::1]:8443');
+  assert.throws(
+    () => parseProxyOptions(['--server', 'http://node-proxy.kcp.svc'], {}),
+    /plain HTTP to another host would send the proxy's credentials/,
+  );
+});

@@ -48,16 +48,12 @@ export type CachingProxyOptions = Pick<
 /** The suite runs through a chain of two proxies (test/e2e/chain/). */
 export const CHAIN_ENV = 'KCP_TEST_CHAIN';
 
-/**
- * An upstream config for a proxy at `url`: plain HTTP on loopback with no credentials (a sidecar
- * proxy acts as itself), or HTTPS trusting `ca` with a bearer token (a proxy in shared mode).
- */
-export function proxyUpstreamConfig(url: string, options: { readonly ca?: string; readonly token?: string } = {}): UpstreamConfig {
-  const { ca, token } = options;
+/** An upstream config for a proxy at `url` (plain HTTP on loopback, no credentials: it acts as itself). */
+export function proxyUpstreamConfig(url: string): UpstreamConfig {
   return {
     server: new URL(url),
-    tls: { rejectUnauthorized: true, ...(ca === undefined ? {} : { ca: Buffer.from(ca) }) },
-    authorization: () => Promise.resolve(token === undefined ? undefined : `Bearer ${token}`),
+    tls: { rejectUnauthorized: true },
+    authorization: () => Promise.resolve(undefined),
     source: `the proxy at ${url}`,
   };
 }

@@ -116,3 +116,25 @@ export async function serviceAccountToken(admin: UpstreamClient, ns: string, nam
   });
   return review.status.token;
 }
+
+/** Who a binding names: a user, a group, or a service account (in its namespace). */
+export type Subject =
+  | { readonly kind: 'User' | 'Group'; readonly name: string }
+  | { readonly kind: 'ServiceAccount'; readonly name: string; readonly namespace: string };
+
+/** A Role `name` in `ns` with `rules`, and a RoleBinding of it to `subject` (named after the subject). */
+export async function grantInNamespace(
+  admin: UpstreamClient,
+  ns: string,
+  name: string,
+  rules: readonly { apiGroups: string[]; resources: string[]; verbs: string[] }[],
+  subject: Subject,
+): Promise<void> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
+  await kube(admin, 'POST', `${rbac}/roles`, { metadata: { name }, rules });
+  await kube(admin, 'POST', `${rbac}/rolebindings`, {
+    metadata: { name: `${name}-${subject.name.replaceAll(':', '-').toLowerCase()}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [subject.kind === 'ServiceAccount' ? subject : { ...subject, apiGroup: 'rbac.authorization.k8s.io' }],
+  });
+}

@@ -17,7 +17,7 @@ import { request } from 'undici';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { signedCertificate } from '../../helpers/certificates.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { forEachConcurrently, kube, serviceAccountToken } from '../../helpers/kube.ts';
+import { forEachConcurrently, grantInNamespace, kube, serviceAccountToken } from '../../helpers/kube.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
 import type { Client, Credentials, SharedProxy } from '../../helpers/shared-proxy.ts';
@@ -91,26 +91,19 @@ async function fixture(t: TestContext): Promise<Fixture> {
   }
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
   // alice: configmaps in ns1 (a Role).
-  await kube(admin, 'POST', `${rbac}/namespaces/${ns1}/roles`, {
-    metadata: { name: 'reader' },
-    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
-  });
-  await kube(admin, 'POST', `${rbac}/namespaces/${ns1}/rolebindings`, {
-    metadata: { name: 'alice' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
-    subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+  await grantInNamespace(admin, ns1, 'reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }], {
+    kind: 'User',
+    name: 'alice',
   });
   // carol (a client certificate, in group kcp-readers-RUN): configmaps, pods and secrets in ns2.
   const group = `kcp-readers-${run}`;
-  await kube(admin, 'POST', `${rbac}/namespaces/${ns2}/roles`, {
-    metadata: { name: 'reader' },
-    rules: [{ apiGroups: [''], resources: ['configmaps', 'pods', 'secrets'], verbs: ['get', 'list', 'watch'] }],
-  });
-  await kube(admin, 'POST', `${rbac}/namespaces/${ns2}/rolebindings`, {
-    metadata: { name: 'readers' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
-    subjects: [{ kind: 'Group', name: group, apiGroup: 'rbac.authorization.k8s.io' }],
-  });
+  await grantInNamespace(
+    admin,
+    ns2,
+    'reader',
+    [{ apiGroups: [''], resources: ['configmaps', 'pods', 'secrets'], verbs: ['get', 'list', 'watch'] }],
+    { kind: 'Group', name: group },
+  );
   // getter (a service account): only `get`, of every type, everywhere. lister: list and watch pods everywhere.
   const getter = await serviceAccountToken(admin, ns1, 'getter');
   const lister = await serviceAccountToken(admin, ns2, 'lister');
@@ -276,14 +269,10 @@ test(
     const ns = await testNamespace(t, admin);
     await kube(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' } });
     const token = await serviceAccountToken(admin, ns, 'doomed');
-    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-      metadata: { name: 'reader' },
-      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
-    });
-    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-      metadata: { name: 'doomed' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
-      subjects: [{ kind: 'ServiceAccount', name: 'doomed', namespace: ns }],
+    await grantInNamespace(admin, ns, 'reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }], {
+      kind: 'ServiceAccount',
+      name: 'doomed',
+      namespace: ns,
     });
     const proxy = await startSharedProxy(t, cp, [
       '--resources',
@@ -414,16 +403,10 @@ test(
   async (t) => {
     const { admin, cp } = shared;
     const ns = await testNamespace(t, admin);
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
     // alice may read Namespaces in her namespace (as the built-in view, edit and admin roles allow).
-    await kube(admin, 'POST', `${rbac}/namespaces/${ns}/roles`, {
-      metadata: { name: 'ns-reader' },
-      rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
-    });
-    await kube(admin, 'POST', `${rbac}/namespaces/${ns}/rolebindings`, {
-      metadata: { name: 'alice' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ns-reader' },
-      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    await grantInNamespace(admin, ns, 'ns-reader', [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }], {
+      kind: 'User',
+      name: 'alice',
     });
     const proxy = await startSharedProxy(t, cp, ['--resources', 'namespaces']);
     const alice = clientFor(t, proxy.ca, { kind: 'token', token: cp.users.alice.token });

@@ -17,7 +17,7 @@ import { signedCertificate } from '../../helpers/certificates.ts';
 import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { kube } from '../../helpers/kube.ts';
+import { grantInNamespace, kube } from '../../helpers/kube.ts';
 import { clientFor } from '../../helpers/shared-proxy.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
 import type { Container, KubeObject, PolicyRule } from './kustomize.ts';
@@ -276,14 +276,9 @@ test(
       metadata: { name: 'p' },
       spec: { containers: [{ name: 'c', image: 'x' }] },
     });
-    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-      metadata: { name: 'pod-reader' },
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }],
-    });
-    await kube(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-      metadata: { name: 'alice' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' },
-      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    await grantInNamespace(admin, ns, 'pod-reader', [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }], {
+      kind: 'User',
+      name: 'alice',
     });
     const path = `/api/v1/namespaces/${ns}/pods/p`;
     const alice = clientFor(t, ca, { kind: 'token', token: cp.users.alice.token });

@@ -8,7 +8,11 @@
  *   proxy and at the apiserver, and the proxy's CPU per MB of LIST served (flat is the goal);
  * - apply: a writer patches pods at the apiserver at --apply-rate/s while 8 clients LIST every
  *   pod from the proxy without pause, and one watch on the proxy times each event from the
- *   write's answer to its arrival (how fast the cache absorbs changes while it serves LISTs).
+ *   write's answer to its arrival, beside a watch on the apiserver; the apiserver takes ~600
+ *   writes/s on this machine while the proxy serves LISTs beside it, so
+ * - absorb (absorb.ts): the same pods sent to a second proxy as updates at --apply-rate/s by an
+ *   upstream that replays them (how many updates/s the cache absorbs at this size while LISTs
+ *   run, and how late each reaches a watch on the proxy).
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,6 +29,8 @@ import { cpuSeconds, quantile } from './stats.ts';
 import type { Target } from './targets.ts';
 import { servingAddress, waitReady } from './targets.ts';
 import { idleProxyMemory, message } from './sync.ts';
+import { measureAbsorb } from './absorb.ts';
+import type { AbsorbResult } from './absorb.ts';
 
 export interface ScaleSpec {
   readonly sizes: readonly number[];
@@ -48,6 +54,7 @@ export interface ScaleRow {
   /** Proxy CPU microseconds per MB of LIST body served. */
   readonly cpuMicrosPerMB: number;
   readonly apply: ApplyResult;
+  readonly absorb: AbsorbResult;
 }
 
 /** Requests per client for a LIST of `pods` objects: a 100,000-pod LIST takes the apiserver many seconds. */
@@ -111,6 +118,10 @@ export async function runScale(
       const getApiserver = await runLoad(apiserver, { path: get, connections: 32, seconds: 5 });
       note(`apply: ${String(spec.applyRate)} writes/s for ${String(spec.applySeconds)} s while 8 clients LIST every pod from the proxy`);
       const apply = await measureApply(proxy, apiserver, client, spec, size);
+      note(
+        `absorb: ${String(spec.applyRate)} updates/s replayed to a fresh proxy for ${String(spec.applySeconds)} s while 8 clients LIST every pod`,
+      );
+      const absorb = await measureAbsorb(state, spec.applyRate, spec.applySeconds);
       rows.push({
         pods: size,
         jsonBytesPerObject,
@@ -123,9 +134,10 @@ export async function runScale(
         get: { proxy: getProxy, apiserver: getApiserver },
         cpuMicrosPerMB,
         apply,
+        absorb,
       });
       note(
-        `LIST p50 ${listProxy.p50.toFixed(0)} ms (apiserver ${listApiserver.p50.toFixed(0)}), apply p99 ${apply.p99.toFixed(1)} ms at ${apply.writesPerSecond.toFixed(0)} writes/s`,
+        `LIST p50 ${listProxy.p50.toFixed(0)} ms (apiserver ${listApiserver.p50.toFixed(0)}), apply p99 ${apply.p99.toFixed(1)} ms at ${apply.writesPerSecond.toFixed(0)} writes/s, absorb p99 ${absorb.p99.toFixed(1)} ms at ${absorb.deliveredPerSecond.toFixed(0)} updates/s`,
       );
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));

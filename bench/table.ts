@@ -87,17 +87,20 @@ export function formatTables(results: BenchResults): string {
   const scale = results.scale ?? [];
   if (scale.length > 0) {
     lines.push(
-      `Scale: pods cached by a fresh proxy (--resources pods); LIST RV=0 of every pod and a 1% selector LIST with 8 clients, GET with 32, proxy ÷ apiserver p50 in one run; memory per cached object after full collections; apply: a writer patching pods at the apiserver while 8 clients LIST every pod from the proxy, from the write's answer to the event at a watch on the proxy, beside a watch on the apiserver in the same run (added: each event at the proxy's watcher minus at the apiserver's).`,
+      `Scale: pods cached by a fresh proxy (--resources pods); LIST RV=0 of every pod and a 1% selector LIST with 8 clients, GET with 32, proxy ÷ apiserver p50 in one run; memory per cached object after full collections; apply: a writer patching pods at the apiserver while 8 clients LIST every pod from the proxy, from the write's answer to the event at a watch on the proxy, beside a watch on the apiserver in the same run (added: each event at the proxy's watcher minus at the apiserver's); absorb: the same pods replayed as updates to a fresh proxy at the apply rate while 8 clients LIST every pod from it, from the upstream's write to the event at a watch on the proxy (after a warm-up; the LIST load at nice 19), and the proxy's event-loop delay.`,
       '',
     );
     lines.push(
-      '| pods | LIST MB | sync s | LIST p50 ms (÷ apiserver) | selector p50 ms (÷) | GET p50 ms (÷) | proxy CPU µs / MB listed | JSON B/obj | heap B/obj | Buffers B/obj | RSS B/obj | (heap + Buffers) ÷ JSON | apply writes/s | apply p99 ms (apiserver watch) | added by the proxy p50 / p99 ms |',
+      '| pods | LIST MB | sync s | LIST p50 ms (÷ apiserver) | selector p50 ms (÷) | GET p50 ms (÷) | proxy CPU µs / MB listed | JSON B/obj | heap B/obj | Buffers B/obj | RSS B/obj | (heap + Buffers) ÷ JSON | apply writes/s | apply p99 ms (apiserver watch) | added by the proxy p50 / p99 ms | absorb updates/s | absorb p50 / p99 / max ms | loop delay p99 ms |',
     );
-    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    );
     for (const r of scale) {
       const ratio = (a: number, b: number): string => `${fixed(a)} (${fixed(a / b, 2)})`;
+      const absorb = `${int(r.absorb.deliveredPerSecond)} | ${fixed(r.absorb.p50, 2)} / ${fixed(r.absorb.p99)} / ${fixed(r.absorb.max)} | ${fixed(r.absorb.loopDelay.p99)}`;
       lines.push(
-        `| ${int(r.pods)} | ${fixed(r.list.bodyBytes / 1e6)} | ${fixed(r.syncSeconds, 2)} | ${ratio(r.list.proxy.p50, r.list.apiserver.p50)} | ${ratio(r.selector.proxy.p50, r.selector.apiserver.p50)} | ${ratio(r.get.proxy.p50, r.get.apiserver.p50)} | ${int(r.cpuMicrosPerMB)} | ${int(r.jsonBytesPerObject)} | ${int(r.heapPerObject)} | ${int(r.buffersPerObject)} | ${int(r.rssPerObject)} | ${fixed((r.heapPerObject + r.buffersPerObject) / r.jsonBytesPerObject, 2)} | ${int(r.apply.writesPerSecond)} | ${fixed(r.apply.p99)} (${fixed(r.apply.apiserverP99)}) | ${fixed(r.apply.addedP50)} / ${fixed(r.apply.addedP99)} |`,
+        `| ${int(r.pods)} | ${fixed(r.list.bodyBytes / 1e6)} | ${fixed(r.syncSeconds, 2)} | ${ratio(r.list.proxy.p50, r.list.apiserver.p50)} | ${ratio(r.selector.proxy.p50, r.selector.apiserver.p50)} | ${ratio(r.get.proxy.p50, r.get.apiserver.p50)} | ${int(r.cpuMicrosPerMB)} | ${int(r.jsonBytesPerObject)} | ${int(r.heapPerObject)} | ${int(r.buffersPerObject)} | ${int(r.rssPerObject)} | ${fixed((r.heapPerObject + r.buffersPerObject) / r.jsonBytesPerObject, 2)} | ${int(r.apply.writesPerSecond)} | ${fixed(r.apply.p99)} (${fixed(r.apply.apiserverP99)}) | ${fixed(r.apply.addedP50)} / ${fixed(r.apply.addedP99)} | ${absorb} |`,
       );
     }
     lines.push('');

@@ -7,7 +7,10 @@
  * root-to-leaf path (O(log n) arrays of at most MAX_NODE_ENTRIES) and shares every other node with
  * the previous version, so snapshot() only captures the root: O(1), and a snapshot never changes.
  * Branches keep the size of their subtree, so rank queries (lowerBound, at, values(from, to)) are
- * O(log n), which is what paging a LIST (limit/continue) from a snapshot needs.
+ * O(log n), which is what paging a LIST (limit/continue) from a snapshot needs. Every node also
+ * keeps the total weight of its values (the map's `weigh`: a watch cache weighs an object by its
+ * bytes in a LIST), so the weight of any rank range is O(log n) too: a LIST of 100,000 objects
+ * knows its length without visiting them.
  *
  * Invariants (checkInvariants below verifies them all):
  * - every leaf is at the same depth;
@@ -15,6 +18,7 @@
  * - a branch has children.length - 1 separator keys, strictly increasing, and
  *   keys[i - 1] <= every key under children[i] < keys[i];
  * - a branch's size is the sum of its children's sizes (a leaf's size is its key count);
+ * - a node's weight is the sum of its values' weights (a leaf) or of its children's (a branch);
  * - every node but the root holds between MIN_NODE_ENTRIES and MAX_NODE_ENTRIES entries (a leaf)
  *   or children (a branch); a root leaf holds 0 to MAX_NODE_ENTRIES entries, a root branch 2 to
  *   MAX_NODE_ENTRIES children.
@@ -37,6 +41,8 @@ export interface OrderedView<V> {
    * do not affect it.
    */
   values(from?: number, to?: number): IterableIterator<V>;
+  /** The total weight of the values from rank `from` to `to` (clamped as values()). O(log n). */
+  weight(from?: number, to?: number): number;
 }
 
 export interface OrderedMap<V> extends OrderedView<V> {
@@ -50,8 +56,12 @@ export interface OrderedMap<V> extends OrderedView<V> {
   snapshot(): OrderedView<V>;
 }
 
-export function newOrderedMap<V>(): OrderedMap<V> {
-  return new PersistentBPlusTree<V>();
+/** What a value weighs (a non-negative integer, the same every time for the same value). */
+export type Weigh<V> = (value: V) => number;
+
+/** An empty map; `weigh` gives weight() its measure (default: every value weighs 0). */
+export function newOrderedMap<V>(weigh: Weigh<V> = () => 0): OrderedMap<V> {
+  return new PersistentBPlusTree<V>(weigh);
 }
 
 /**
@@ -78,6 +88,8 @@ interface Leaf<V> {
   readonly keys: readonly string[];
   /** values[i] is the value of keys[i]. */
   readonly values: readonly V[];
+  /** The sum of its values' weights. */
+  readonly weight: number;
 }
 
 interface Branch<V> {
@@ -87,6 +99,8 @@ interface Branch<V> {
   readonly children: readonly TreeNode<V>[];
   /** Entries under this branch: the sum of its children's sizes. */
   readonly size: number;
+  /** The sum of its children's weights. */
+  readonly weight: number;
 }
 
 type TreeNode<V> = Leaf<V> | Branch<V>;
@@ -96,6 +110,8 @@ type TreeNode<V> = Leaf<V> | Branch<V>;
  * cleared after each write, so that it holds no value alive).
  */
 interface WriteResult<V> {
+  /** The map's measure, for the leaves a write makes. */
+  readonly weigh: Weigh<V>;
   /** The key was present: set replaced its value, delete removed it. */
   found: boolean;
   previous: V | undefined;
@@ -104,14 +120,18 @@ interface WriteResult<V> {
   separator: string;
 }
 
-function newLeaf<V>(keys: readonly string[], values: readonly V[]): Leaf<V> {
-  return { leaf: true, keys, values };
+function newLeaf<V>(keys: readonly string[], values: readonly V[], weigh: Weigh<V>): Leaf<V> {
+  let weight = 0;
+  for (const value of values) weight += weigh(value);
+  return { leaf: true, keys, values, weight };
 }
 
 function newBranch<V>(keys: readonly string[], children: readonly TreeNode<V>[], size?: number): Branch<V> {
   let total = size ?? 0;
   if (size === undefined) for (const child of children) total += sizeOf(child);
-  return { leaf: false, keys, children, size: total };
+  let weight = 0;
+  for (const child of children) weight += child.weight;
+  return { leaf: false, keys, children, size: total, weight };
 }
 
 /** Entries under `node`. */
@@ -203,6 +223,27 @@ function valueAt<V>(root: TreeNode<V>, rank: number): V | undefined {
   return leaf.values[index];
 }
 
+/** The total weight of the first `rank` values (0 <= rank <= size). */
+function weightBefore<V>(root: TreeNode<V>, rank: number, weigh: Weigh<V>): number {
+  if (rank >= sizeOf(root)) return root.weight;
+  let weight = 0;
+  let node = root;
+  let rest = rank;
+  while (!node.leaf) {
+    let index = 0;
+    let child = childAt(node, 0);
+    while (rest >= sizeOf(child) && index + 1 < node.children.length) {
+      rest -= sizeOf(child);
+      weight += child.weight;
+      index++;
+      child = childAt(node, index);
+    }
+    node = child;
+  }
+  for (let i = 0; i < rest; i++) weight += weigh(node.values[i] as V);
+  return weight;
+}
+
 /** A rank argument truncated to an integer and clamped to [0, size] (NaN is 0). */
 function clampRank(rank: number, size: number): number {
   if (!(rank > 0)) return 0;
@@ -220,15 +261,15 @@ function insert<V>(node: TreeNode<V>, key: string, value: V, result: WriteResult
     if (node.keys[index] === key) {
       result.found = true;
       result.previous = node.values[index];
-      return newLeaf(node.keys, node.values.with(index, value));
+      return newLeaf(node.keys, node.values.with(index, value), result.weigh);
     }
     const keys = node.keys.toSpliced(index, 0, key);
     const values = node.values.toSpliced(index, 0, value);
-    if (keys.length <= MAX_NODE_ENTRIES) return newLeaf(keys, values);
+    if (keys.length <= MAX_NODE_ENTRIES) return newLeaf(keys, values, result.weigh);
     const mid = keys.length >>> 1;
-    result.right = newLeaf(keys.slice(mid), values.slice(mid));
+    result.right = newLeaf(keys.slice(mid), values.slice(mid), result.weigh);
     result.separator = keyAt(keys, mid);
-    return newLeaf(keys.slice(0, mid), values.slice(0, mid));
+    return newLeaf(keys.slice(0, mid), values.slice(0, mid), result.weigh);
   }
   const index = upperIndex(node.keys, key);
   const child = insert(childAt(node, index), key, value, result);
@@ -256,7 +297,7 @@ function remove<V>(node: TreeNode<V>, key: string, result: WriteResult<V>): Tree
     if (node.keys[index] !== key) return node;
     result.found = true;
     result.previous = node.values[index];
-    return newLeaf(node.keys.toSpliced(index, 1), node.values.toSpliced(index, 1));
+    return newLeaf(node.keys.toSpliced(index, 1), node.values.toSpliced(index, 1), result.weigh);
   }
   const index = upperIndex(node.keys, key);
   const before = childAt(node, index);
@@ -284,11 +325,11 @@ function join<V>(left: TreeNode<V>, separator: string, right: TreeNode<V>, resul
   if (left.leaf && right.leaf) {
     const keys = left.keys.concat(right.keys);
     const values = left.values.concat(right.values);
-    if (keys.length <= MAX_NODE_ENTRIES) return newLeaf(keys, values);
+    if (keys.length <= MAX_NODE_ENTRIES) return newLeaf(keys, values, result.weigh);
     const mid = keys.length >>> 1;
-    result.right = newLeaf(keys.slice(mid), values.slice(mid));
+    result.right = newLeaf(keys.slice(mid), values.slice(mid), result.weigh);
     result.separator = keyAt(keys, mid);
-    return newLeaf(keys.slice(0, mid), values.slice(0, mid));
+    return newLeaf(keys.slice(0, mid), values.slice(0, mid), result.weigh);
   }
   if (!left.leaf && !right.leaf) {
     // The parent's separator comes down between the two sets of children.
@@ -309,7 +350,7 @@ function join<V>(left: TreeNode<V>, separator: string, right: TreeNode<V>, resul
  * g = ceil(n / MAX) >= 2 nodes, n / g > (g - 1) * MAX / g >= MAX / 2). Leaves are packed full,
  * for the least memory and the fastest iteration; the first insert into a full leaf splits it.
  */
-function build<V>(keys: readonly string[], values: readonly V[]): TreeNode<V> {
+function build<V>(keys: readonly string[], values: readonly V[], weigh: Weigh<V>): TreeNode<V> {
   let level: TreeNode<V>[] = [];
   /** The smallest key under each node of `level`: the separators of the level above. */
   let firsts: string[] = [];
@@ -317,7 +358,7 @@ function build<V>(keys: readonly string[], values: readonly V[]): TreeNode<V> {
   for (let i = 0; i < leaves; i++) {
     const from = Math.floor((i * keys.length) / leaves);
     const to = Math.floor(((i + 1) * keys.length) / leaves);
-    level.push(newLeaf(keys.slice(from, to), values.slice(from, to)));
+    level.push(newLeaf(keys.slice(from, to), values.slice(from, to), weigh));
     firsts.push(keys[from] ?? '');
   }
   while (level.length > 1) {
@@ -420,8 +461,19 @@ const kRoot = Symbol('ordered-map.root');
 
 /** The reads of a tree, over whatever root the subclass holds now. */
 abstract class TreeReader<V> implements OrderedView<V> {
+  readonly #weigh: Weigh<V>;
+
+  constructor(weigh: Weigh<V>) {
+    this.#weigh = weigh;
+  }
+
   /** The door checkInvariants uses, and the reads' root. */
   abstract [kRoot](): TreeNode<V>;
+
+  /** The measure of weight(), for checkInvariants and snapshots. */
+  weigh(): Weigh<V> {
+    return this.#weigh;
+  }
 
   get size(): number {
     return sizeOf(this[kRoot]());
@@ -442,14 +494,23 @@ abstract class TreeReader<V> implements OrderedView<V> {
   values(from?: number, to?: number): IterableIterator<V> {
     return rangeOf(this[kRoot](), from, to);
   }
+
+  weight(from?: number, to?: number): number {
+    const root = this[kRoot]();
+    const size = sizeOf(root);
+    const lo = clampRank(from ?? 0, size);
+    const hi = clampRank(to ?? size, size);
+    if (hi <= lo) return 0;
+    return weightBefore(root, hi, this.#weigh) - weightBefore(root, lo, this.#weigh);
+  }
 }
 
 /** A version of the tree: its root never changes. */
 class Snapshot<V> extends TreeReader<V> {
   readonly #root: TreeNode<V>;
 
-  constructor(root: TreeNode<V>) {
-    super();
+  constructor(root: TreeNode<V>, weigh: Weigh<V>) {
+    super(weigh);
     this.#root = root;
   }
 
@@ -460,9 +521,15 @@ class Snapshot<V> extends TreeReader<V> {
 
 /** Invariant: #snapshot, when set, has #root as its root (it is dropped by every write that changes #root). */
 class PersistentBPlusTree<V> extends TreeReader<V> implements OrderedMap<V> {
-  #root: TreeNode<V> = newLeaf<V>([], []);
+  #root: TreeNode<V>;
   #snapshot: Snapshot<V> | undefined;
-  readonly #result: WriteResult<V> = { found: false, previous: undefined, right: undefined, separator: '' };
+  readonly #result: WriteResult<V>;
+
+  constructor(weigh: Weigh<V>) {
+    super(weigh);
+    this.#root = newLeaf<V>([], [], weigh);
+    this.#result = { weigh, found: false, previous: undefined, right: undefined, separator: '' };
+  }
 
   set(key: string, value: V): V | undefined {
     const result = this.#result;
@@ -485,11 +552,11 @@ class PersistentBPlusTree<V> extends TreeReader<V> implements OrderedMap<V> {
 
   replace(entries: Iterable<readonly [string, V]>): void {
     const { keys, values } = sortedEntries(entries);
-    this.#setRoot(build(keys, values));
+    this.#setRoot(build(keys, values, this.weigh()));
   }
 
   snapshot(): OrderedView<V> {
-    this.#snapshot ??= new Snapshot(this.#root);
+    this.#snapshot ??= new Snapshot(this.#root, this.weigh());
     return this.#snapshot;
   }
 
@@ -521,6 +588,7 @@ class PersistentBPlusTree<V> extends TreeReader<V> implements OrderedMap<V> {
 export function checkInvariants<V>(view: OrderedView<V>): void {
   if (!(view instanceof TreeReader)) throw new Error('not an ordered-map view');
   const root: TreeNode<V> = view[kRoot]();
+  const weigh = view.weigh();
   let leafDepth = -1;
   /** Checks the subtree at `depth` whose keys must be in [low, high) (undefined: unbounded); returns its size. */
   const visit = (node: TreeNode<V>, depth: number, low: string | undefined, high: string | undefined, isRoot: boolean): number => {
@@ -538,6 +606,8 @@ export function checkInvariants<V>(view: OrderedView<V>): void {
       if (leafDepth === -1) leafDepth = depth;
       if (depth !== leafDepth) throw new Error(`leaves at depths ${leafDepth} and ${depth}`);
       if (node.values.length !== keys.length) throw new Error(`leaf has ${keys.length} keys, ${node.values.length} values`);
+      const weight = node.values.reduce((sum, value) => sum + weigh(value), 0);
+      if (weight !== node.weight) throw new Error(`leaf at depth ${depth} has weight ${node.weight}, its values ${weight}`);
       return keys.length;
     }
     if (isRoot && width < 2) throw new Error('root branch has fewer than 2 children');
@@ -547,6 +617,8 @@ export function checkInvariants<V>(view: OrderedView<V>): void {
       size += visit(childAt(node, i), depth + 1, i > 0 ? keyAt(keys, i - 1) : low, i < keys.length ? keyAt(keys, i) : high, false);
     }
     if (size !== node.size) throw new Error(`branch at depth ${depth} has size ${node.size}, its children ${size}`);
+    const weight = node.children.reduce((sum, child) => sum + child.weight, 0);
+    if (weight !== node.weight) throw new Error(`branch at depth ${depth} has weight ${node.weight}, its children ${weight}`);
     return size;
   };
   visit(root, 0, undefined, undefined, true);

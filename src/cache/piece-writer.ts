@@ -23,7 +23,8 @@ const OPEN_BRACE = 0x7b;
 const pool: ArrayBuffer[] = [];
 /** The memory the pool hands out: only it goes back (a piece of any other body, even of the same size, never does). */
 const poolMemory = new WeakSet<ArrayBufferLike>();
-const POOL_MAX_PIECES = 1024;
+/** As many pieces as the shared LIST bodies may hold (shared-lists.ts): a 100,000-pod body is ~2,000. */
+const POOL_MAX_PIECES = 4096;
 const POOL_IDLE_MS = 5_000;
 let poolTrim: NodeJS.Timeout | undefined;
 

@@ -17,7 +17,7 @@ import { indexedFieldOf, newFieldIndex } from './field-index.ts';
 import type { FieldIndex } from './field-index.ts';
 import { LRUCache } from 'lru-cache';
 import type { KubeObject } from '../informer/object.ts';
-import { parseResourceVersionNumber } from '../informer/object.ts';
+import { objectByteLength, parseResourceVersionNumber } from '../informer/object.ts';
 import type { InformerStore } from '../informer/store.ts';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
@@ -119,9 +119,12 @@ export interface WatchCache {
    */
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<bigint | undefined>;
   get(key: string): KubeObject | undefined;
-  /** Every object at resourceVersion(), in key order (namespace/name, as etcd orders them); kept for the next pages. */
+  /**
+   * Every object at resourceVersion(), in key order (namespace/name, as etcd orders them); kept
+   * for the next pages. Its weight() is the objects' bytes as LIST items (listItemBytes).
+   */
   current(): OrderedView<KubeObject>;
-  /** The key-ordered objects at exactly `rv`, if that state was listed recently (a kept snapshot). */
+  /** The key-ordered objects at exactly `rv`, if that state was listed recently (a kept snapshot); weighed as current(). */
   snapshot(rv: bigint): OrderedView<KubeObject> | undefined;
   /**
    * The objects whose `field` is `value`, at resourceVersion(), in key order, when the cache is
@@ -183,6 +186,16 @@ interface Waiter {
   resolve(rv: bigint): void;
 }
 
+/**
+ * An object's bytes as an item of its LIST: a typed list's items (built-in types) carry no kind
+ * and apiVersion, so `{` and the stored bytes after the TypeMeta; an unstructured list's items
+ * (custom resources) are whole. The store weighs each object by it, so a LIST's length is known
+ * in O(log n) (ordered-map.ts weight()).
+ */
+export function listItemBytes(spec: CachedResourceSpec): (obj: KubeObject) => number {
+  return spec.unstructured ? objectByteLength : (obj) => 1 + obj.rest.length;
+}
+
 class WatchCacheImpl implements WatchCache {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
@@ -190,7 +203,7 @@ class WatchCacheImpl implements WatchCache {
   readonly store: InformerStore;
   readonly #clock: Clock;
   readonly #snapshots: LRUCache<bigint, OrderedView<KubeObject>>;
-  readonly #tree: OrderedMap<KubeObject> = newOrderedMap();
+  readonly #tree: OrderedMap<KubeObject>;
   /** The type's secondary index (pods by spec.nodeName), kept in step with #tree. */
   readonly #index: FieldIndex | undefined;
   #rv: bigint | undefined;
@@ -212,6 +225,7 @@ class WatchCacheImpl implements WatchCache {
     this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
     this.#lastProgressAt = this.#clock.now();
     this.#window = newEventWindow(this.#clock);
+    this.#tree = newOrderedMap(listItemBytes(this.spec));
     const indexed = indexedFieldOf(this.spec);
     this.#index = indexed === undefined ? undefined : newFieldIndex(indexed);
     const { group, version, kind, unstructured } = this.spec;

@@ -5,6 +5,7 @@
  * Each request is offered to the cache first (cached-reads.ts); what it does not answer is
  * passed through to the apiserver.
  */
+import { mayWrite, nextTurn } from './write-turns.ts';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
@@ -14,7 +15,6 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from './client-errors.ts';
 import { passThrough } from './pass-through.ts';
-import { releasePieces } from '../cache/piece-writer.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from './parsed-request.ts';
@@ -80,50 +80,43 @@ function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: R
 }
 
 /**
- * Pieces (64 KiB) written between yields to the event loop: at most 16 MiB, so that a
- * 10,000-pod LIST (13 MB) still leaves in one turn (interleaving concurrent LISTs finer only makes
- * them all finish late) while a 100,000-pod one does not hold up watch events for its whole length;
- * and at most TURN_BUDGET_MS of copying: pieces copied per request (a large or selected LIST) are
- * slow to make, pieces of a shared body are not.
+ * Pieces (64 KiB) one writer writes between yields to the event loop, at most: 16 MiB, so that
+ * a 10,000-pod LIST (13 MB) can leave in one turn while a 100,000-pod one never holds the loop
+ * for its whole length. Within that, the writers' share of each loop turn (write-turns.ts),
+ * checked every TURN_CHECK_PIECES pieces, bounds how long upstream watch events wait.
  */
 const PIECES_PER_TURN = 256;
-/**
- * The longest a body's writer holds the event loop before letting the upstream watches in
- * (checked every TURN_CHECK_PIECES pieces): a change reaches the cache and its watchers within a
- * few such turns, whatever LISTs are being written (#15's apply latency).
- */
-const TURN_BUDGET_MS = 2;
 const TURN_CHECK_PIECES = 16;
 /** A cached body past this many unsent bytes waits for the connection to drain before its next turn. */
 const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
 
 /**
- * Writes a cached body and ends the response. HOT PATH: a body of up to PIECES_PER_TURN pieces
- * leaves in one vectored write in this turn; a larger one is written in turns of that many,
- * waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
+ * Writes a cached body and ends the response. HOT PATH: a body of up to TURN_CHECK_PIECES pieces
+ * leaves in one vectored write at once; a larger one in turns, within the writers' share of the
+ * loop (write-turns.ts), waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
  */
-async function writeBody(res: ServerResponse, body: Iterable<Buffer>, pooled = false): Promise<void> {
-  let written = 0;
-  // A pooled body's pieces go back to the pool once the kernel has all of them ('finish'); a
-  // response cut short leaves them to the garbage collector (a write may still hold them).
-  const sent: Buffer[] | undefined = pooled ? [] : undefined;
-  if (sent !== undefined) {
+async function writeBody(res: ServerResponse, cached: CachedResponse): Promise<void> {
+  // Done once the kernel has every byte ('finish'), or cut short ('close' first).
+  const { written: done } = cached;
+  if (done !== undefined) {
     res.once('finish', () => {
-      releasePieces(sent);
+      done(true);
+    });
+    res.once('close', () => {
+      done(false);
     });
   }
+  let written = 0;
   res.cork();
-  let turnStarted = performance.now();
-  for (const piece of body) {
-    sent?.push(piece);
+  for (const piece of cached.body) {
     res.write(piece);
     if (++written % TURN_CHECK_PIECES !== 0) continue;
-    if (written % PIECES_PER_TURN !== 0 && performance.now() - turnStarted < TURN_BUDGET_MS) continue;
+    if (written % PIECES_PER_TURN !== 0 && mayWrite()) continue;
     res.uncork();
     if (res.writableLength > BODY_HIGH_WATER_BYTES) await drained(res);
-    else await new Promise((resolve) => setImmediate(resolve));
+    else await nextTurn();
+    while (!res.destroyed && !mayWrite()) await nextTurn();
     if (res.destroyed) return;
-    turnStarted = performance.now();
     res.cork();
   }
   // end() uncorks.
@@ -293,10 +286,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     } finally {
       res.off('close', onClose);
     }
-    if (gone.signal.aborted) return;
-    // A failure after the cache began to answer: the client re-requests; no second answer.
-    if (res.headersSent) {
-      res.destroy();
+    if (gone.signal.aborted || res.headersSent) {
+      // Never written: no socket holds its pieces.
+      cached?.written?.(true);
+      // A failure after the cache began to answer: the client re-requests; no second answer.
+      if (res.headersSent) res.destroy();
       return;
     }
     if (cached === undefined) {
@@ -306,7 +300,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     countServed(request, 'cache');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
-    await writeBody(res, cached.body, cached.pooled === true);
+    await writeBody(res, cached);
   };
   // No onRequest hook runs for a path the router rejected: the filter is applied here.
   routeUndecodable = (req, res, log) => {

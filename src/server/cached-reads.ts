@@ -16,10 +16,12 @@
  */
 import { indexedFieldOf } from '../cache/field-index.ts';
 import type { KubeObject } from '../informer/object.ts';
-import { objectByteLength, objectBytes, objectText } from '../informer/object.ts';
+import { objectBytes, objectText } from '../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../cache/consistency.ts';
 import type { CacheDelegator } from '../cache/delegator.ts';
 import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from '../cache/watch-cache.ts';
+import { listItemBytes } from '../cache/watch-cache.ts';
+import type { OrderedView } from '../cache/ordered-map.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListOptions } from './list-options.ts';
 import { parseListOptions } from './list-options.ts';
@@ -28,7 +30,7 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
-import { PieceWriter } from '../cache/piece-writer.ts';
+import { PieceWriter, releasePieces } from '../cache/piece-writer.ts';
 import { newSharedLists } from './shared-lists.ts';
 import type { SharedLists } from './shared-lists.ts';
 import { indentJson } from './json-indent.ts';
@@ -56,8 +58,13 @@ export interface CachedResponse {
    * from an immutable snapshot, so its writer may yield between pieces.
    */
   readonly body: Iterable<Buffer>;
-  /** The pieces are a pooled PieceWriter's: give them back (releasePieces) once written. */
-  readonly pooled?: boolean;
+  /**
+   * Told once, when the response is done with the body: `complete` when no write holds its
+   * pieces any more (every byte handed to the kernel, or none written), false when the write was
+   * cut short. A body of pooled pieces goes back to the pool only after a complete write (a write
+   * cut short may still hold its pieces).
+   */
+  readonly written?: (complete: boolean) => void;
 }
 
 /** A response whose whole body is at hand. */
@@ -114,8 +121,9 @@ export interface ReadHeaders {
 /** The answer indented as the apiserver indents JSON for curl and `?pretty=true` (no trailing newline, as Go's MarshalIndent). */
 function indented(response: CachedResponse): CachedResponse {
   const body = indentJson(response.body, response.length);
-  // A new body: the pooled pieces read for it are garbage now, not to be given back.
-  return { ...response, length: body.length, body: [body], pooled: false };
+  // A new body: the pieces it was copied from are done with.
+  response.written?.(true);
+  return { statusCode: response.statusCode, headers: response.headers, length: body.length, body: [body] };
 }
 const NEWLINE = Buffer.from('\n');
 
@@ -378,6 +386,17 @@ interface Page {
   readonly remainingItemCount: bigint | undefined;
 }
 
+/**
+ * A LIST body's items: `count` objects, read once as the body is made (a lazy range of a
+ * snapshot, or a page's array), and their bytes as list items when the store already knows them
+ * (undefined: summed from the items, which must then be an array to be read twice).
+ */
+interface ListItems extends Omit<Page, 'items'> {
+  readonly items: Iterable<KubeObject>;
+  readonly count: number;
+  readonly itemBytes: number | undefined;
+}
+
 /** The scope of a whole LIST of the cache's current state ('' for all, else the namespace), or undefined for any other LIST. */
 function wholeListScope(info: RequestInfo, options: ListOptions, plan: ReadPlan): string | undefined {
   if (plan.kind === 'exact' || options.labelSelector !== '' || options.fieldSelector !== '' || options.continue !== '') return undefined;
@@ -396,17 +415,54 @@ function serveList(
   // Whole LISTs share their bodies (shared-lists.ts); the rest are made per request, in pooled pieces.
   const scope = wholeListScope(info, options, plan);
   const rv = cache.resourceVersion();
-  const kept = scope === undefined || rv === undefined ? undefined : shared.find(cache, scope, rv, options.resourceVersion === '0');
-  if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept };
+  if (scope !== undefined && rv !== undefined) {
+    const kept = shared.find(cache, scope, rv, options.resourceVersion === '0');
+    if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
+    // HOT PATH: the whole range of the current state, read lazily as the body is written; its
+    // length from the store's weights, so a 100,000-object LIST holds the loop for no walk of it.
+    const view = cache.current();
+    const { start, end } = namespaceRange(view, cache, info);
+    const page = { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
+    const body = listBody(cache.spec, { ...page, resourceVersion: rv, continue: '', remainingItemCount: undefined });
+    const made = shared.keep(cache, scope, rv, body.length, body.pieces);
+    if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
+    return pooledResponse(body.length, body.pieces);
+  }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
-  if (scope !== undefined && page.resourceVersion === rv) {
-    const body = listBody(cache.spec, page, false);
-    const made = shared.keep(cache, scope, page.resourceVersion, body.length, body.pieces);
-    return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made ?? body.pieces };
+  const body = listBody(cache.spec, { ...page, count: page.items.length, itemBytes: undefined });
+  return pooledResponse(body.length, body.pieces);
+}
+
+/** The ranks [start, end) of the request's objects in `view`: one namespace's keys (a contiguous run in key order), or all. O(log n). */
+function namespaceRange(view: OrderedView<KubeObject>, cache: WatchCache, info: RequestInfo): { start: number; end: number } {
+  const prefix = namespacePrefix(cache, info);
+  if (prefix === '') return { start: 0, end: view.size };
+  return { start: view.lowerBound(prefix), end: view.lowerBound(`${prefix.slice(0, -1)}0`) }; // '0' follows '/'
+}
+
+function namespacePrefix(cache: WatchCache, info: RequestInfo): string {
+  return cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
+}
+
+/** A body of pooled pieces made for one response: they go back to the pool once it is written. */
+function pooledResponse(length: number, pieces: Iterable<Buffer>): CachedResponse {
+  const taken: Buffer[] = [];
+  function* body(): Generator<Buffer> {
+    for (const piece of pieces) {
+      taken.push(piece);
+      yield piece;
+    }
   }
-  const body = listBody(cache.spec, page, true);
-  return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: body.pieces, pooled: true };
+  return {
+    statusCode: 200,
+    headers: JSON_HEADERS,
+    length,
+    body: body(),
+    written: (complete) => {
+      if (complete) releasePieces(taken.splice(0));
+    },
+  };
 }
 
 /** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
@@ -425,14 +481,13 @@ function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, 
   const indexValue = indexField === undefined || rv !== cache.resourceVersion() ? undefined : fields.requiresExactMatch(indexField);
   const ordered = (indexField !== undefined && indexValue !== undefined ? cache.indexed(indexField, indexValue) : undefined) ?? snapshot;
   // HOT PATH: the view is immutable (a persistent tree's root): ranks and ranges in O(log n).
-  // The request's range: one namespace's keys (a contiguous run in key order), or all.
-  const prefix = cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
+  const prefix = namespacePrefix(cache, info);
   const listKey = listKeyOf(cache, info);
   const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(KEY_ROOT.length + 1) : prefix;
   let start = ordered.lowerBound(fromKey < prefix ? prefix : fromKey);
   // A continue key outside this request's range yields nothing, as the apiserver's range read.
   if (!fromKey.startsWith(prefix)) start = ordered.size;
-  const end = prefix === '' ? ordered.size : ordered.lowerBound(`${prefix.slice(0, -1)}0`); // '0' follows '/'
+  const { end } = namespaceRange(ordered, cache, info);
   // computeListLimit (cacher.go): RV=0 ignores the limit.
   const limit = options.resourceVersion === '0' ? 0 : Math.max(0, options.limit);
   const everything = labels.empty() && fields.empty();
@@ -548,7 +603,7 @@ const COMMA_BYTE = 0x2c;
  * resources) has its keys sorted and items as stored. The length is summed first (the items are
  * chosen already); the pieces are copied as they are taken.
  */
-function listBody(spec: CachedResourceSpec, page: Page, pooled: boolean): { length: number; pieces: Iterable<Buffer> } {
+function listBody(spec: CachedResourceSpec, page: ListItems): { length: number; pieces: Iterable<Buffer> } {
   const { apiVersion, listKind } = shapeOf(spec);
   const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
   const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
@@ -566,17 +621,20 @@ function listBody(spec: CachedResourceSpec, page: Page, pooled: boolean): { leng
     head = Buffer.from(`{"apiVersion":${apiVersion},"items":[`);
     tail = Buffer.from(`],"kind":${listKind},"metadata":{${metadata}}}\n`);
   }
-  const { items } = page;
-  let length = head.length + tail.length + Math.max(0, items.length - 1);
-  // Typed list items carry no kind and apiVersion: `{` and the stored bytes after them.
-  for (const obj of items) length += typed ? 1 + obj.rest.length : objectByteLength(obj);
+  const { items, count } = page;
+  let length = head.length + tail.length + Math.max(0, count - 1);
+  if (page.itemBytes !== undefined) length += page.itemBytes;
+  else {
+    const itemBytes = listItemBytes(spec);
+    for (const obj of items) length += itemBytes(obj);
+  }
   function* pieces(): Generator<Buffer> {
-    const out = new PieceWriter({ pooled });
+    const out = new PieceWriter({ pooled: true });
     out.bytes(head);
-    for (let i = 0; i < items.length; i++) {
-      const obj = items[i];
-      if (obj === undefined) continue;
-      if (i > 0) out.byte(COMMA_BYTE);
+    let first = true;
+    for (const obj of items) {
+      if (!first) out.byte(COMMA_BYTE);
+      first = false;
       out.object(obj, !typed);
       if (out.ready()) yield* out.take();
     }

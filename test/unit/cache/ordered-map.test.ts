@@ -321,12 +321,13 @@ test('OrderedMap: replace bulk-loads entries in any order, the last duplicate wi
   checkView(before, new Model(['stale'], [1]));
 });
 
-test('OrderedMap: randomized operations match a sorted array (seeded)', () => {
+test('OrderedMap: randomized operations match a sorted array, weights of ranges included (seeded)', () => {
   const fromEnv = process.env.ORDERED_MAP_SEED;
   const seeds = fromEnv !== undefined && fromEnv !== '' ? [Number(fromEnv)] : [1, 0x5eed, 20240601];
+  const weigh = (value: number): number => (value % 7) + 1;
   for (const seed of seeds) {
     const random = seededRandom(seed);
-    const map = newOrderedMap<number>();
+    const map = newOrderedMap<number>(weigh);
     const model = new Model();
     const KEYS = 2000;
     let op = 0;
@@ -344,6 +345,8 @@ test('OrderedMap: randomized operations match a sorted array (seeded)', () => {
           assert.equal(map.at(rank), model.values[rank]);
           const to = rank + randomInt(random, 80) - 10;
           assert.deepEqual([...map.values(rank, to)], expectedRange(model, rank, to), `values(${rank}, ${to})`);
+          const weight = expectedRange(model, rank, to).reduce((sum, v) => sum + weigh(v), 0);
+          assert.equal(map.weight(rank, to), weight, `weight(${rank}, ${to})`);
         } else {
           const entries = model.keys.filter(() => random() < 0.5).map((k): [string, number] => [k, op]);
           map.replace(shuffled(entries, random));
@@ -463,6 +466,36 @@ test('OrderedMap: 100,000 keys inserted, then all deleted', () => {
   assert.equal(full.at(N - 1), values[N - 1]);
 });
 
+test('OrderedMap: weights of ranges, whole and empty, and of a snapshot after later writes', () => {
+  const map = newOrderedMap<string>((value) => value.length);
+  assert.equal(map.weight(), 0, 'empty');
+  for (let i = 0; i < 1000; i++) map.set(keyOf(i), 'x'.repeat(i % 10));
+  const total = [...map.values()].reduce((sum, v) => sum + v.length, 0);
+  assert.equal(map.weight(), total);
+  assert.equal(map.weight(0, map.size), total);
+  assert.equal(map.weight(-5, map.size + 5), total, 'clamped as values()');
+  assert.equal(map.weight(10, 10), 0);
+  assert.equal(map.weight(20, 10), 0);
+  const from = map.lowerBound('ns-3/');
+  const to = map.lowerBound('ns-30');
+  assert.equal(
+    map.weight(from, to),
+    [...map.values(from, to)].reduce((sum, v) => sum + v.length, 0),
+    'one namespace',
+  );
+  const before = map.snapshot();
+  map.set(keyOf(0), 'y'.repeat(50));
+  map.delete(keyOf(1));
+  assert.equal(before.weight(), total, 'a snapshot weighs what it held');
+  assert.equal(map.weight(), total + 50 - 0 - 1);
+  checkInvariants(map);
+  checkInvariants(before);
+  // Unweighed maps weigh nothing.
+  const plain = newOrderedMap<number>();
+  plain.set('a', 1);
+  assert.equal(plain.weight(), 0);
+});
+
 test('OrderedMap: checkInvariants rejects what is not one of its trees', () => {
   const foreign: OrderedView<number> = {
     size: 0,
@@ -470,6 +503,7 @@ test('OrderedMap: checkInvariants rejects what is not one of its trees', () => {
     lowerBound: () => 0,
     at: () => undefined,
     values: () => [][Symbol.iterator](),
+    weight: () => 0,
   };
   assert.throws(() => {
     checkInvariants(foreign);

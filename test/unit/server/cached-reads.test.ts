@@ -11,6 +11,7 @@ import { newOrderedMap } from '../../../src/cache/ordered-map.ts';
 import { decodeContinue } from '../../../src/server/continue-token.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { CachedResourceSpec, WatchCache } from '../../../src/cache/watch-cache.ts';
+import { listItemBytes } from '../../../src/cache/watch-cache.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { newSharedLists } from '../../../src/server/shared-lists.ts';
@@ -34,7 +35,8 @@ interface FakeCache extends WatchCache {
 }
 
 function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec = CONFIGMAPS): FakeCache {
-  const ordered = newOrderedMap<KubeObject>();
+  // Weighed as a watch cache weighs its objects: by their bytes as list items.
+  const ordered = newOrderedMap<KubeObject>(listItemBytes(spec));
   ordered.replace(objects.map((o) => [o.key, o] as const));
   const kept = new Map<bigint, OrderedView<KubeObject>>();
   const cache: FakeCache = {
@@ -225,13 +227,12 @@ test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items
   );
 });
 
-test('cached reads: whole LISTs at one RV share one body; a new RV, a selector or a page gets its own; only per-request bodies are pooled', async () => {
+test('cached reads: whole LISTs at one RV share one body; a new RV, a selector or a page gets its own', async () => {
   const cache = fakeCache(FIVE, 100n);
   const { serve } = readsOver(cache, '100');
   const first = await serve('/api/v1/configmaps');
   const second = await serve('/api/v1/configmaps');
   assert.ok(first !== undefined && second !== undefined);
-  assert.deepEqual([first.pooled, second.pooled], [undefined, undefined], 'a shared body is never given back to the pool');
   assert.equal(piecesOf(first)[0], piecesOf(second)[0], 'the same bytes, not a copy');
   assert.equal(piecesOf((await serve('/api/v1/configmaps?resourceVersion=0')) ?? first)[0], piecesOf(first)[0], 'RV=0 too');
   const inA = await serve('/api/v1/namespaces/a/configmaps');
@@ -253,9 +254,54 @@ test('cached reads: whole LISTs at one RV share one body; a new RV, a selector o
     const one = await serve(url);
     const two = await serve(url);
     assert.ok(one !== undefined && two !== undefined, url);
-    assert.equal(one.pooled, true, url);
     assert.notEqual(piecesOf(one)[0], piecesOf(two)[0], url);
   }
+});
+
+test('pooled pieces: a per-request body goes back to the pool once written whole; a shared body once dropped and written by all its readers; never after a write cut short', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100');
+  const buffersOf = (res: CachedResponse | undefined): Set<ArrayBufferLike> => {
+    assert.ok(res !== undefined);
+    return new Set(piecesOf(res).map((p) => p.buffer));
+  };
+  /** Whether the next per-request body is made in memory from `buffers` (the pool gives the last piece given back first). */
+  const reused = async (buffers: Set<ArrayBufferLike>): Promise<boolean> => {
+    const next = await serve('/api/v1/configmaps?limit=2');
+    const hit = [...buffersOf(next)].some((b) => buffers.has(b));
+    next?.written?.(false);
+    return hit;
+  };
+
+  const cut = await serve('/api/v1/configmaps?labelSelector=app%3Dweb');
+  const cutBuffers = buffersOf(cut);
+  cut?.written?.(false);
+  assert.equal(await reused(cutBuffers), false, 'a write cut short may still hold its pieces');
+  const whole = await serve('/api/v1/configmaps?labelSelector=app%3Dweb');
+  const wholeBuffers = buffersOf(whole);
+  whole?.written?.(true);
+  assert.equal(await reused(wholeBuffers), true, 'written whole: back to the pool');
+
+  const reader = await serve('/api/v1/configmaps');
+  const other = await serve('/api/v1/configmaps');
+  const sharedBuffers = buffersOf(reader);
+  assert.ok(reader !== undefined && other !== undefined);
+  reader.written?.(true);
+  other.written?.(true);
+  assert.equal(await reused(sharedBuffers), false, 'kept for the next readers');
+  const last = await serve('/api/v1/configmaps');
+  cache.rv = 101n;
+  await serve('/api/v1/configmaps'); // a body at the next RV replaces it
+  assert.equal(await reused(sharedBuffers), false, 'dropped, but a response still writes it');
+  last?.written?.(true);
+  assert.equal(await reused(sharedBuffers), true, 'dropped and written by all: back to the pool');
+
+  const cutShared = await serve('/api/v1/namespaces/a/configmaps');
+  const cutSharedBuffers = buffersOf(cutShared);
+  cutShared?.written?.(false);
+  cache.rv = 102n;
+  await serve('/api/v1/namespaces/a/configmaps');
+  assert.equal(await reused(cutSharedBuffers), false, 'a shared body one write cut short is left to the collector');
 });
 
 test('shared LIST bodies: an RV=0 LIST may get one up to a second old, labelled with its own RV; an RV-unset LIST never; bodies are made lazily, once', () => {

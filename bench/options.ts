@@ -83,8 +83,8 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
   --poll-seconds S    how long they poll (default 30)
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
-  --apply-rate N      scale: writer's pod updates per second while LISTs run (default 1000)
-  --apply-seconds S   scale: how long the apply measurement runs (default 15)
+  --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
+  --apply-seconds S   scale: how long the apply and absorb measurements run (default 15)
   --watch-seconds S   writer's duration (default 30)
   --spread F          repeat spread above which figures are unstable (default 0.25)
   --profile           --cpu-prof the proxy during the LIST and watch scenarios

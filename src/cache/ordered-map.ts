@@ -199,22 +199,31 @@ function rankOf<V>(root: TreeNode<V>, key: string): number {
   return rank + lowerIndex(node.keys, key);
 }
 
-/** The leaf holding rank `rank` (0 <= rank < size, or 0 in an empty tree), and the rank within it. */
-function descend<V>(root: TreeNode<V>, rank: number, path?: Frame<V>[]): { readonly leaf: Leaf<V>; readonly index: number } {
+/**
+ * The leaf holding rank `rank` (0 <= rank < size, or 0 in an empty tree), the rank within it, and
+ * the weight of the subtrees passed on the way (every value before the leaf).
+ */
+function descend<V>(
+  root: TreeNode<V>,
+  rank: number,
+  path?: Frame<V>[],
+): { readonly leaf: Leaf<V>; readonly index: number; readonly weightBefore: number } {
   let node = root;
   let rest = rank;
+  let weightBefore = 0;
   while (!node.leaf) {
     let index = 0;
     let child = childAt(node, 0);
     while (rest >= sizeOf(child) && index + 1 < node.children.length) {
       rest -= sizeOf(child);
+      weightBefore += child.weight;
       index++;
       child = childAt(node, index);
     }
     path?.push({ branch: node, index });
     node = child;
   }
-  return { leaf: node, index: rest };
+  return { leaf: node, index: rest, weightBefore };
 }
 
 function valueAt<V>(root: TreeNode<V>, rank: number): V | undefined {
@@ -226,22 +235,10 @@ function valueAt<V>(root: TreeNode<V>, rank: number): V | undefined {
 /** The total weight of the first `rank` values (0 <= rank <= size). */
 function weightBefore<V>(root: TreeNode<V>, rank: number, weigh: Weigh<V>): number {
   if (rank >= sizeOf(root)) return root.weight;
-  let weight = 0;
-  let node = root;
-  let rest = rank;
-  while (!node.leaf) {
-    let index = 0;
-    let child = childAt(node, 0);
-    while (rest >= sizeOf(child) && index + 1 < node.children.length) {
-      rest -= sizeOf(child);
-      weight += child.weight;
-      index++;
-      child = childAt(node, index);
-    }
-    node = child;
-  }
-  for (let i = 0; i < rest; i++) weight += weigh(node.values[i] as V);
-  return weight;
+  const { leaf, index, weightBefore: weight } = descend(root, rank);
+  let total = weight;
+  for (let i = 0; i < index; i++) total += weigh(leaf.values[i] as V);
+  return total;
 }
 
 /** A rank argument truncated to an integer and clamped to [0, size] (NaN is 0). */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import { metricSum } from '../test/helpers/metrics-text.ts';
 
 export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (strong)';
 
@@ -145,14 +146,7 @@ export async function waitReady(url: string): Promise<void> {
 /** A counter's value summed over the series of the proxy's /metrics whose labels include every one of `labels`. */
 export async function proxyCounter(target: Target, name: string, labels: Readonly<Record<string, string>>): Promise<number> {
   const res = await request(`${target.url}/metrics`);
-  const text = await res.body.text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+  return metricSum(await res.body.text(), name, labels);
 }
 
 /** One GET through a target, parsed (for the resourceVersion a watch starts from). */

@@ -422,8 +422,8 @@ function serveList(
     // length from the store's weights, so a 100,000-object LIST holds the loop for no walk of it.
     const view = cache.current();
     const { start, end } = namespaceRange(view, cache, info);
-    const page = { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
-    const body = listBody(cache.spec, { ...page, resourceVersion: rv, continue: '', remainingItemCount: undefined });
+    const items = { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
+    const body = listBody(cache.spec, { ...items, resourceVersion: rv, continue: '', remainingItemCount: undefined });
     const made = shared.keep(cache, scope, rv, body.length, body.pieces);
     if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
     return pooledResponse(body.length, body.pieces);

@@ -1,4 +1,4 @@
-/** Reading a proxy's /metrics text (Prometheus exposition format) in tests. */
+/** Reading a proxy's /metrics text (Prometheus exposition format), in tests and the bench. */
 
 /** The sum of `name`'s series whose labels include every one of `labels`. */
 export function metricSum(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {

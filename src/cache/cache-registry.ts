@@ -13,7 +13,9 @@
  * - Only types kube-apiserver serves itself (built-in groups and custom resources): an
  *   aggregated API server writes its own list bodies, which the cache cannot reproduce; see
  *   api-services.ts for how they are told apart.
- * - cacheFor() never waits: a read before its cache has synced is passed through.
+ * - cacheFor() never waits: it serves caches that have synced. cacheWhenSynced() waits for a
+ *   cache that is starting (or that this read starts): a cold cache serves its first readers
+ *   instead of sending them, watches included, to the apiserver beside its own LIST and WATCH.
  *
  * Discovery stays current (discovery.ts refreshes by ETag, so an unchanged refresh costs two
  * 304s): the registry runs discovery's periodic loop as a backstop, and asks for a refresh at
@@ -100,6 +102,9 @@ interface Want {
   readonly pinned: boolean;
   /** When it was last read (clock ms): the LRU order and the idle timeout. */
   lastRead: number;
+  /** Resolves with the delegator once its cache has synced, or undefined once the want is dropped. */
+  readonly ready: Promise<CacheDelegator | undefined>;
+  readonly settle: (delegator: CacheDelegator | undefined) => void;
 }
 
 interface Running {
@@ -149,6 +154,8 @@ class CacheRegistry implements WatchCacheSource {
   #unsubscribeDiscovery: (() => void) | undefined;
   #started = false;
   #stopping: Promise<void> | undefined;
+  /** Resolves once discovery has answered (its first change after start(), or at once if it had). */
+  #discovered: Promise<void> = Promise.resolve();
 
   constructor(options: CacheRegistryOptions) {
     this.#factory = options.factory;
@@ -169,7 +176,14 @@ class CacheRegistry implements WatchCacheSource {
     if (this.#started || this.#stopping !== undefined) return;
     this.#started = true;
     for (const spec of this.#namedSpecs) this.#namedPending.add(typeName(spec.group, spec.resource));
+    let discovered: () => void = () => undefined;
+    this.#discovered = this.#discovery.hasSynced()
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          discovered = resolve;
+        });
     this.#unsubscribeDiscovery = this.#discovery.onChange((_added, removed) => {
+      discovered();
       this.#discoveryChanged(removed);
     });
     this.#discoveryLoop = this.#discovery.start(this.#abort.signal);
@@ -253,6 +267,49 @@ class CacheRegistry implements WatchCacheSource {
   }
 
   cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined {
+    const want = this.#lookup(group, version, resource, namespace);
+    return want === undefined ? undefined : this.#servable(want);
+  }
+
+  async cacheWhenSynced(
+    group: string,
+    version: string,
+    resource: string,
+    namespace: string,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<CacheDelegator | undefined> {
+    const deadline = this.#clock.now() + waitMs;
+    // A proxy of lazily cached types reads discovery after it starts: until then no type can be
+    // looked up, and its first readers wait for discovery as they wait for their cache.
+    if (!this.#discovery.hasSynced() && this.#started) await this.#until(this.#discovered, waitMs, signal);
+    const want = this.#lookup(group, version, resource, namespace);
+    if (want === undefined) return undefined;
+    const left = deadline - this.#clock.now();
+    if (this.#servable(want) === undefined && left > 0) await this.#until(want.ready, left, signal);
+    return this.#servable(want);
+  }
+
+  /** Resolves once `promise` settles, `ms` pass or `signal` aborts, whichever comes first. */
+  #until(promise: Promise<unknown>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (ms <= 0 || signal?.aborted === true) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        timer.cancel();
+        signal?.removeEventListener('abort', finish);
+        resolve();
+      };
+      const timer = this.#clock.setTimeout(finish, ms);
+      signal?.addEventListener('abort', finish, { once: true });
+      void promise.then(finish, finish);
+    });
+  }
+
+  /**
+   * The want that answers reads of this type in `namespace`, made now if none is (the control
+   * loop starts its cache); undefined when no cache may answer them.
+   */
+  #lookup(group: string, version: string, resource: string, namespace: string): Want | undefined {
     if (!this.#started || this.#stopping !== undefined) return undefined;
     const spec = this.#specFor(group, version, resource);
     if (spec === undefined) return undefined;
@@ -262,11 +319,10 @@ class CacheRegistry implements WatchCacheSource {
     const key = scopeKey(scopeOf(spec, scope));
     const want = this.#wanted.get(key);
     if (want === undefined) {
-      if (!this.#isForbidden(key, now)) this.#want(spec, scope, this.#isNamedScope(spec, scope), false);
-      return undefined;
+      return this.#isForbidden(key, now) ? undefined : this.#want(spec, scope, this.#isNamedScope(spec, scope), false);
     }
     want.lastRead = now;
-    return this.#servable(want);
+    return want;
   }
 
   /** A call, not a field read: TypeScript would keep a narrowing of the field across awaits. */
@@ -343,7 +399,11 @@ class CacheRegistry implements WatchCacheSource {
    * started one may push out the least recently read.
    */
   #want(spec: CachedResourceSpec, namespace: string | undefined, pinned: boolean, startNow: boolean): Want {
-    const want: Want = { key: scopeKey(scopeOf(spec, namespace)), spec, namespace, pinned, lastRead: this.#clock.now() };
+    let settle: (delegator: CacheDelegator | undefined) => void = () => undefined;
+    const ready = new Promise<CacheDelegator | undefined>((resolve) => {
+      settle = resolve;
+    });
+    const want: Want = { key: scopeKey(scopeOf(spec, namespace)), spec, namespace, pinned, lastRead: this.#clock.now(), ready, settle };
     if (!pinned) this.#makeRoom();
     this.#wanted.set(want.key, want);
     if (startNow && !this.#running.has(want.key)) this.#startCache(want);
@@ -357,6 +417,7 @@ class CacheRegistry implements WatchCacheSource {
     const want = this.#wanted.get(key);
     if (want === undefined) return;
     this.#wanted.delete(key);
+    want.settle(undefined);
     this.#queue.add(key);
     this.#log('debug', `not caching ${describe(want)} any more: ${why}`);
   }
@@ -464,10 +525,21 @@ class CacheRegistry implements WatchCacheSource {
       this.#listAndWatchFailed(want, error);
     });
     const detachEvents = want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined;
+    const delegator = this.#delegate(cache);
+    // The readers waiting for this cache (cacheWhenSynced) go on once it has its first list.
+    cache.addListener({
+      event: () => undefined,
+      replaced: () => {
+        want.settle(delegator);
+      },
+      closed: () => {
+        want.settle(undefined);
+      },
+    });
     informer.run();
     this.#running.set(want.key, {
       want,
-      delegator: this.#delegate(cache),
+      delegator,
       detach: () => {
         detachError();
         detachEvents();

@@ -39,6 +39,16 @@ const INITIAL_HIGH_WATER_BYTES = 1024 * 1024;
 export const BOOKMARK_FREQUENCY_MS = 60_000;
 /** Bookmarks are also sent this long before the deadline (cache_watcher.go nextBookmarkTime). */
 const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
+/**
+ * The apiserver files its watchers' bookmark times in buckets a second wide (cacher.go
+ * watcherBookmarkTimeBuckets: "you can get the bookmark within (X-1,X+1)"), so its pre-timeout
+ * bookmark often goes early and, re-filed, once more at its time: two bookmarks before the
+ * deadline whenever its RV moved in between. The watcher sends a first one this much earlier,
+ * without waiting, and asks then for the cache to be proven fresh by the second.
+ */
+const EARLY_PRE_TIMEOUT_MS = 1_500;
+/** The latest a bookmark waits for the cache's freshness before the deadline. */
+const BOOKMARK_SENT_BY_MS = 500;
 
 /** What a watcher selects: namespace ('' for all), label and field selectors. */
 export interface WatcherFilter {
@@ -68,6 +78,13 @@ export interface CacheWatcherOptions {
   readonly deadline: number;
   /** The cache's current RV, for bookmarks. */
   readonly currentResourceVersion: () => bigint;
+  /**
+   * Asks for the cache to be proven fresh (a freshness proof, when it is due and allowed) and
+   * resolves once it is, or after `waitMs`: a bookmark then carries the apiserver's RV, as the
+   * apiserver's own bookmarks do, not the RV of the cache's last change. None: bookmarks carry
+   * the cache's RV as it is.
+   */
+  readonly freshen?: (waitMs: number) => Promise<void>;
   /** A BOOKMARK frame at `rv`; `initialEventsEnd` annotates it k8s.io/initial-events-end. */
   readonly bookmark: (rv: bigint, initialEventsEnd: boolean) => Buffer;
   readonly clock: Clock;
@@ -289,30 +306,66 @@ export class CacheWatcher implements UnsentHolder {
     });
   }
 
-  /** nextBookmarkTime: every BOOKMARK_FREQUENCY_MS, and 2 s before the deadline. */
+  /**
+   * nextBookmarkTime: every BOOKMARK_FREQUENCY_MS, and 2 s before the deadline (and once more
+   * EARLY_PRE_TIMEOUT_MS before that, see above). Each bookmark is sent only when it moves the
+   * watcher's RV (process(): "only send events newer than resourceVersion"), after the cache was
+   * given the chance to prove itself fresh.
+   */
   #scheduleBookmark(): void {
     if (!this.#options.allowWatchBookmarks || this.#closed) return;
     const now = this.#options.clock.now();
-    const at = Math.min(now + BOOKMARK_FREQUENCY_MS, this.#options.deadline - PRE_TIMEOUT_BOOKMARK_MS);
+    const preTimeout = this.#options.deadline - PRE_TIMEOUT_BOOKMARK_MS;
+    const early = preTimeout - EARLY_PRE_TIMEOUT_MS;
+    let at = now + BOOKMARK_FREQUENCY_MS;
+    let waits = true;
+    if (at >= early && early > now) {
+      at = early;
+      waits = false;
+    } else if (at > preTimeout) at = preTimeout;
     // Past (or at) the pre-timeout point: no more bookmarks; the deadline ends the watch.
     if (at <= now) return;
     this.#bookmarkTimer = this.#options.clock.setTimeout(() => {
       this.#bookmarkTimer = undefined;
-      const rv = this.#options.currentResourceVersion();
-      // process(): after the initial events, and only when it moves the watcher's RV.
-      if (this.#pending === undefined && rv > this.#resourceVersion) {
-        this.#resourceVersion = rv;
-        try {
-          const bookmark = this.#bookmarkFrame(rv, false);
-          this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
-        } catch {
-          // As in #writeInitial: this watch ends, the process goes on.
-          this.#close('terminated');
-          return;
-        }
+      const freshen = this.#options.freshen;
+      if (freshen === undefined) {
+        this.#sendBookmark();
+        return;
       }
-      this.#scheduleBookmark();
+      if (!waits) {
+        void freshen(0);
+        this.#sendBookmark();
+        return;
+      }
+      const left = this.#options.deadline - BOOKMARK_SENT_BY_MS - this.#options.clock.now();
+      freshen(Math.max(0, left)).then(
+        () => {
+          this.#sendBookmark();
+        },
+        () => {
+          this.#sendBookmark();
+        },
+      );
     }, at - now);
+  }
+
+  /** A bookmark at the cache's RV if that moves the watcher's; then the next one is scheduled. */
+  #sendBookmark(): void {
+    if (this.#closed) return;
+    const rv = this.#options.currentResourceVersion();
+    // process(): after the initial events, and only when it moves the watcher's RV.
+    if (this.#pending === undefined && rv > this.#resourceVersion) {
+      this.#resourceVersion = rv;
+      try {
+        const bookmark = this.#bookmarkFrame(rv, false);
+        this.#send(Buffer.concat(this.#encoding.wrap([bookmark])));
+      } catch {
+        // As in #writeInitial: this watch ends, the process goes on.
+        this.#close('terminated');
+        return;
+      }
+    }
+    this.#scheduleBookmark();
   }
 
   #close(reason: CloseReason): void {

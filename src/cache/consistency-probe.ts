@@ -13,6 +13,7 @@
 import { decodeList } from '../informer/lister-watcher.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import { ApiStatusError } from '../upstream/api-error.ts';
 
 export interface ConsistencyProbe {
   /** The apiserver's current RV, read after this call; undefined when the probe failed (pass through). */
@@ -51,7 +52,7 @@ export function newConsistencyProbe(
     inFlight = true;
     sent++;
     onSend();
-    probe(client, collectionPath).then(
+    consistentListResourceVersion(client, collectionPath).then(
       (rv) => {
         batch.resolve(rv);
       },
@@ -86,8 +87,19 @@ export function newConsistencyProbe(
   };
 }
 
-async function probe(client: UpstreamClient, collectionPath: string): Promise<bigint | undefined> {
-  const res = await client.request({ method: 'GET', path: `${collectionPath}?limit=1`, headers: { accept: 'application/json' } });
-  if (res.statusCode !== 200) return undefined;
-  return parseResourceVersionNumber(decodeList(res.body).resourceVersion);
+/**
+ * The apiserver's current RV, read consistently: the list RV of an RV-unset LIST with limit=1 of
+ * `collectionPath` (one object's cost). Throws ApiStatusError on a refusal, undefined never.
+ */
+export async function consistentListResourceVersion(client: UpstreamClient, collectionPath: string, signal?: AbortSignal): Promise<bigint> {
+  const res = await client.request({
+    method: 'GET',
+    path: `${collectionPath}?limit=1`,
+    headers: { accept: 'application/json' },
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
+  const rv = parseResourceVersionNumber(decodeList(res.body).resourceVersion);
+  if (rv === undefined) throw new Error(`${collectionPath}: a LIST without a resourceVersion`);
+  return rv;
 }

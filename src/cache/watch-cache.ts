@@ -80,6 +80,18 @@ export interface WatchCacheSource {
    * not synced yet, not allowed to the proxy). Synchronous; may start a cache for later requests.
    */
   cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined;
+  /**
+   * As cacheFor, but a cache that is starting (or that this call starts) is waited for until it
+   * has synced, at most `waitMs` (or until `signal` aborts): a cold cache serves its first readers.
+   */
+  cacheWhenSynced(
+    group: string,
+    version: string,
+    resource: string,
+    namespace: string,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<CacheDelegator | undefined>;
   start(): void;
   /** True when the caches the proxy was told to hold have synced (readiness). */
   synced(): boolean;
@@ -131,8 +143,25 @@ export interface WatchCache {
    * indexed by that field (pods by spec.nodeName, field-index.ts); undefined otherwise.
    */
   indexed(field: string, value: string): OrderedView<KubeObject> | undefined;
-  /** When the cache's watch last said anything (an event, a bookmark, a list), on the cache's clock. */
+  /**
+   * When the cache last proved progress, on the cache's clock: its watch said anything (an event,
+   * a bookmark, a list: as of its arrival), or a freshness proof showed its state current (as of
+   * the moment the proof asked the apiserver, proven()).
+   */
   lastProgressAt(): number;
+  /**
+   * A freshness proof (freshness-proof.ts): the apiserver's state of this scope at `rv` is the
+   * cache's state, as of `at` (when the proof asked). Moves the cache's RV to `rv` when that is
+   * later (nothing of this scope changed in between: the watchers' bookmarks may say so) and its
+   * progress time to `at` when that is later. The caller has proven that no change of this scope
+   * lies between the cache's RV when the proof began and `rv`.
+   */
+  proven(rv: bigint, at: number): void;
+  /**
+   * True when the cache's first list was at an RV later than `rv`, less than YOUNG_CACHE_MS ago:
+   * a watch from `rv` asks for changes this cache never saw, which the apiserver may still hold.
+   */
+  startedAfter(rv: bigint): boolean;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
   lastChangeAt(): number;
   /**
@@ -164,6 +193,13 @@ export interface WatchCache {
 const SNAPSHOT_TTL_MS = 75_000;
 /** Distinct RVs kept: each is a root of the persistent tree, sharing every node not changed since. */
 const MAX_SNAPSHOTS = 16;
+/**
+ * How long after its first list a cache counts as young: a watch from an RV older than that list
+ * is passed to the apiserver, which may still serve it, rather than answered 410 by a cache that
+ * simply began later. etcd's default compaction interval (kube-apiserver --etcd-compaction-interval,
+ * 5 min): older RVs are gone from etcd as well, and the apiserver's own answer would be 410 too.
+ */
+export const YOUNG_CACHE_MS = 5 * 60_000;
 
 export interface WatchCacheOptions {
   readonly spec: CachedResourceSpec;
@@ -211,6 +247,9 @@ class WatchCacheImpl implements WatchCache {
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
+  /** The RV and time of the first list (startedAfter). */
+  #firstListRv: bigint | undefined;
+  #firstListAt = 0;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
   #closed = false;
@@ -253,10 +292,10 @@ class WatchCacheImpl implements WatchCache {
       },
       updateResourceVersion: (text) => {
         const rv = parseResourceVersionNumber(text);
-        if (rv === undefined || this.#rv === undefined || rv <= this.#rv) return;
-        this.#rv = rv;
-        this.#progressed();
-        this.#notify((listener) => listener.progressed?.(rv));
+        if (rv === undefined || this.#rv === undefined || rv < this.#rv) return;
+        // A bookmark at the cache's own RV still proves the watch alive and the scope unchanged
+        // up to the apiserver's cacher (a freshness proof may have moved the cache there first).
+        this.#advance(rv, this.#clock.now());
       },
       watchConnected: (connected) => {
         this.#watching = connected;
@@ -278,6 +317,15 @@ class WatchCacheImpl implements WatchCache {
 
   lastChangeAt(): number {
     return this.#lastChangeAt;
+  }
+
+  proven(rv: bigint, at: number): void {
+    if (this.#rv === undefined || this.#closed) return;
+    this.#advance(rv, at);
+  }
+
+  startedAfter(rv: bigint): boolean {
+    return this.#firstListRv !== undefined && this.#firstListRv > rv && this.#clock.now() - this.#firstListAt < YOUNG_CACHE_MS;
   }
 
   watching(): boolean {
@@ -402,6 +450,10 @@ class WatchCacheImpl implements WatchCache {
     this.#index?.replace(list);
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
+    if (this.#firstListRv === undefined) {
+      this.#firstListRv = this.#rv;
+      this.#firstListAt = this.#clock.now();
+    }
     this.#synced = true;
     this.#window.reset(this.#rv);
     this.#progressed();
@@ -411,9 +463,24 @@ class WatchCacheImpl implements WatchCache {
     });
   }
 
+  /** The scope is unchanged up to `rv` (a bookmark, a proof), as of `at`. */
+  #advance(rv: bigint, at: number): void {
+    const current = this.#rv;
+    if (current === undefined) return;
+    if (rv > current) this.#rv = rv;
+    if (at > this.#lastProgressAt) this.#lastProgressAt = at;
+    this.#release();
+    if (rv > current) this.#notify((listener) => listener.progressed?.(rv));
+  }
+
   /** The RV may have moved: note the time and release the readers waiting for it. */
   #progressed(): void {
     this.#lastProgressAt = this.#clock.now();
+    this.#release();
+  }
+
+  /** Releases the readers waiting for an RV the cache has reached. */
+  #release(): void {
     const rv = this.#rv;
     if (rv === undefined) return;
     for (const waiter of this.#waiters) if (rv >= waiter.rv) waiter.resolve(rv);

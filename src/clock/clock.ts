@@ -21,6 +21,11 @@ export interface Clock {
 export interface Timer {
   /** Cancels the timer; a no-op once it has fired. */
   cancel(): void;
+  /**
+   * Lets the process exit while only this timer is pending (Node's timeout.unref()), for
+   * housekeeping that must not keep a process alive on its own. Optional: fake clocks have no process.
+   */
+  unref?(): void;
 }
 
 /**
@@ -35,15 +40,21 @@ export const realClock: Clock = {
   setTimeout(fn, ms) {
     const due = performance.now() + Math.max(0, ms);
     let handle: NodeJS.Timeout;
+    let unref = false;
     const arm = (): void => {
       const left = due - performance.now();
       if (left > MAX_TIMER_MS) handle = setTimeout(arm, MAX_TIMER_MS);
       else handle = setTimeout(fn, Math.max(0, left));
+      if (unref) handle.unref();
     };
     arm();
     return {
       cancel: () => {
         clearTimeout(handle);
+      },
+      unref: () => {
+        unref = true;
+        handle.unref();
       },
     };
   },

@@ -112,6 +112,18 @@ export interface CachedReadsOptions {
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
+/**
+ * How long a GET or LIST waits for a cache that is starting (the first read of a type starts
+ * it). A type of a few thousand objects lists in well under a second; past this the read is
+ * passed through (a short request), and the cache serves the reads after it.
+ */
+export const COLD_READ_WAIT_MS = 3_000;
+/**
+ * How long a WATCH waits for a cache that is starting: a watch passed through would stay open at
+ * the apiserver for its whole timeout (5 to 10 min for client-go), beside the cache's own.
+ */
+export const COLD_WATCH_WAIT_MS = 60_000;
+
 /** The request headers content negotiation reads. */
 export interface ReadHeaders {
   readonly accept?: string | undefined;
@@ -160,12 +172,23 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const { source, writes } = options;
   const sharedLists = newSharedLists(options.clock === undefined ? {} : { clock: options.clock });
 
-  /** The delegator of the cache that may answer this collection or object read, or undefined to pass through. */
-  const delegatorFor = (request: ParsedRequest, info: RequestInfo): CacheDelegator | undefined => {
+  /**
+   * The delegator of the cache that may answer this collection or object read, or undefined to
+   * pass through. A cache that is starting is waited for, up to `coldWaitMs`.
+   */
+  const delegatorFor = async (
+    request: ParsedRequest,
+    info: RequestInfo,
+    coldWaitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CacheDelegator | undefined> => {
     if (!isCleanPath(request.url)) return undefined;
     // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
     if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
-    const delegator = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace);
+    const { apiGroup, apiVersion, resource, namespace } = info;
+    const delegator =
+      source.cacheFor(apiGroup, apiVersion, resource, namespace) ??
+      (await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal));
     if (delegator === undefined) return undefined;
     // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word; but for a
     // Namespace itself, whose name request-info reads as the namespace too.
@@ -185,6 +208,43 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     const crds = source.cacheFor('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', '');
     const crd = crds?.cache.get(`${spec.resource}.${spec.group}`);
     return crd === undefined ? undefined : crdPrinterOf(crd, spec.version);
+  };
+
+  /** A WATCH from the cache on `res` (true), or false having written nothing. */
+  const watchFromCache = async (
+    request: ParsedRequest,
+    info: RequestInfo,
+    options: ListOptions,
+    req: IncomingMessage,
+    res: ServerResponse,
+    gone: AbortSignal,
+  ): Promise<boolean> => {
+    // A watch is long-running: it waits for a cold cache to sync rather than open one more watch upstream.
+    const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone);
+    if (delegator === undefined || gone.aborted) return false;
+    // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
+    const negotiated = negotiateRead(firstAccept(req.rawHeaders), !delegator.cache.spec.unstructured);
+    if (negotiated.kind === 'apiserver') return false;
+    let representation: WatchRepresentation | undefined;
+    if (negotiated.kind === 'table') {
+      const { spec } = delegator.cache;
+      const printer = printerOf(spec);
+      const include = parseIncludeObject(request.query().get('includeObject'));
+      if (printer === undefined || include === undefined) return false;
+      representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
+    } else if (negotiated.kind === 'metadata') {
+      // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
+      if (negotiated.list) return false;
+      representation = metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
+    }
+    return serveWatch({
+      delegator,
+      info,
+      options,
+      res,
+      consistentReady: () => delegator.mostRecent(readTarget(delegator.cache, info), 'watch', gone),
+      ...(representation === undefined ? {} : { representation }),
+    });
   };
 
   return {
@@ -229,37 +289,13 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       } catch {
         return false; // the apiserver words the error
       }
-      const delegator = delegatorFor(request, info);
-      if (delegator === undefined) return false;
-      // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
-      const negotiated = negotiateRead(firstAccept(req.rawHeaders), !delegator.cache.spec.unstructured);
-      if (negotiated.kind === 'apiserver') return false;
-      let representation: WatchRepresentation | undefined;
-      if (negotiated.kind === 'table') {
-        const { spec } = delegator.cache;
-        const printer = printerOf(spec);
-        const include = parseIncludeObject(request.query().get('includeObject'));
-        if (printer === undefined || include === undefined) return false;
-        representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
-      } else if (negotiated.kind === 'metadata') {
-        // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
-        if (negotiated.list) return false;
-        representation = metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
-      }
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
       };
       res.on('close', onClose);
       try {
-        return await serveWatch({
-          delegator,
-          info,
-          options,
-          res,
-          consistentReady: () => delegator.mostRecent(readTarget(delegator.cache, info), 'watch', gone.signal),
-          ...(representation === undefined ? {} : { representation }),
-        });
+        return await watchFromCache(request, info, options, req, res, gone.signal);
       } finally {
         res.off('close', onClose);
       }
@@ -278,7 +314,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (options.watch) return undefined;
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
       if (info.verb === 'get' && request.query().has('export')) return undefined;
-      const delegator = delegatorFor(request, info);
+      const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal);
       if (delegator === undefined) return undefined;
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);

@@ -6,7 +6,8 @@
  *   k8s.io/initial-events-end when bookmarks are allowed, then changes. From RV "" the state must
  *   be the most recent (the caller's consistency check); from N the cache must have reached N.
  * - RV=N otherwise: the window's events after N, then changes; an N older than the window is one
- *   ERROR event (410 Expired) on a 200 stream; an N the cache has not reached yet simply waits.
+ *   ERROR event (410 Expired) on a 200 stream, unless the cache is young and N predates its first
+ *   list (then the apiserver answers); an N the cache has not reached yet simply waits.
  * Returns false, before writing anything, when the request must go to the apiserver.
  */
 import type { ServerResponse } from 'node:http';
@@ -77,8 +78,13 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
     if (options.sendInitialEvents !== undefined && !(await ctx.consistentReady())) return false;
   } else if (rv !== '0') {
     if (!/^[1-9][0-9]{0,18}$/.test(rv)) return false;
+    const from = BigInt(rv);
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
-    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(BigInt(rv)))) return false;
+    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(from))) return false;
+    // A watch from before a young cache's first list asks for changes the cache never saw; the
+    // apiserver may still have them (a client that listed there, or on another proxy, before
+    // this cache began), so its answer is the apiserver's, not a 410 of the cache's making.
+    if (options.sendInitialEvents !== true && cache.startedAfter(from) && cache.since(from).kind === 'too-old') return false;
   }
   if (res.destroyed) return true;
   // The cache may have been stopped while this request waited: the apiserver answers then.

@@ -57,9 +57,15 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames: ['resource'] as const,
     registers: [registry],
   });
+  const proofs = new Counter({
+    name: 'kube_cache_proxy_freshness_proofs_total',
+    help: 'Freshness proofs of quiet caches (a zero-object WatchList, then at most a 3 s watch from the cache RV), by resource and result (proven, or why not).',
+    labelNames: ['resource', 'result'] as const,
+    registers: [registry],
+  });
   const staleness = new Histogram({
     name: 'kube_cache_proxy_read_staleness_seconds',
-    help: 'RV-unset reads answered from the cache: seconds since the cache last heard from its upstream watch (an event or bookmark), by resource.',
+    help: 'RV-unset reads answered from the cache: seconds since the cache last proved progress (an event, a bookmark, or a freshness proof as of when it asked), by resource.',
     labelNames: ['resource'] as const,
     // From a watch delivery (milliseconds) to the default bound (75 s: one bookmark period plus margin).
     buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 75, 120],
@@ -156,6 +162,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
         },
         passedThrough: (reason) => {
           passedThrough.inc({ resource, reason });
+        },
+        proof: (result) => {
+          proofs.inc({ resource, result });
         },
         cacher: cacher(resource),
       };

@@ -12,6 +12,7 @@ import { startProxy } from '../../../src/cli/proxy-command.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { proxyCounter } from '../../helpers/caching-proxy.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { apiserverRequests, kube, testCrd } from '../../helpers/kube.ts';
 
@@ -46,16 +47,21 @@ async function untilServedFromCache(resource: string, read: () => Promise<unknow
 }
 
 test(
-  'cache registry: with no --resources, the first LIST is passed through and the next ones come from the cache',
+  'cache registry: with no --resources, the first LIST starts the cache, waits for it and is served by it, as the next ones',
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
     await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'one' } });
     const proxy = await proxyAs(t, 'admin');
     const url = `${proxy.url ?? ''}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`;
-    const before = await apiserverRequests(shared.admin, 'LIST', 'configmaps');
+    const served = { verb: 'list', resource: 'configmaps' };
     assert.equal((await getText(url)).status, 200);
-    assert.ok((await apiserverRequests(shared.admin, 'LIST', 'configmaps')) > before, 'the first LIST is passed through');
+    assert.equal(await proxyCounter(proxy.metrics, 'kube_cache_proxy_requests_total', { ...served, served_from: 'apiserver' }), 0);
+    assert.equal(
+      await proxyCounter(proxy.metrics, 'kube_cache_proxy_requests_total', { ...served, served_from: 'cache' }),
+      1,
+      'the cold cache served its first reader',
+    );
     await untilServedFromCache('configmaps', () => getText(url));
     const direct = await shared.admin.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps?resourceVersion=0` });
     assert.equal(withoutListResourceVersion((await getText(url)).body), withoutListResourceVersion(direct.body.toString()));

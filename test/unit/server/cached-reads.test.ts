@@ -5,7 +5,8 @@ import type { CachedReads, CachedResponse } from '../../../src/server/cached-rea
 import { parseRequest } from '../../../src/server/parsed-request.ts';
 import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import { delegatorFactory } from '../../../src/cache/delegator.ts';
+import { delegatorFactory, noopDelegatorMetrics } from '../../../src/cache/delegator.ts';
+import type { ProofOutcome } from '../../../src/cache/delegator.ts';
 import type { OrderedView } from '../../../src/cache/ordered-map.ts';
 import { newOrderedMap } from '../../../src/cache/ordered-map.ts';
 import { decodeContinue } from '../../../src/server/continue-token.ts';
@@ -61,6 +62,11 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     indexed: () => undefined,
     lastProgressAt: () => cache.progressAt,
     lastChangeAt: () => cache.changeAt,
+    proven: (rv, at) => {
+      if (rv > cache.rv) cache.rv = rv;
+      if (at > cache.progressAt) cache.progressAt = at;
+    },
+    startedAfter: () => false,
     watching: () => cache.open,
     addListener: () => () => undefined,
     bookmarkFrame: () => Buffer.alloc(0),
@@ -75,28 +81,71 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
 
 interface Reads {
   readonly reads: CachedReads;
-  /** Paths of the probes sent. */
-  readonly probes: string[];
+  /** Paths of the consistency probes sent (LISTs with limit=1). */
+  readonly probes: readonly string[];
+  /** Freshness proofs: their outcomes so far, and the next one's. */
+  readonly proofs: { readonly outcomes: readonly ProofOutcome[]; readonly paths: readonly string[]; next(): Promise<ProofOutcome> };
   /** GET `url` from the cache (undefined: passed through). */
   readonly serve: (url: string) => Promise<CachedResponse | undefined>;
   /** A write through the proxy answered `statusCode` with `body` (JSON). */
   readonly wrote: (method: string, url: string, statusCode: number, body: unknown) => void;
 }
 
-function readsOver(cache: WatchCache, probeRv: string, mode: ReadConsistency = 'bounded', maxStalenessMs = 75_000): Reads {
+/** A BOOKMARK watch line at `rv`, the initial-events-end one or not. */
+function bookmarkLine(rv: string, initialEventsEnd: boolean): string {
+  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: rv, ...annotations } } })}\n`;
+}
+
+/**
+ * Reads from `cache` through a delegator whose apiserver is at `probeRv` with no change of the
+ * type since the cache's RV: its probes answer `probeRv`, and a freshness proof's WatchList and
+ * probe watch answer bookmarks at it (`proofs: 'refused'`: the watches are refused, 503).
+ */
+function readsOver(
+  cache: WatchCache,
+  probeRv: string,
+  mode: ReadConsistency = 'bounded',
+  maxStalenessMs = 75_000,
+  proofs: 'quiet' | 'refused' = 'quiet',
+): Reads {
+  const probes: string[] = [];
+  const proofPaths: string[] = [];
   const upstream = newFakeUpstream({
-    respond: () => jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: probeRv }, items: [] }),
+    respond: (request) => {
+      probes.push(request.path);
+      return jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: probeRv }, items: [] });
+    },
+    refuseWatch: (request) => {
+      proofPaths.push(request.path);
+      return proofs === 'refused' ? jsonResponse(503, { kind: 'Status', code: 503, reason: 'ServiceUnavailable' }) : undefined;
+    },
+    onWatch: (stream) => {
+      stream.write(bookmarkLine(probeRv, stream.path.includes('sendInitialEvents=true')));
+    },
   });
+  const outcomes: ProofOutcome[] = [];
+  let waiting: ((outcome: ProofOutcome) => void)[] = [];
   const writes = newReadYourWrites();
   const delegate = delegatorFactory({
     client: upstream.client,
     policy: newConsistencyPolicy({ mode, maxStalenessMs }),
     writes,
     freshnessWaitMs: 0,
+    metrics: () => ({
+      ...noopDelegatorMetrics,
+      proof: (outcome) => {
+        outcomes.push(outcome);
+        const resolve = waiting;
+        waiting = [];
+        for (const r of resolve) r(outcome);
+      },
+    }),
   });
   const delegator = delegate(cache);
   const source = {
     cacheFor: () => delegator,
+    cacheWhenSynced: () => Promise.resolve(delegator),
     start: () => undefined,
     synced: () => true,
     checks: () => [],
@@ -105,7 +154,15 @@ function readsOver(cache: WatchCache, probeRv: string, mode: ReadConsistency = '
   const reads = newCachedReads({ source, writes });
   return {
     reads,
-    probes: upstream.paths,
+    probes,
+    proofs: {
+      outcomes,
+      paths: proofPaths,
+      next: () =>
+        new Promise((resolve) => {
+          waiting.push(resolve);
+        }),
+    },
     serve: (url) => reads.tryServe(parseRequest('GET', url), {}),
     wrote: (method, url, statusCode, body) => {
       reads.observeWrite(parseRequest(method, url), {
@@ -395,23 +452,45 @@ test('cached reads, strong: concurrent RV-unset LISTs share probes', async () =>
 
 test('cached reads, bounded: served without a probe while the watch is open and recently heard from', async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { serve, probes } = readsOver(cache, '100', 'bounded', 1000);
+  const { serve, probes, proofs } = readsOver(cache, '100', 'bounded', 1000);
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
   cache.open = false;
   assert.equal(await serve('/api/v1/configmaps'), undefined, 'the watch is down: passed through');
   assert.equal((await serve('/api/v1/configmaps?resourceVersion=0'))?.statusCode, 200, 'RV=0 reads any state, as from the apiserver');
   cache.open = true;
-  cache.progressAt = performance.now() - 2000;
-  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'silent for longer than the bound: passed through');
-  cache.progressAt = performance.now();
-  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'heard from again');
   assert.deepEqual(probes, []);
+  assert.deepEqual(proofs.outcomes, [], 'heard from within the bound: no proof');
+});
+
+test('cached reads, bounded: a read past the bound waits for one proof; fifty such reads share it', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, probes, proofs } = readsOver(cache, '100', 'bounded', 1000);
+  cache.progressAt = performance.now() - 2000;
+  const answers = await Promise.all(Array.from({ length: 50 }, () => serve('/api/v1/namespaces/a/configmaps/x')));
+  assert.ok(
+    answers.every((a) => a?.statusCode === 200),
+    'the proof showed the type unchanged: all served',
+  );
+  assert.deepEqual(proofs.outcomes, ['proven'], 'one proof for fifty reads');
+  assert.equal(proofs.paths.length, 1, 'the cache was at the apiserver RV: the WatchList alone proved it');
+  assert.ok(performance.now() - cache.progressAt < 1000, 'fresh as of the proof');
+  assert.deepEqual(probes, []);
+});
+
+test('cached reads, bounded: a read past the bound whose proof fails is passed through, and the next reads do not wait until the retry', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, proofs } = readsOver(cache, '100', 'bounded', 1000, 'refused');
+  cache.progressAt = performance.now() - 2000;
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'not proven: passed through');
+  assert.deepEqual(proofs.outcomes, ['read-failed']);
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined);
+  assert.deepEqual(proofs.outcomes, ['read-failed'], 'right after a failed proof: no second one');
 });
 
 test("cached reads, bounded: reads wait for the proxy's own writes, whatever the answer's form", async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { serve, wrote, probes } = readsOver(cache, '100');
+  const { serve, wrote, probes, proofs } = readsOver(cache, '100');
   wrote('POST', '/api/v1/namespaces/a/configmaps', 201, {
     kind: 'ConfigMap',
     apiVersion: 'v1',
@@ -421,18 +500,27 @@ test("cached reads, bounded: reads wait for the proxy's own writes, whatever the
   cache.rv = 105n;
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
   assert.deepEqual(probes, [], 'the answer named the RV: no probe');
-  // A delete answered with a Status names no RV: the next reads of that object probe.
+  // A delete answered with a Status names no RV: the object is doubted until the cache shows it caught up.
   wrote('DELETE', '/api/v1/namespaces/a/configmaps/x', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
-  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'another object: no probe');
-  assert.deepEqual(probes, []);
-  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'the probe finds the cache fresh');
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'another object: not doubted');
+  const proof = proofs.next();
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'a quiet type: passed through at once');
+  assert.deepEqual(probes, [], 'without a probe, which could only add a request');
+  assert.equal(await proof, 'proven', 'a proof settles the doubt meanwhile');
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'settled: from the cache again');
+  // With changes of the type in flight, the doubted read probes and waits briefly instead.
+  wrote('DELETE', '/api/v1/namespaces/a/configmaps/y', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
+  cache.changeAt = performance.now();
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'the probe finds the cache fresh');
   assert.equal(probes.length, 1);
-  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200);
   assert.equal(probes.length, 1, 'settled: no second probe');
 });
 
 test('cached reads, bounded: after a conflict, reads of the object wait for the cache to catch up or pass through', async () => {
   const cache = fakeCache(FIVE, 100n);
+  // Changes of the type in flight: doubted reads probe and wait (a quiet type's pass at once, above).
+  cache.changeAt = performance.now();
   const { serve, wrote, probes } = readsOver(cache, '110');
   wrote('PUT', '/api/v1/namespaces/a/configmaps/x', 409, {
     kind: 'Status',

@@ -1,0 +1,227 @@
+/**
+ * The freshness proof of one watch cache: shows, on demand, that the cache holds the apiserver's
+ * current state of its scope, without waiting for the upstream watch to say so.
+ *
+ * Why it is needed: the apiserver sends a watcher a bookmark only when its own cacher has moved
+ * past the watcher (cache_watcher.go process: "only send events newer than resourceVersion"), and
+ * the cacher of a quiet type moves only when someone makes a consistent read. A quiet type's
+ * watch can stay silent for good, and a cache that counts silence as staleness would send every
+ * read upstream once its bound passed.
+ *
+ * The proof, two short requests (the caller runs one proof per cache at a time):
+ * 1. A consistent read of the scope that returns no object: an RV-unset WatchList whose label
+ *    selector matches nothing. The apiserver reads etcd's current revision R, waits until its
+ *    cacher has reached R, and answers at once with the initial-events-end bookmark at R or
+ *    later. If the cache is at R already, it is proven current as of the moment the proof asked.
+ *    (An apiserver without WatchList answers the same question with a consistent LIST, limit=1.)
+ * 2. Otherwise R is usually the cluster's RV, moved by other types' writes, and the cache at C < R
+ *    cannot tell "nothing of my scope changed in (C, R]" from "those changes are still on their
+ *    way down my watch". A watch of the scope from C with timeoutSeconds=3 answers it: the
+ *    apiserver replays the scope's changes after C, then, 2 s before its deadline, a bookmark at
+ *    its cacher's RV B >= R (cache_watcher.go nextBookmarkTime), ordered after every change up to
+ *    B on that stream. No change before the bookmark: the cache's state is the state at B.
+ *    Changes: they are also on their way down the cache's own watch; the proof holds once the
+ *    cache has applied them up to B, and fails if it does not within PROOF_CATCH_UP_MS (a watch
+ *    that delivers nothing while its scope changes is not fresh, whatever the proof saw).
+ *
+ * The race with the cache's own watch is closed by the second step: the proof never moves the
+ * cache past a change it has not applied, because it moves it only over an interval the apiserver
+ * showed to be empty, or only once the cache itself reached B.
+ */
+import type { Clock } from '../clock/clock.ts';
+import type { ListerWatcher, Watch, WatchEvent } from '../informer/lister-watcher.ts';
+import { collectionPath, newListerWatcher } from '../informer/lister-watcher.ts';
+import { parseResourceVersionNumber } from '../informer/object.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { ApiStatusError } from '../upstream/api-error.ts';
+import { consistentListResourceVersion } from './consistency-probe.ts';
+import type { WatchCache } from './watch-cache.ts';
+
+/** A label selector no object matches (a label both present and absent): the WatchList's state is empty. */
+export const MATCH_NOTHING = 'kube-cache-proxy.io/freshness-proof,!kube-cache-proxy.io/freshness-proof';
+/**
+ * The probe watch's timeoutSeconds: the apiserver's pre-timeout bookmark comes 2 s before the
+ * deadline, so 1 s after the watch opens (its bookmark timer ticks every 1 s ± 25 %). With 2 the
+ * pre-timeout point is the watch's start, and no bookmark is sent at all.
+ */
+export const PROBE_WATCH_TIMEOUT_SECONDS = 3;
+/** How long a proof may take in all before it counts as failed (a silent link, an apiserver that does not answer). */
+export const PROOF_TIMEOUT_MS = 10_000;
+/** How long the cache's own watch gets to deliver the changes the probe watch showed. */
+export const PROOF_CATCH_UP_MS = 3_000;
+
+export type ProofResult =
+  /** The cache holds the apiserver's state at `resourceVersion` (>= the consistent read's), as of `askedAt`. */
+  | { readonly kind: 'proven'; readonly resourceVersion: bigint; readonly consistentResourceVersion: bigint; readonly askedAt: number }
+  /** Not proven: why (a metric label), and the consistent read's RV when it was had. */
+  | { readonly kind: 'failed'; readonly reason: ProofFailure; readonly consistentResourceVersion?: bigint };
+
+export type ProofFailure = 'not-watching' | 'read-failed' | 'probe-failed' | 'timeout' | 'behind';
+
+export interface FreshnessProof {
+  /** Runs one proof. The cache's RV and progress time move when it succeeds (WatchCache.proven). */
+  run(): Promise<ProofResult>;
+}
+
+export interface FreshnessProofOptions {
+  readonly client: UpstreamClient;
+  readonly cache: WatchCache;
+  readonly clock: Clock;
+}
+
+export function newFreshnessProof(options: FreshnessProofOptions): FreshnessProof {
+  return new Proof(options);
+}
+
+class Proof implements FreshnessProof {
+  readonly #cache: WatchCache;
+  readonly #clock: Clock;
+  /** The scope, as a ListerWatcher whose label selector matches nothing (step 1). */
+  readonly #nothing: ListerWatcher;
+  /** The scope itself (step 2). */
+  readonly #scope: ListerWatcher;
+  readonly #client: UpstreamClient;
+  readonly #path: string;
+  /** The upstream refused a WatchList: step 1 is a consistent LIST with limit=1 from then on. */
+  #noWatchList = false;
+
+  constructor(options: FreshnessProofOptions) {
+    const { cache } = options;
+    this.#cache = cache;
+    this.#clock = options.clock;
+    this.#client = options.client;
+    const scope = { group: cache.spec.group, version: cache.spec.version, resource: cache.spec.resource, namespace: cache.namespace };
+    this.#nothing = newListerWatcher(options.client, { ...scope, labelSelector: MATCH_NOTHING });
+    this.#scope = newListerWatcher(options.client, scope);
+    this.#path = collectionPath(scope);
+  }
+
+  async run(): Promise<ProofResult> {
+    const abort = new AbortController();
+    const timer = this.#clock.setTimeout(() => {
+      abort.abort();
+    }, PROOF_TIMEOUT_MS);
+    try {
+      return await this.#run(abort.signal);
+    } finally {
+      timer.cancel();
+      abort.abort();
+    }
+  }
+
+  async #run(signal: AbortSignal): Promise<ProofResult> {
+    const cache = this.#cache;
+    if (!cache.watching()) return { kind: 'failed', reason: 'not-watching' };
+    const askedAt = this.#clock.now();
+    let consistent: bigint;
+    try {
+      consistent = await this.#consistentResourceVersion(signal);
+    } catch {
+      return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
+    }
+    const at = cache.resourceVersion();
+    if (at === undefined || !cache.watching()) return { kind: 'failed', reason: 'not-watching', consistentResourceVersion: consistent };
+    if (at >= consistent) {
+      cache.proven(at, askedAt);
+      return { kind: 'proven', resourceVersion: at, consistentResourceVersion: consistent, askedAt };
+    }
+    let probe: { readonly bookmark: bigint; readonly changed: boolean } | undefined;
+    try {
+      probe = await this.#probeFrom(at, signal);
+    } catch {
+      probe = undefined;
+    }
+    if (probe === undefined || probe.bookmark < consistent) {
+      return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'probe-failed', consistentResourceVersion: consistent };
+    }
+    if (!probe.changed) {
+      cache.proven(probe.bookmark, askedAt);
+      return { kind: 'proven', resourceVersion: probe.bookmark, consistentResourceVersion: consistent, askedAt };
+    }
+    // The changes the probe saw are on their way down the cache's own watch.
+    const reached = await cache.waitUntilFresh(probe.bookmark, PROOF_CATCH_UP_MS, signal);
+    if (reached === undefined)
+      return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'behind', consistentResourceVersion: consistent };
+    cache.proven(reached, askedAt);
+    return { kind: 'proven', resourceVersion: reached, consistentResourceVersion: consistent, askedAt };
+  }
+
+  /** Step 1: the apiserver's current RV, read consistently, for the cost of no object. */
+  async #consistentResourceVersion(signal: AbortSignal): Promise<bigint> {
+    if (!this.#noWatchList) {
+      let watch: Watch;
+      try {
+        watch = await this.#nothing.watch(
+          {
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+            timeoutSeconds: Math.ceil(PROOF_TIMEOUT_MS / 1000),
+          },
+          signal,
+        );
+      } catch (error) {
+        // 400/403/422 and the like: this upstream does not take WatchLists (or this one).
+        if (error instanceof ApiStatusError && error.code >= 400 && error.code < 500 && error.code !== 429) {
+          this.#noWatchList = true;
+          return this.#consistentList(signal);
+        }
+        throw error;
+      }
+      const stop = stopOnAbort(watch, signal);
+      try {
+        for (;;) {
+          const event = await watch.next();
+          if (event === undefined) throw new Error('the WatchList ended before its initial-events-end bookmark');
+          if (event.type === 'BOOKMARK' && event.initialEventsEnd) return requireRv(event.resourceVersion);
+          if (event.type === 'ERROR') throw new ApiStatusError(event.status.code ?? 500, event.status);
+        }
+      } finally {
+        stop();
+      }
+    }
+    return this.#consistentList(signal);
+  }
+
+  #consistentList(signal: AbortSignal): Promise<bigint> {
+    return consistentListResourceVersion(this.#client, this.#path, signal);
+  }
+
+  /** Step 2: the scope's changes after `from`, up to the apiserver's pre-timeout bookmark. */
+  async #probeFrom(from: bigint, signal: AbortSignal): Promise<{ readonly bookmark: bigint; readonly changed: boolean } | undefined> {
+    const watch = await this.#scope.watch(
+      { resourceVersion: String(from), allowWatchBookmarks: true, timeoutSeconds: PROBE_WATCH_TIMEOUT_SECONDS },
+      signal,
+    );
+    let changed = false;
+    const stop = stopOnAbort(watch, signal);
+    try {
+      for (;;) {
+        const event: WatchEvent | undefined = await watch.next();
+        if (event === undefined) return undefined; // ended without a bookmark: the apiserver's cacher did not move past `from`
+        if (event.type === 'BOOKMARK') return { bookmark: requireRv(event.resourceVersion), changed };
+        if (event.type === 'ERROR') return undefined; // 410: `from` is older than the apiserver's window
+        changed = true;
+      }
+    } finally {
+      stop();
+    }
+  }
+}
+
+/** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */
+function stopOnAbort(watch: Watch, signal: AbortSignal): () => void {
+  const stop = (): void => {
+    signal.removeEventListener('abort', stop);
+    watch.stop();
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  return stop;
+}
+
+function requireRv(text: string): bigint {
+  const rv = parseResourceVersionNumber(text);
+  if (rv === undefined) throw new Error(`not a resourceVersion: ${JSON.stringify(text)}`);
+  return rv;
+}

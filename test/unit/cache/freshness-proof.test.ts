@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MATCH_NOTHING, PROOF_CATCH_UP_MS, PROOF_TIMEOUT_MS, newFreshnessProof } from '../../../src/cache/freshness-proof.ts';
+import type { FreshnessProof } from '../../../src/cache/freshness-proof.ts';
+import { newWatchCache } from '../../../src/cache/watch-cache.ts';
+import type { WatchCache } from '../../../src/cache/watch-cache.ts';
+import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import type { KubeObject } from '../../../src/informer/object.ts';
+import { decodeObject } from '../../../src/informer/object.ts';
+import type { ReflectorStore } from '../../../src/informer/store.ts';
+import type { UpstreamResponse } from '../../../src/upstream/client.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
+import type { FakeWatchStream } from '../../helpers/fake-upstream-client.ts';
+import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+
+function cm(name: string, rv: number): KubeObject {
+  return decodeObject(
+    Buffer.from(JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: String(rv) } })),
+  );
+}
+
+function bookmark(rv: number, initialEventsEnd = false): string {
+  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), ...annotations } } })}\n`;
+}
+
+function event(type: string, obj: KubeObject): string {
+  return `{"type":"${type}","object":${Buffer.from(`{${obj.typeMeta}${obj.rest}`, 'latin1').toString()}}\n`;
+}
+
+interface Rig {
+  readonly cache: WatchCache;
+  readonly store: ReflectorStore;
+  readonly clock: FakeClock;
+  readonly proof: FreshnessProof;
+  /** Every request's path, in order. */
+  readonly paths: string[];
+  /** The next watch the proof opens. */
+  readonly nextWatch: () => Promise<FakeWatchStream>;
+}
+
+/** A synced, watching cache of configmaps at `rv`, and a proof over a fake apiserver. */
+function rig(rv: number, options: { refuseWatch?: (path: string) => UpstreamResponse | undefined; listRv?: number } = {}): Rig {
+  const clock = new FakeClock();
+  const cache = newWatchCache({ spec: CONFIGMAPS, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  cache.store.replace([cm('x', 1)], String(rv));
+  cache.store.watchConnected?.(true);
+  const waiting: ((stream: FakeWatchStream) => void)[] = [];
+  const opened: FakeWatchStream[] = [];
+  const upstream = newFakeUpstream({
+    respond: () =>
+      jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: String(options.listRv ?? 0) }, items: [] }),
+    refuseWatch: (request) => options.refuseWatch?.(request.path),
+    onWatch: (stream) => {
+      const next = waiting.shift();
+      if (next === undefined) opened.push(stream);
+      else next(stream);
+    },
+  });
+  const proof = newFreshnessProof({ client: upstream.client, cache, clock });
+  return {
+    cache,
+    store: cache.store,
+    clock,
+    proof,
+    paths: upstream.paths,
+    nextWatch: () => {
+      const ready = opened.shift();
+      if (ready !== undefined) return Promise.resolve(ready);
+      return new Promise((resolve) => {
+        waiting.push(resolve);
+      });
+    },
+  };
+}
+
+const query = (path: string): URLSearchParams => new URLSearchParams(path.slice(path.indexOf('?') + 1));
+
+test('freshness proof: a cache at the consistent RV is proven by the zero-object WatchList alone', async () => {
+  const { cache, clock, proof, paths, nextWatch } = rig(50);
+  const askedAt = clock.now();
+  clock.step(10_000);
+  const result = proof.run();
+  (await nextWatch()).write(bookmark(50, true));
+  assert.deepEqual(await result, { kind: 'proven', resourceVersion: 50n, consistentResourceVersion: 50n, askedAt: askedAt + 10_000 });
+  assert.equal(paths.length, 1, 'one request');
+  const q = query(paths[0] ?? '');
+  assert.equal(q.get('labelSelector'), MATCH_NOTHING);
+  assert.equal(q.get('sendInitialEvents'), 'true');
+  assert.equal(q.get('resourceVersionMatch'), 'NotOlderThan');
+  assert.equal(q.get('resourceVersion'), null, 'RV unset: a consistent read');
+  assert.equal(cache.lastProgressAt(), askedAt + 10_000, 'fresh as of when it asked');
+});
+
+test('freshness proof: a quiet type behind the cluster RV is proven by a watch from its RV that shows no change before the bookmark', async () => {
+  const { cache, clock, proof, paths, nextWatch } = rig(50);
+  const progressed: bigint[] = [];
+  cache.addListener({ event: () => undefined, replaced: () => undefined, progressed: (rv) => progressed.push(rv) });
+  clock.step(10_000);
+  const askedAt = clock.now();
+  const result = proof.run();
+  (await nextWatch()).write(bookmark(90, true));
+  const probe = await nextWatch();
+  const q = query(probe.path);
+  assert.equal(q.get('resourceVersion'), '50', "from the cache's RV");
+  assert.equal(q.get('timeoutSeconds'), '3', 'its pre-timeout bookmark comes a second later');
+  assert.equal(q.get('allowWatchBookmarks'), 'true');
+  assert.equal(q.get('labelSelector'), null, "the scope's own changes, all of them");
+  probe.write(bookmark(93));
+  assert.deepEqual(await result, { kind: 'proven', resourceVersion: 93n, consistentResourceVersion: 90n, askedAt });
+  assert.equal(cache.resourceVersion(), 93n, 'the cache moved to the bookmark');
+  assert.deepEqual(progressed, [93n], "its watchers' bookmarks follow");
+  assert.equal(cache.lastProgressAt(), askedAt);
+  assert.equal(paths.length, 2);
+});
+
+test("freshness proof: changes on the probe watch prove nothing until the cache's own watch delivers them", async () => {
+  const { cache, store, clock, proof, nextWatch } = rig(50);
+  const result = proof.run();
+  (await nextWatch()).write(bookmark(90, true));
+  const probe = await nextWatch();
+  probe.write(event('ADDED', cm('y', 60)));
+  probe.write(bookmark(90));
+  // The cache's own watch brings the change a little later.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(cache.resourceVersion(), 50n, 'not moved over a change it has not applied');
+  store.add(cm('y', 60));
+  store.updateResourceVersion?.('90');
+  const proven = await result;
+  assert.equal(proven.kind, 'proven');
+  assert.equal(cache.resourceVersion(), 90n);
+
+  // A watch that does not deliver what the probe saw is not fresh.
+  const second = proof.run();
+  (await nextWatch()).write(bookmark(120, true));
+  const probe2 = await nextWatch();
+  probe2.write(event('MODIFIED', cm('y', 110)));
+  probe2.write(bookmark(120));
+  await new Promise((resolve) => setImmediate(resolve));
+  clock.step(PROOF_CATCH_UP_MS);
+  assert.deepEqual(await second, { kind: 'failed', reason: 'behind', consistentResourceVersion: 120n });
+  assert.equal(cache.resourceVersion(), 90n);
+});
+
+test('freshness proof: 410 on the probe watch, or no bookmark before its end, fails', async () => {
+  const { cache, proof, nextWatch } = rig(50);
+  const expired = proof.run();
+  (await nextWatch()).write(bookmark(90, true));
+  (await nextWatch()).write(
+    `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 } })}\n`,
+  );
+  assert.deepEqual(await expired, { kind: 'failed', reason: 'probe-failed', consistentResourceVersion: 90n });
+  const silent = proof.run();
+  (await nextWatch()).write(bookmark(90, true));
+  (await nextWatch()).end();
+  assert.deepEqual(await silent, { kind: 'failed', reason: 'probe-failed', consistentResourceVersion: 90n });
+  assert.equal(cache.resourceVersion(), 50n);
+});
+
+test('freshness proof: an upstream that refuses WatchLists is asked with a consistent LIST (limit=1) from then on', async () => {
+  const refused = jsonResponse(422, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422 });
+  const { proof, paths } = rig(50, { refuseWatch: (path) => (path.includes('sendInitialEvents') ? refused : undefined), listRv: 40 });
+  assert.equal((await proof.run()).kind, 'proven');
+  assert.equal((await proof.run()).kind, 'proven');
+  assert.deepEqual(
+    paths.map((p) => p.replace(/\?.*/, '')),
+    ['/api/v1/configmaps', '/api/v1/configmaps', '/api/v1/configmaps'],
+  );
+  assert.ok(paths[1]?.endsWith('?limit=1') === true && paths[2]?.endsWith('?limit=1') === true, 'the WatchList was tried once');
+});
+
+test('freshness proof: an apiserver that does not answer fails it after PROOF_TIMEOUT_MS; a cache not watching is not proven', async () => {
+  const { cache, clock, proof, nextWatch } = rig(50);
+  const result = proof.run();
+  const watch = await nextWatch();
+  clock.step(PROOF_TIMEOUT_MS);
+  assert.deepEqual(await result, { kind: 'failed', reason: 'timeout' });
+  assert.ok(watch.aborted(), 'its request is cancelled');
+  cache.store.watchConnected?.(false);
+  assert.deepEqual(await proof.run(), { kind: 'failed', reason: 'not-watching' });
+});

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CachedReads, CachedResponse } from './cached-reads.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from './client-errors.ts';
-import { passThrough } from './pass-through.ts';
+import { asksImpersonation, passThrough } from './pass-through.ts';
 import type { ResponseObserver } from './pass-through.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from './parsed-request.ts';
@@ -267,6 +267,12 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     if (WRITE_METHODS.has(request.method)) {
       countServed(request, 'apiserver');
       return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined, as);
+    }
+    // The cache answers as the proxy's identity (sidecar mode): a read that asks to act as someone
+    // else is the apiserver's to grant or refuse. (Shared mode's gate has sent these upstream.)
+    if (asksImpersonation(req.headers)) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, undefined, as);
     }
     const gone = new AbortController();
     const onClose = (): void => {

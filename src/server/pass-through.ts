@@ -30,16 +30,25 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
+/** The request asks to act as someone else (Impersonate-User, -Group, -Uid, -Extra-*: the apiserver's impersonation filter). */
+export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
+  for (const name in headers) if (name.startsWith('impersonate-')) return true;
+  return false;
+}
+
 /**
  * The client's headers as they go upstream: no hop-by-hop fields and no client credentials (the
- * upstream client sets the identity's). As the proxy (sidecar mode), impersonation headers are
- * dropped too: they would let a local client act as someone else with the proxy's rights. With
- * the client's own token, or none (shared mode), they go as sent: the apiserver authorizes the client's
- * impersonation as it would without the proxy.
+ * upstream client sets the identity's), unless the request goes as the client (its own token, or
+ * none: shared mode). Impersonate-* go upstream in sidecar mode, as kubectl proxy passes them: the
+ * apiserver grants or refuses the impersonation to the proxy's identity, which every client of the
+ * sidecar already acts as, so a client can only act as someone that identity may be. When the
+ * proxy impersonates a certificate's user, the upstream client sets Impersonate-* itself and the
+ * client's own are dropped.
  */
 export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: ForwardIdentity): Record<string, string | string[]> {
   if (as?.kind === 'bearer' || as?.kind === 'anonymous') return forwardable(headers, (name) => name === 'authorization');
-  return forwardable(headers, (name) => name === 'authorization' || name.startsWith('impersonate-'));
+  const impersonated = as?.kind === 'impersonate';
+  return forwardable(headers, (name) => name === 'authorization' || (impersonated && name.startsWith('impersonate-')));
 }
 
 /** The apiserver's response headers as they go to the client. */

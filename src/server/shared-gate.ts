@@ -14,6 +14,7 @@ import type { SharedAccess } from '../auth/shared-access.ts';
 import { unauthorized } from '../auth/forbidden.ts';
 import type { ForwardIdentity } from '../upstream/client.ts';
 import type { ParsedRequest } from './parsed-request.ts';
+import { asksImpersonation } from './pass-through.ts';
 import { StatusError, serviceUnavailable } from './status.ts';
 
 /** What the gate let through, or that it answered. */
@@ -38,10 +39,6 @@ export function cacheable(request: ParsedRequest): boolean {
   return (
     request.method === 'GET' && info !== undefined && info.isResourceRequest && info.subresource === '' && CACHEABLE_VERBS.has(info.verb)
   );
-}
-
-function hasImpersonation(req: IncomingMessage): boolean {
-  return Object.keys(req.headers).some((name) => name.startsWith('impersonate-'));
 }
 
 /** The answer for a client known by its certificate that asks to impersonate someone. */
@@ -76,7 +73,7 @@ export async function admit(access: SharedAccess, req: IncomingMessage, request:
   const who = await access.identify(req);
   if (who.kind !== 'user') return who.kind === 'refused' ? who : { kind: 'forward', as: who.as };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
-  if (hasImpersonation(req))
+  if (asksImpersonation(req.headers))
     return who.as.kind === 'impersonate' ? { kind: 'refused', error: impersonationRefused() } : { kind: 'forward', as: who.as };
   if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as };
   const decision = await access.authorizeRead(who.user, request);

@@ -335,6 +335,57 @@ test('shared mode: the differences from the apiserver that README.md lists are a
   assert.match(impersonating.body, /impersonation through kube-cache-proxy needs a bearer token/);
 });
 
+test(
+  "shared mode: a token client's Impersonate-* go upstream with its token, never to the cache: the apiserver grants or refuses them as for the client",
+  { timeout: 60_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    await kube(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' } });
+    await grantInNamespace(admin, ns, 'reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }], {
+      kind: 'User',
+      name: 'alice',
+    });
+    const proxy = await startSharedProxy(t, cp, ['--resources', 'configmaps']);
+    const alice = clientFor(t, proxy.ca, { kind: 'token', token: cp.users.alice.token });
+    await eventually(
+      'the grant to be in force',
+      async () => (await get(cp.server, alice, `/api/v1/namespaces/${ns}/configmaps`)).status === 200,
+    );
+    const at = (base: string, who: 'admin' | 'alice', path: string, headers: Record<string, string>): Promise<Answer> => {
+      const client = clientFor(t, proxy.ca, { kind: 'token', token: cp.users[who].token });
+      return get(base, { ...client, headers: { ...client.headers, ...headers } }, path);
+    };
+    const metricsOf = async (): Promise<string> => (await at(proxy.url, 'admin', '/metrics', {})).body;
+    const before = metricSum(await metricsOf(), 'kube_cache_proxy_requests_total', { served_from: 'cache' });
+    const cells = [
+      // The admin may impersonate: as alice the read is alice's (allowed), as bob it is bob's 403.
+      { who: 'admin', as: 'alice', path: `/api/v1/namespaces/${ns}/configmaps/cm`, status: 200 },
+      { who: 'admin', as: 'bob', path: `/api/v1/namespaces/${ns}/configmaps`, status: 403 },
+      // alice may not impersonate: the apiserver's 403 names her, though she may read the object.
+      { who: 'alice', as: 'bob', path: `/api/v1/namespaces/${ns}/configmaps/cm`, status: 403 },
+    ] as const;
+    for (const cell of cells) {
+      const headers = { 'impersonate-user': cell.as };
+      const [viaProxy, direct] = await Promise.all([
+        at(proxy.url, cell.who, cell.path, headers),
+        at(cp.server, cell.who, cell.path, headers),
+      ]);
+      assert.equal(viaProxy.status, cell.status, `${cell.who} as ${cell.as}: ${viaProxy.body}`);
+      assert.deepEqual([viaProxy.status, comparable(cell.path, viaProxy)], [direct.status, comparable(cell.path, direct)]);
+    }
+    assert.match(
+      (await at(proxy.url, 'alice', `/api/v1/namespaces/${ns}/configmaps/cm`, { 'impersonate-user': 'bob' })).body,
+      /User \\"alice\\" cannot impersonate/,
+    );
+    assert.equal(
+      metricSum(await metricsOf(), 'kube_cache_proxy_requests_total', { served_from: 'cache' }),
+      before,
+      'no read with Impersonate-* was answered from the cache',
+    );
+  },
+);
+
 /** An HTTP/1.1 Upgrade request over TLS, as kubectl exec's WebSocket executor sends it; the answer's status line and body. */
 function upgradeRequest(base: string, ca: string, token: string, path: string): Promise<{ status: string; body: string }> {
   const url = new URL(base);

@@ -217,30 +217,35 @@ test('upgrade: what the apiserver sends before it closes reaches the client in f
   await closed(session.socket);
 });
 
-test("upgrade: the proxy's credentials replace the client's; Impersonate-* is dropped; Upgrade is kept", { timeout: 10_000 }, async (t) => {
-  const api = await startFakeApiserver(t);
-  const proxy = await startProxy(t, api.url);
-  const session = upgraded(
-    await upgrade(proxy.port, '/api/v1/namespaces/x/pods/y/exec?command=true', {
-      authorization: 'Bearer client-token',
-      'impersonate-user': 'system:admin',
-      'impersonate-group': 'system:masters',
-      upgrade: 'websocket',
-      'sec-websocket-protocol': 'v5.channel.k8s.io',
-      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-      'sec-websocket-version': '13',
-    }),
-  );
-  session.socket.destroy();
-  const seen = api.requests[0]?.headers ?? {};
-  assert.equal(seen.authorization, PROXY_TOKEN);
-  assert.equal(seen['impersonate-user'], undefined);
-  assert.equal(seen['impersonate-group'], undefined);
-  assert.equal(seen.upgrade, 'websocket');
-  assert.equal(seen.connection?.toLowerCase(), 'upgrade');
-  assert.equal(seen['sec-websocket-protocol'], 'v5.channel.k8s.io');
-  assert.equal(seen['sec-websocket-key'], 'dGhlIHNhbXBsZSBub25jZQ==');
-});
+test(
+  "upgrade: the proxy's credentials replace the client's; Impersonate-* go on for the apiserver to judge; Upgrade is kept",
+  { timeout: 10_000 },
+  async (t) => {
+    const api = await startFakeApiserver(t);
+    const proxy = await startProxy(t, api.url);
+    const session = upgraded(
+      await upgrade(proxy.port, '/api/v1/namespaces/x/pods/y/exec?command=true', {
+        authorization: 'Bearer client-token',
+        'impersonate-user': 'system:admin',
+        'impersonate-group': 'system:masters',
+        upgrade: 'websocket',
+        'sec-websocket-protocol': 'v5.channel.k8s.io',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-version': '13',
+      }),
+    );
+    session.socket.destroy();
+    const seen = api.requests[0]?.headers ?? {};
+    assert.equal(seen.authorization, PROXY_TOKEN);
+    // The apiserver grants or refuses the impersonation to the proxy's identity (sidecar mode).
+    assert.equal(seen['impersonate-user'], 'system:admin');
+    assert.equal(seen['impersonate-group'], 'system:masters');
+    assert.equal(seen.upgrade, 'websocket');
+    assert.equal(seen.connection?.toLowerCase(), 'upgrade');
+    assert.equal(seen['sec-websocket-protocol'], 'v5.channel.k8s.io');
+    assert.equal(seen['sec-websocket-key'], 'dGhlIHNhbXBsZSBub25jZQ==');
+  },
+);
 
 test(
   "upgrade: the apiserver's refusal arrives with its status and body, with or without a Content-Length",

@@ -30,6 +30,13 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
+/**
+ * The prefix of a bearer token offered as a WebSocket subprotocol, the form browsers can send
+ * (`base64url.bearer.authorization.k8s.io.<base64url(token)>`: authentication/request/websocket/
+ * protocol.go, which takes every offered protocol with this prefix, case-sensitively, as a token).
+ */
+const BEARER_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
+
 /** The request asks to act as someone else (Impersonate-User, -Group, -Uid, -Extra-*: the apiserver's impersonation filter). */
 export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
   for (const name in headers) if (name.startsWith('impersonate-')) return true;
@@ -37,18 +44,36 @@ export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
 }
 
 /**
- * The client's headers as they go upstream: no hop-by-hop fields and no client credentials (the
- * upstream client sets the identity's), unless the request goes as the client (its own token, or
- * none: shared mode). Impersonate-* go upstream in sidecar mode, as kubectl proxy passes them: the
- * apiserver grants or refuses the impersonation to the proxy's identity, which every client of the
- * sidecar already acts as, so a client can only act as someone that identity may be. When the
- * proxy impersonates a certificate's user, the upstream client sets Impersonate-* itself and the
- * client's own are dropped.
+ * The client's headers as they go upstream: no hop-by-hop fields, and the client's credentials
+ * only when the request goes as the client (its own token, or none: shared mode).
+ *
+ * As the proxy (sidecar mode, or shared mode impersonating a client known by its certificate), no
+ * client credential leaves: Authorization (any scheme; the upstream client sets the proxy's),
+ * cookies, and a bearer token offered as a WebSocket subprotocol (the client's other protocols
+ * are kept, as the apiserver keeps them once it has read the token). Impersonate-* go upstream in
+ * sidecar mode, as kubectl proxy passes them: the apiserver grants or refuses the impersonation to
+ * the proxy's identity, which every client of the sidecar already acts as, so a client can only
+ * act as someone that identity may be. When the proxy impersonates a certificate's user, the
+ * upstream client sets Impersonate-* itself and the client's own are dropped.
  */
 export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: ForwardIdentity): Record<string, string | string[]> {
   if (as?.kind === 'bearer' || as?.kind === 'anonymous') return forwardable(headers, (name) => name === 'authorization');
   const impersonated = as?.kind === 'impersonate';
-  return forwardable(headers, (name) => name === 'authorization' || (impersonated && name.startsWith('impersonate-')));
+  const out = forwardable(
+    headers,
+    (name) => name === 'authorization' || name === 'cookie' || (impersonated && name.startsWith('impersonate-')),
+  );
+  const protocols = out['sec-websocket-protocol'];
+  if (protocols !== undefined) {
+    const offered = (Array.isArray(protocols) ? protocols : [protocols]).flatMap((value) => value.split(',')).map((p) => p.trim());
+    const kept = offered.filter((protocol) => !protocol.startsWith(BEARER_PROTOCOL_PREFIX));
+    // Untouched unless a token was among them; none left: no header (the apiserver answers as to a client that offered none).
+    if (kept.length < offered.length) {
+      if (kept.length === 0) delete out['sec-websocket-protocol'];
+      else out['sec-websocket-protocol'] = kept.join(', ');
+    }
+  }
+  return out;
 }
 
 /** The apiserver's response headers as they go to the client. */

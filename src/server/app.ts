@@ -7,7 +7,7 @@
  */
 import { mayWrite, nextTurn } from './write-turns.ts';
 import Fastify, { LogController } from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -61,6 +61,9 @@ export interface ServingTls {
   /** CA certificates that client certificates are verified against (--client-ca-file); none: no client certificate is asked for. */
   readonly clientCa?: string | undefined;
 }
+
+/** Fastify's own refusals of a request's Content-Type (fastify lib/handle-request.js), made before any handler. */
+const CONTENT_TYPE_REFUSALS = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'FST_ERR_CTP_INVALID_MEDIA_TYPE']);
 
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -308,6 +311,15 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
     await writeBody(res, cached);
   };
+  // Fastify refuses a body's Content-Type on its own before any handler (a QUERY without one, one
+  // it cannot parse) with a JSON error of its own. The proxy never parses bodies: such a request
+  // is the apiserver's to answer (405 for QUERY, its 415 Status), as any other. Other errors keep
+  // Fastify's default handling.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (!CONTENT_TYPE_REFUSALS.has(error.code)) throw error;
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
   // No onRequest hook runs for a path the router rejected: the filter is applied here.
   routeUndecodable = (req, res, log) => {
     if (options.filter !== undefined) {

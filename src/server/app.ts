@@ -23,6 +23,7 @@ import { MAX_WRITE_ANSWER_BYTES } from './written-resource-version.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
 import { installUpgradeProxy } from './upgrade.ts';
+import { parseEveryHttpVersion } from './http-versions.ts';
 import { PING, rootHealth, singleHealth } from './health.ts';
 import { firstAccept } from './negotiation.ts';
 import type { HealthCheck } from './health.ts';
@@ -167,13 +168,15 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         if (refusal === undefined) handler(req, res);
         else writeGoRefusal(res, refusal);
       };
-      if (options.tls === undefined) return createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
+      // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
+      const http = { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false };
+      if (options.tls === undefined) return parseEveryHttpVersion(createServer(http, listener));
       const { cert, key, clientCa } = options.tls;
       // A client certificate is asked for, never required: a client may present a token instead
       // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
       // authenticator refuses it, not by the handshake.
       const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
-      return createHttpsServer({ maxHeaderSize: MAX_HEADER_BYTES, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener);
+      return parseEveryHttpVersion(createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener));
     },
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the

@@ -49,20 +49,8 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
     case 'HPE_HEADER_OVERFLOW':
       return `HTTP/1.1 431 Request Header Fields Too Large${ERROR_HEADERS}431 Request Header Fields Too Large`;
     case 'HPE_INVALID_CONTENT_LENGTH':
-    case 'HPE_INVALID_TRANSFER_ENCODING': {
-      // Go reads Transfer-Encoding first (transfer.go parseTransferEncoding): a coding other than
-      // chunked is its 501 whatever the length says. With chunked and a Content-Length Go drops
-      // the length and reads the chunks, where llhttp refuses the pair (request smuggling): a
-      // 400, listed in the README's differences. A bad length alone is Go's 400 too.
-      const encoding = /\r\ntransfer-encoding:[ \t]*([^\r\n]*)/i.exec(rawText(error))?.[1]?.trim();
-      if (encoding === undefined && error.code === 'HPE_INVALID_TRANSFER_ENCODING') {
-        return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
-      }
-      if (encoding !== undefined && encoding.toLowerCase() !== 'chunked') {
-        return `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
-      }
-      return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
-    }
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return goFramingRefusal(rawText(error), error.code);
     case 'HPE_INVALID_CHUNK_SIZE':
       // The body fails while the handler reads it: the apiserver answers a 500 Status with the
       // reader's error (net/http/internal/chunked.go), ErrorToAPIStatus of a plain error.
@@ -73,7 +61,9 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
       if (/chunk/i.test(String(error.reason))) return chunkedBodyError('malformed chunked encoding');
       return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
     case 'HPE_INVALID_VERSION': {
-      // Go parses any HTTP/d.d and then refuses what is not 1.x with a 505; other spellings are a 400.
+      // Go parses any HTTP/d.d and then refuses what is not 1.x with a 505; other spellings
+      // (HTTP/1.10, HTTP/x) are a 400. (llhttp reads every d.d itself where http-versions.ts could
+      // make it; this is the answer where it could not.)
       const line = rawText(error).split('\r\n', 1)[0] ?? '';
       if (/ HTTP\/[0-9]\.[0-9]$/.test(line)) {
         const text = '505 HTTP Version Not Supported: unsupported protocol version';
@@ -84,6 +74,43 @@ export function goClientErrorResponse(error: ParserError): string | undefined {
     default:
       return `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
   }
+}
+
+const BAD_REQUEST = `HTTP/1.1 400 Bad Request${ERROR_HEADERS}400 Bad Request`;
+const NOT_IMPLEMENTED = `HTTP/1.1 501 Not Implemented${ERROR_HEADERS}Unsupported transfer encoding`;
+const VERSION_NOT_SUPPORTED = `HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version${ERROR_HEADERS}505 HTTP Version Not Supported: unsupported protocol version`;
+
+/**
+ * Go's answer to a request whose length or coding llhttp refused, in the order Go reads them
+ * (request.go readRequest, transfer.go readTransfer, then server.go's version check):
+ * - a request line without a version, or more than one Host: 400;
+ * - from HTTP/1.1 on, Transfer-Encoding first (parseTransferEncoding): more than one field, or a
+ *   coding other than chunked, is its 501 whatever the length says; then a Content-Length it
+ *   cannot read: 400. With one chunked and a good Content-Length Go drops the length and reads the
+ *   chunks (then refuses a version other than 1.x: 505), where llhttp refuses the pair (request
+ *   smuggling): a 400, listed in the README's differences;
+ * - below HTTP/1.1 Go ignores Transfer-Encoding: a Content-Length it cannot read is its 400;
+ *   otherwise HTTP/1.0 is refused (400) as goRequestRefusal refuses it, another version is 505.
+ */
+function goFramingRefusal(text: string, code: string): string {
+  const head = text.split('\r\n\r\n', 1)[0] ?? '';
+  const fields = (name: string): string[] =>
+    [...head.matchAll(new RegExp(`\\r\\n${name}:[ \\t]*([^\\r\\n]*)`, 'gi'))].map((m) => (m[1] ?? '').trim());
+  const version = /^[^\r\n]* HTTP\/(\d)\.(\d)(?:\r\n|$)/.exec(head);
+  if (version === null || fields('host').length > 1) return BAD_REQUEST;
+  const major = Number(version[1]);
+  const minor = Number(version[2]);
+  const lengths = fields('content-length');
+  const badLength = lengths.some((length) => length !== lengths[0] || !/^\d+$/.test(length));
+  if (major > 1 || (major === 1 && minor >= 1)) {
+    const encodings = fields('transfer-encoding');
+    if (encodings.length > 1 || (encodings.length === 1 && encodings[0]?.toLowerCase() !== 'chunked')) return NOT_IMPLEMENTED;
+    // No Transfer-Encoding field llhttp could name, yet it refused one: a coding Go cannot read either.
+    if (encodings.length === 0 && code === 'HPE_INVALID_TRANSFER_ENCODING') return NOT_IMPLEMENTED;
+    return badLength || major === 1 ? BAD_REQUEST : VERSION_NOT_SUPPORTED;
+  }
+  if (badLength) return BAD_REQUEST;
+  return major === 1 ? BAD_REQUEST : VERSION_NOT_SUPPORTED;
 }
 
 /** The apiserver's 500 Status for a chunked request body its handler could not read. */
@@ -143,24 +170,27 @@ export interface GoRefusal {
 const GO_NOT_FOUND = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } as const;
 
 /**
- * What Go's server refuses (or answers itself) that llhttp passes to a handler (net/http
- * server.go readRequest and serverHandler, transfer.go parseTransferEncoding):
- * - a version other than 1.x: 505, a request line without a version (HTTP/0.9): 400;
+ * What Go's server refuses (or answers itself) that llhttp passes to a handler or an upgrade, in
+ * Go's order (net/http request.go readRequest and readTransfer, then server.go readRequest and
+ * serverHandler; transfer.go parseTransferEncoding):
+ * - a request line without a version: 400. llhttp reads it as HTTP/0.9 and cannot tell it from
+ *   an explicit `HTTP/0.9` (Go's 505): 0.9 is answered as the first, a difference the README lists;
  * - more than one Host header: 400;
- * - on HTTP/1.1, a Transfer-Encoding other than one field `chunked` (any case): 501;
+ * - from HTTP/1.1 on, a Transfer-Encoding other than one field `chunked` (any case): 501. On
+ *   HTTP/1.0 Go ignores the header and reads the body by Content-Length, where llhttp reads it as
+ *   on HTTP/1.1 (chunks): the two would read different bodies, so the proxy refuses it (400, a
+ *   difference the README lists; RFC 9112 §6.1 calls such framing faulty);
+ * - a version other than 1.x: 505;
+ * - no Host from HTTP/1.1 on (CONNECT aside): Go's 400 with its reason (Node's own check is off,
+ *   so that the answer is Go's, word for word);
  * - `OPTIONS *`: 200 with no body (globalOptionsHandler); `*` with another method: Go's mux 404.
  * Cheap enough for every request: a few field reads, and a scan of the raw headers only when
  * they hold a Transfer-Encoding or more than one Host could hide in them.
  */
 export function goRequestRefusal(req: IncomingMessage): GoRefusal | undefined {
-  if (req.httpVersionMajor !== 1) {
-    if (req.httpVersionMajor === 0) return closing(400, 'Bad Request', '400 Bad Request');
-    return closing(
-      505,
-      'HTTP Version Not Supported: unsupported protocol version',
-      '505 HTTP Version Not Supported: unsupported protocol version',
-    );
-  }
+  const major = req.httpVersionMajor;
+  const minor = req.httpVersionMinor;
+  if (major === 0 && minor === 9) return closing(400, 'Bad Request', '400 Bad Request');
   const raw = req.rawHeaders;
   let hosts = 0;
   let encodings = 0;
@@ -170,9 +200,19 @@ export function goRequestRefusal(req: IncomingMessage): GoRefusal | undefined {
     else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') encodings++;
   }
   if (hosts > 1) return closing(400, 'Bad Request', '400 Bad Request');
+  const atLeast11 = major > 1 || (major === 1 && minor >= 1);
   const te = req.headers['transfer-encoding'];
-  if (encodings > 0 && req.httpVersionMinor >= 1 && (encodings > 1 || te?.toLowerCase() !== 'chunked')) {
+  if (encodings > 0 && atLeast11 && (encodings > 1 || te?.toLowerCase() !== 'chunked')) {
     return closing(501, 'Not Implemented', 'Unsupported transfer encoding');
+  }
+  if (encodings > 0 && major === 1 && minor === 0) return closing(400, 'Bad Request', '400 Bad Request');
+  if (major !== 1) {
+    const text = 'HTTP Version Not Supported: unsupported protocol version';
+    return closing(505, text, `505 ${text}`);
+  }
+  if (hosts === 0 && atLeast11 && req.method !== 'CONNECT') {
+    const text = 'Bad Request: missing required Host header';
+    return closing(400, text, `400 ${text}`);
   }
   if (req.url === '*') {
     if (req.method === 'OPTIONS') return { statusCode: 200, statusLine: 'OK', headers: { 'content-length': '0' }, body: '', close: false };
@@ -195,5 +235,10 @@ export function writeGoRefusal(res: ServerResponse, refusal: GoRefusal): void {
   }
   // Go's own status line (its 505's text is not the standard one), and nothing more read.
   res.detachSocket(socket);
-  socket.end(`HTTP/1.1 ${String(refusal.statusCode)} ${refusal.statusLine}${ERROR_HEADERS}${refusal.body}`);
+  socket.end(closingRefusalBytes(refusal));
+}
+
+/** A refusal after which Go closes, as Go writes it on the connection (server.go conn.serve). */
+export function closingRefusalBytes(refusal: GoRefusal): string {
+  return `HTTP/1.1 ${String(refusal.statusCode)} ${refusal.statusLine}${ERROR_HEADERS}${refusal.body}`;
 }

@@ -4,8 +4,9 @@
  * (apimachinery/pkg/util/proxy/upgradeaware.go) passes them on.
  *
  * Node never routes an Upgrade request: it emits the server's 'upgrade' event with the raw
- * connection, which is ours from then on. Here it gets the request filter's decision (the same
- * as every other request's, request-filter.ts), then the apiserver's answer: a 101 and its
+ * connection, which is ours from then on. Here it gets what Go's server refuses before any
+ * handler (client-errors.ts goRequestRefusal) and the request filter's decision
+ * (request-filter.ts), as every other request does, then the apiserver's answer: a 101 and its
  * headers followed by bytes spliced both ways until both sides are done, or a refusal (most
  * often the apiserver's error Status) relayed with its body before the connection closes.
  *
@@ -27,6 +28,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { isConnectionError } from '../upstream/api-error.ts';
 import type { ForwardIdentity, RefusedUpgradeResponse, UpgradeResponse, UpstreamClient } from '../upstream/client.ts';
 import type { SharedAccess } from '../auth/shared-access.ts';
+import { closingRefusalBytes, goRequestRefusal } from './client-errors.ts';
 import { admit } from './shared-gate.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './pass-through.ts';
 import { filterRequest, logFilterDecision } from './request-filter.ts';
@@ -62,6 +64,17 @@ export function installUpgradeProxy(server: Server, options: UpgradeProxyOptions
     socket.on('error', (error) => {
       options.log.debug({ err: error }, 'upgrade: client connection failed');
     });
+    // What Go's server refuses before any handler (a version other than 1.x, two Hosts, ...).
+    const refusal = goRequestRefusal(req);
+    if (refusal !== undefined) {
+      if (refusal.close) {
+        socket.write(closingRefusalBytes(refusal));
+        lingeringClose(socket);
+      } else {
+        respondAndClose(socket, refusal.statusCode, refusal.headers, Buffer.from(refusal.body));
+      }
+      return;
+    }
     if (req.method === 'CONNECT' && !(req.url ?? '').startsWith('/')) {
       // An authority, not a path: Go's mux finds no route (the proxy is no forward proxy).
       respondAndClose(socket, 404, NOT_FOUND_HEADERS, Buffer.from('404 page not found\n'));

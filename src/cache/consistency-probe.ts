@@ -4,21 +4,34 @@
  * is at least that fresh (the proxy's version of ConsistentListFromCache, KEP-2340: the apiserver
  * asks etcd for its current revision; the proxy asks the apiserver).
  *
- * The probe is a consistent LIST with limit=1 of the cache's own scope: its list RV is the
- * apiserver's current RV, and its cost is one object. Requests are batched: every request that
- * arrives while no probe is being sent joins the next probe, which is sent after all of them
- * arrived, so its answer is at least as fresh as each of them needs. At most one probe is in
- * flight per type: a burst of any size costs two probes.
+ * The probe is a consistent read of the cache's own scope that returns no object: an RV-unset
+ * WatchList whose label selector matches nothing. The apiserver reads etcd's current revision,
+ * waits until its own cacher has reached it (which also moves that cacher on, so the watches of
+ * a quiet type get bookmarks again) and answers at once with the initial-events-end bookmark at
+ * that RV. An upstream that refuses WatchLists (4xx) is asked with a consistent LIST, limit=1,
+ * from then on: its list RV is the same answer, for one object's cost.
+ *
+ * Requests are batched: every request that arrives while no probe is being sent joins the next
+ * probe, which is sent after all of them arrived, so its answer is at least as fresh as each of
+ * them needs. At most one probe is in flight per type: a burst of any size costs two probes.
  */
-import { decodeList } from '../informer/lister-watcher.ts';
+import type { ListerWatcher, ResourceScope, Watch } from '../informer/lister-watcher.ts';
+import { collectionPath, decodeList, newListerWatcher } from '../informer/lister-watcher.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { ApiStatusError } from '../upstream/api-error.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
+
+/** A label selector no object matches (a label both present and absent): the WatchList's state is empty. */
+export const MATCH_NOTHING = 'kube-cache-proxy.io/probe,!kube-cache-proxy.io/probe';
+/** A probe the apiserver has not answered in this long has failed (a silent link, an overloaded apiserver). */
+export const PROBE_TIMEOUT_MS = 10_000;
 
 export interface ConsistencyProbe {
   /** The apiserver's current RV, read after this call; undefined when the probe failed (pass through). */
   currentResourceVersion(): Promise<bigint | undefined>;
-  /** Probes sent so far (each one upstream LIST). */
+  /** Probes sent so far (each one upstream request). */
   sent(): number;
 }
 
@@ -35,15 +48,22 @@ function newBatch(): Batch {
   return { promise, resolve };
 }
 
-/**
- * `collectionPath` is the list path of the cache's scope, e.g. /api/v1/configmaps; `onSend` is
- * told of each probe sent (metrics).
- */
+export interface ConsistencyProbeOptions {
+  /** Told of each probe sent (metrics). */
+  readonly onSend?: () => void;
+  /** The clock of PROBE_TIMEOUT_MS (tests). */
+  readonly clock?: Clock;
+}
+
+/** `scope` is the cache's (its namespace, none for all). */
 export function newConsistencyProbe(
   client: UpstreamClient,
-  collectionPath: string,
-  onSend: () => void = () => undefined,
+  scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>,
+  options: ConsistencyProbeOptions = {},
 ): ConsistencyProbe {
+  const read = newConsistentRead(client, scope);
+  const clock = options.clock ?? realClock;
+  const onSend = options.onSend ?? (() => undefined);
   let inFlight = false;
   let waiting: Batch | undefined;
   let sent = 0;
@@ -52,11 +72,18 @@ export function newConsistencyProbe(
     inFlight = true;
     sent++;
     onSend();
-    consistentListResourceVersion(client, collectionPath).then(
+    const abort = new AbortController();
+    const timer = clock.setTimeout(() => {
+      abort.abort();
+    }, PROBE_TIMEOUT_MS);
+    timer.unref?.();
+    read(abort.signal).then(
       (rv) => {
+        timer.cancel();
         batch.resolve(rv);
       },
       () => {
+        timer.cancel();
         batch.resolve(undefined);
       },
     );
@@ -87,19 +114,69 @@ export function newConsistencyProbe(
   };
 }
 
-/**
- * The apiserver's current RV, read consistently: the list RV of an RV-unset LIST with limit=1 of
- * `collectionPath` (one object's cost). Throws ApiStatusError on a refusal, undefined never.
- */
-export async function consistentListResourceVersion(client: UpstreamClient, collectionPath: string, signal?: AbortSignal): Promise<bigint> {
-  const res = await client.request({
-    method: 'GET',
-    path: `${collectionPath}?limit=1`,
-    headers: { accept: 'application/json' },
-    ...(signal === undefined ? {} : { signal }),
-  });
+/** One consistent read of the scope's current RV (see the top of this file); throws when it fails. */
+function newConsistentRead(
+  client: UpstreamClient,
+  scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>,
+): (signal: AbortSignal) => Promise<bigint> {
+  const nothing: ListerWatcher = newListerWatcher(client, { ...scope, labelSelector: MATCH_NOTHING });
+  const path = collectionPath(scope);
+  let noWatchList = false;
+  return async (signal) => {
+    if (!noWatchList) {
+      let watch: Watch;
+      try {
+        watch = await nothing.watch(
+          {
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+            timeoutSeconds: Math.ceil(PROBE_TIMEOUT_MS / 1000),
+          },
+          signal,
+        );
+      } catch (error) {
+        // 400/403/422 and the like: this upstream does not take WatchLists (or this one).
+        if (!(error instanceof ApiStatusError) || error.code < 400 || error.code >= 500 || error.code === 429) throw error;
+        noWatchList = true;
+        return consistentListResourceVersion(client, path, signal);
+      }
+      const stop = stopOnAbort(watch, signal);
+      try {
+        for (;;) {
+          const event = await watch.next();
+          if (event === undefined) throw new Error(`${path}: the WatchList ended before its initial-events-end bookmark`);
+          if (event.type === 'BOOKMARK' && event.initialEventsEnd) return requireRv(path, event.resourceVersion);
+          if (event.type === 'ERROR') throw new ApiStatusError(event.status.code ?? 500, event.status);
+        }
+      } finally {
+        stop();
+      }
+    }
+    return consistentListResourceVersion(client, path, signal);
+  };
+}
+
+/** The list RV of an RV-unset LIST with limit=1 of `collectionPath`: the apiserver's current RV. */
+async function consistentListResourceVersion(client: UpstreamClient, collectionPath: string, signal: AbortSignal): Promise<bigint> {
+  const res = await client.request({ method: 'GET', path: `${collectionPath}?limit=1`, headers: { accept: 'application/json' }, signal });
   if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
-  const rv = parseResourceVersionNumber(decodeList(res.body).resourceVersion);
-  if (rv === undefined) throw new Error(`${collectionPath}: a LIST without a resourceVersion`);
+  return requireRv(collectionPath, decodeList(res.body).resourceVersion);
+}
+
+/** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */
+export function stopOnAbort(watch: Watch, signal: AbortSignal): () => void {
+  const stop = (): void => {
+    signal.removeEventListener('abort', stop);
+    watch.stop();
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  return stop;
+}
+
+export function requireRv(what: string, text: string): bigint {
+  const rv = parseResourceVersionNumber(text);
+  if (rv === undefined) throw new Error(`${what}: not a resourceVersion: ${JSON.stringify(text)}`);
   return rv;
 }

@@ -27,7 +27,6 @@
  */
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { collectionPath } from '../informer/lister-watcher.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
 import type { FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
@@ -66,8 +65,14 @@ export const PROOF_LEAD_MS = 15_000;
 export const PROOF_RETRY_MS = 5_000;
 /** How long a read past its bound waits for the shared proof (which takes about 1.2 s). */
 export const PROOF_READ_WAIT_MS = 2_500;
-/** A doubted read of a quiet type asks for a proof to settle the doubt at most this often per type. */
-export const DOUBT_PROOF_INTERVAL_MS = 5_000;
+/**
+ * A doubted read of a quiet type asks for a proof to settle the doubt at most this often per
+ * type: a controller that deletes namespaces (kube-controller-manager's deleter doubts some 30
+ * types at each deletion) costs a proof per type per half minute, not one per deletion; doubts in
+ * between are settled by the keeper's proofs or the next one asked for, and their reads go to the
+ * apiserver meanwhile, as they would without the proxy.
+ */
+export const DOUBT_PROOF_INTERVAL_MS = 30_000;
 /** A bookmark due while the cache last proved progress longer ago than this asks for a proof first. */
 export const BOOKMARK_FRESH_MS = 5_000;
 /** Bookmarks ask for a proof at most this often per type, however many watchers they are sent to. */
@@ -212,16 +217,27 @@ class Delegator implements CacheDelegator {
     return false;
   }
 
-  /** The apiserver's current RV, or undefined when it could not be had. */
-  #probeNow(): Promise<bigint | undefined> {
+  /** The cache's consistency probe (made on first use). */
+  #consistencyProbe(): ConsistencyProbe {
     if (this.#probe === undefined) {
       const { group, version, resource } = this.cache.spec;
-      const path = collectionPath({ group, version, resource, namespace: this.cache.namespace });
-      this.#probe = newConsistencyProbe(this.#options.client, path, () => {
-        this.#metrics.probe();
-      });
+      this.#probe = newConsistencyProbe(
+        this.#options.client,
+        { group, version, resource, namespace: this.cache.namespace },
+        {
+          clock: this.#clock,
+          onSend: () => {
+            this.#metrics.probe();
+          },
+        },
+      );
     }
-    return this.#probe.currentResourceVersion();
+    return this.#probe;
+  }
+
+  /** The apiserver's current RV, or undefined when it could not be had. */
+  #probeNow(): Promise<bigint | undefined> {
+    return this.#consistencyProbe().currentResourceVersion();
   }
 
   /** Runs a freshness proof, or joins the one running. What it proves also settles the doubts that arose before it began. */
@@ -229,7 +245,12 @@ class Delegator implements CacheDelegator {
     if (this.#proving !== undefined) return this.#proving;
     const { writes } = this.#options;
     const { group, resource } = this.cache.spec;
-    this.#proof ??= newFreshnessProof({ client: this.#options.client, cache: this.cache, clock: this.#clock });
+    this.#proof ??= newFreshnessProof({
+      client: this.#options.client,
+      cache: this.cache,
+      probe: this.#consistencyProbe(),
+      clock: this.#clock,
+    });
     const proof = this.#proof;
     const seq = writes.sequence();
     const failed = (): ProofResult => ({ kind: 'failed', reason: 'probe-failed' });

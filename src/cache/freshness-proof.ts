@@ -9,11 +9,10 @@
  * read upstream once its bound passed.
  *
  * The proof, two short requests (the caller runs one proof per cache at a time):
- * 1. A consistent read of the scope that returns no object: an RV-unset WatchList whose label
- *    selector matches nothing. The apiserver reads etcd's current revision R, waits until its
- *    cacher has reached R, and answers at once with the initial-events-end bookmark at R or
- *    later. If the cache is at R already, it is proven current as of the moment the proof asked.
- *    (An apiserver without WatchList answers the same question with a consistent LIST, limit=1.)
+ * 1. The consistency probe (consistency-probe.ts: a consistent read of the scope that returns no
+ *    object) gives the apiserver's current RV R; the apiserver's own cacher has reached R before
+ *    answering. If the cache is at R already, it is proven current as of the moment the proof
+ *    asked.
  * 2. Otherwise R is usually the cluster's RV, moved by other types' writes, and the cache at C < R
  *    cannot tell "nothing of my scope changed in (C, R]" from "those changes are still on their
  *    way down my watch". A watch of the scope from C with timeoutSeconds=3 answers it: the
@@ -29,16 +28,13 @@
  * showed to be empty, or only once the cache itself reached B.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { ListerWatcher, Watch, WatchEvent } from '../informer/lister-watcher.ts';
-import { collectionPath, newListerWatcher } from '../informer/lister-watcher.ts';
-import { parseResourceVersionNumber } from '../informer/object.ts';
+import type { ListerWatcher, WatchEvent } from '../informer/lister-watcher.ts';
+import { newListerWatcher } from '../informer/lister-watcher.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { ApiStatusError } from '../upstream/api-error.ts';
-import { consistentListResourceVersion } from './consistency-probe.ts';
+import type { ConsistencyProbe } from './consistency-probe.ts';
+import { requireRv, stopOnAbort } from './consistency-probe.ts';
 import type { WatchCache } from './watch-cache.ts';
 
-/** A label selector no object matches (a label both present and absent): the WatchList's state is empty. */
-export const MATCH_NOTHING = 'kube-cache-proxy.io/freshness-proof,!kube-cache-proxy.io/freshness-proof';
 /**
  * The probe watch's timeoutSeconds: the apiserver's pre-timeout bookmark comes 2 s before the
  * deadline, so 1 s after the watch opens (its bookmark timer ticks every 1 s ± 25 %). With 2 the
@@ -66,6 +62,8 @@ export interface FreshnessProof {
 export interface FreshnessProofOptions {
   readonly client: UpstreamClient;
   readonly cache: WatchCache;
+  /** The cache's consistency probe (step 1), shared with the reads that probe. */
+  readonly probe: ConsistencyProbe;
   readonly clock: Clock;
 }
 
@@ -76,24 +74,17 @@ export function newFreshnessProof(options: FreshnessProofOptions): FreshnessProo
 class Proof implements FreshnessProof {
   readonly #cache: WatchCache;
   readonly #clock: Clock;
-  /** The scope, as a ListerWatcher whose label selector matches nothing (step 1). */
-  readonly #nothing: ListerWatcher;
+  readonly #probe: ConsistencyProbe;
   /** The scope itself (step 2). */
   readonly #scope: ListerWatcher;
-  readonly #client: UpstreamClient;
-  readonly #path: string;
-  /** The upstream refused a WatchList: step 1 is a consistent LIST with limit=1 from then on. */
-  #noWatchList = false;
 
   constructor(options: FreshnessProofOptions) {
     const { cache } = options;
     this.#cache = cache;
     this.#clock = options.clock;
-    this.#client = options.client;
-    const scope = { group: cache.spec.group, version: cache.spec.version, resource: cache.spec.resource, namespace: cache.namespace };
-    this.#nothing = newListerWatcher(options.client, { ...scope, labelSelector: MATCH_NOTHING });
-    this.#scope = newListerWatcher(options.client, scope);
-    this.#path = collectionPath(scope);
+    this.#probe = options.probe;
+    const { group, version, resource } = cache.spec;
+    this.#scope = newListerWatcher(options.client, { group, version, resource, namespace: cache.namespace });
   }
 
   async run(): Promise<ProofResult> {
@@ -113,12 +104,19 @@ class Proof implements FreshnessProof {
     const cache = this.#cache;
     if (!cache.watching()) return { kind: 'failed', reason: 'not-watching' };
     const askedAt = this.#clock.now();
-    let consistent: bigint;
-    try {
-      consistent = await this.#consistentResourceVersion(signal);
-    } catch {
-      return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
-    }
+    const consistent = await Promise.race([
+      this.#probe.currentResourceVersion(),
+      new Promise<undefined>((resolve) => {
+        signal.addEventListener(
+          'abort',
+          () => {
+            resolve(undefined);
+          },
+          { once: true },
+        );
+      }),
+    ]);
+    if (consistent === undefined) return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
     const at = cache.resourceVersion();
     if (at === undefined || !cache.watching()) return { kind: 'failed', reason: 'not-watching', consistentResourceVersion: consistent };
     if (at >= consistent) {
@@ -146,47 +144,6 @@ class Proof implements FreshnessProof {
     return { kind: 'proven', resourceVersion: reached, consistentResourceVersion: consistent, askedAt };
   }
 
-  /** Step 1: the apiserver's current RV, read consistently, for the cost of no object. */
-  async #consistentResourceVersion(signal: AbortSignal): Promise<bigint> {
-    if (!this.#noWatchList) {
-      let watch: Watch;
-      try {
-        watch = await this.#nothing.watch(
-          {
-            resourceVersionMatch: 'NotOlderThan',
-            sendInitialEvents: true,
-            allowWatchBookmarks: true,
-            timeoutSeconds: Math.ceil(PROOF_TIMEOUT_MS / 1000),
-          },
-          signal,
-        );
-      } catch (error) {
-        // 400/403/422 and the like: this upstream does not take WatchLists (or this one).
-        if (error instanceof ApiStatusError && error.code >= 400 && error.code < 500 && error.code !== 429) {
-          this.#noWatchList = true;
-          return this.#consistentList(signal);
-        }
-        throw error;
-      }
-      const stop = stopOnAbort(watch, signal);
-      try {
-        for (;;) {
-          const event = await watch.next();
-          if (event === undefined) throw new Error('the WatchList ended before its initial-events-end bookmark');
-          if (event.type === 'BOOKMARK' && event.initialEventsEnd) return requireRv(event.resourceVersion);
-          if (event.type === 'ERROR') throw new ApiStatusError(event.status.code ?? 500, event.status);
-        }
-      } finally {
-        stop();
-      }
-    }
-    return this.#consistentList(signal);
-  }
-
-  #consistentList(signal: AbortSignal): Promise<bigint> {
-    return consistentListResourceVersion(this.#client, this.#path, signal);
-  }
-
   /** Step 2: the scope's changes after `from`, up to the apiserver's pre-timeout bookmark. */
   async #probeFrom(from: bigint, signal: AbortSignal): Promise<{ readonly bookmark: bigint; readonly changed: boolean } | undefined> {
     const watch = await this.#scope.watch(
@@ -199,7 +156,7 @@ class Proof implements FreshnessProof {
       for (;;) {
         const event: WatchEvent | undefined = await watch.next();
         if (event === undefined) return undefined; // ended without a bookmark: the apiserver's cacher did not move past `from`
-        if (event.type === 'BOOKMARK') return { bookmark: requireRv(event.resourceVersion), changed };
+        if (event.type === 'BOOKMARK') return { bookmark: requireRv('a probe watch', event.resourceVersion), changed };
         if (event.type === 'ERROR') return undefined; // 410: `from` is older than the apiserver's window
         changed = true;
       }
@@ -207,21 +164,4 @@ class Proof implements FreshnessProof {
       stop();
     }
   }
-}
-
-/** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */
-function stopOnAbort(watch: Watch, signal: AbortSignal): () => void {
-  const stop = (): void => {
-    signal.removeEventListener('abort', stop);
-    watch.stop();
-  };
-  if (signal.aborted) stop();
-  else signal.addEventListener('abort', stop, { once: true });
-  return stop;
-}
-
-function requireRv(text: string): bigint {
-  const rv = parseResourceVersionNumber(text);
-  if (rv === undefined) throw new Error(`not a resourceVersion: ${JSON.stringify(text)}`);
-  return rv;
 }

@@ -53,7 +53,7 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   });
   const probes = new Counter({
     name: 'kube_cache_proxy_consistency_probes_total',
-    help: 'Consistency probes (LIST with limit=1) sent to the apiserver for RV-unset reads, by resource.',
+    help: 'Consistency probes (a zero-object RV-unset WatchList, or a LIST with limit=1 where WatchLists are refused) sent to the apiserver for RV-unset reads and freshness proofs, by resource.',
     labelNames: ['resource'] as const,
     registers: [registry],
   });

@@ -235,7 +235,9 @@ test(
     const after = await getConfigMap(`${proxy.url}${path}`);
     assert.equal(after.status, 200);
     assert.deepEqual(after.body, current, "the next GET returns the apiserver's object");
-    assert.equal(await proxyCounter(proxy.metrics, PROBES), 1, 'one probe named the RV the cache must reach');
+    // The type was quiet or busy when the conflict came: it probed once, or passed the read at once
+    // and a freshness proof (one probe) went on in the background.
+    assert.ok((await proxyCounter(proxy.metrics, PROBES)) <= 1, 'one probe at most');
     // The watch comes back: the object's reads are the cache's again.
     link.setHeld(false);
     await eventually('reads of the object to come from the cache again', async () => {
@@ -311,7 +313,7 @@ test('consistency (default): a watch that goes silent serves reads no longer tha
 });
 
 test(
-  'consistency (strong): an RV-unset GET costs one upstream GET and no probe; a LIST of a quiet type at most a probe and a LIST',
+  'consistency (strong): an RV-unset GET costs one upstream GET and no probe; a LIST at most a probe (a zero-object WatchList) and a LIST',
   { timeout: 60_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
@@ -331,10 +333,7 @@ test(
       assert.equal(await getStatus(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`), 200);
       const upstream = (await apiserverRequests(shared.admin, 'LIST', 'configmaps')) - lists;
       const probed = (await proxyCounter(proxy.metrics, PROBES)) - probes;
-      assert.ok(
-        probed <= 1 && upstream <= 2 && upstream >= probed,
-        `LIST ${String(i)}: ${String(probed)} probes, ${String(upstream)} upstream LISTs`,
-      );
+      assert.ok(probed <= 1 && upstream <= 1, `LIST ${String(i)}: ${String(probed)} probes, ${String(upstream)} upstream LISTs`);
     }
   },
 );

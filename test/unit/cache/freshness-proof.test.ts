@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MATCH_NOTHING, PROOF_CATCH_UP_MS, PROOF_TIMEOUT_MS, newFreshnessProof } from '../../../src/cache/freshness-proof.ts';
+import { MATCH_NOTHING, PROBE_TIMEOUT_MS, newConsistencyProbe } from '../../../src/cache/consistency-probe.ts';
+import { PROOF_CATCH_UP_MS, PROOF_TIMEOUT_MS, newFreshnessProof } from '../../../src/cache/freshness-proof.ts';
 import type { FreshnessProof } from '../../../src/cache/freshness-proof.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
@@ -58,7 +59,8 @@ function rig(rv: number, options: { refuseWatch?: (path: string) => UpstreamResp
       else next(stream);
     },
   });
-  const proof = newFreshnessProof({ client: upstream.client, cache, clock });
+  const probe = newConsistencyProbe(upstream.client, { group: '', version: 'v1', resource: 'configmaps', namespace: undefined }, { clock });
+  const proof = newFreshnessProof({ client: upstream.client, cache, probe, clock });
   return {
     cache,
     store: cache.store,
@@ -176,7 +178,8 @@ test('freshness proof: an apiserver that does not answer fails it after PROOF_TI
   const watch = await nextWatch();
   clock.step(PROOF_TIMEOUT_MS);
   assert.deepEqual(await result, { kind: 'failed', reason: 'timeout' });
-  assert.ok(watch.aborted(), 'its request is cancelled');
+  clock.step(PROBE_TIMEOUT_MS - PROOF_TIMEOUT_MS);
+  assert.ok(watch.aborted(), 'the probe it waited for is cancelled at its own timeout');
   cache.store.watchConnected?.(false);
   assert.deepEqual(await proof.run(), { kind: 'failed', reason: 'not-watching' });
 });

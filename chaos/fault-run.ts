@@ -64,6 +64,8 @@ export interface FaultRow {
   readonly rywMisses: number;
   readonly stalestReadMs: number;
   readonly maxRss: number;
+  /** RV-unset reads of the pods the proxy passed through for staleness during the fault (a storm, where the upstream stayed). */
+  readonly passedStale: number;
   readonly problems: readonly string[];
 }
 
@@ -86,6 +88,9 @@ const SLOW_OBJECTS = 20;
 const SLOW_READ_DELAY_MS = 500;
 const MAX_PROBLEMS = 12;
 const CLOSED_SLOW = 'kube_cache_proxy_watchers_closed_slow_total';
+const PASSED_STALE = 'kube_cache_proxy_consistency_pass_through_total';
+/** A Lease renewed this often while the pods are quiet: the cluster's RV moves on, as a controller's leader election moves it. */
+const LEASE_RENEW_MS = 2_000;
 
 /** The watchers of one namespace and its writer. */
 interface Scope {
@@ -103,6 +108,7 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
   let maxRss = env.proxy.rss();
   const logMark = env.proxy.logMark();
   const closedSlowBefore = await env.proxy.counter(CLOSED_SLOW);
+  const passedStaleBefore = await env.proxy.counter(PASSED_STALE, { resource: 'pods', reason: 'stale' });
   const sampler = setInterval(() => {
     maxRss = Math.max(maxRss, env.proxy.rss());
   }, RSS_SAMPLE_MS);
@@ -162,6 +168,11 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
         scopes.push(scope);
         stops.push(() => stopAll(scope.watchers));
       },
+      maxStalenessMs: options.maxStalenessMs,
+      quietFor: async (durationMs) => {
+        log(`  ${fault.name}: the pods are quiet for ${String(durationMs / 1000)} s`);
+        await Promise.all([churn.pause(durationMs), renewLease(admin, namespace, durationMs)]);
+      },
     });
     injected.back = back;
     injected.done = performance.now();
@@ -190,6 +201,9 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
       }
     }
     for (const message of env.proxy.logSince(logMark)) log(`  ${fault.name}: proxy: ${message}`);
+    const passedStale = (await env.proxy.counter(PASSED_STALE, { resource: 'pods', reason: 'stale' })) - passedStaleBefore;
+    const storm =
+      fault.noStalePassThrough === true && passedStale > 0 ? [`${String(passedStale)} RV-unset reads passed through for staleness`] : [];
     const all = scopes.flatMap((s) => s.watchers);
     const timed = audits.filter((a) => a.timed).map((a) => a.audit);
     const sum = (f: (a: WatchAudit) => number): number => audits.reduce((total, a) => total + f(a.audit), 0);
@@ -215,7 +229,8 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
       rywMisses: reads.rywMisses,
       stalestReadMs: reads.maxStalenessMs,
       maxRss: Math.max(maxRss, env.proxy.rss()),
-      problems: [...audits.flatMap((a) => a.audit.problems), ...reads.problems].slice(0, MAX_PROBLEMS),
+      passedStale,
+      problems: [...storm, ...audits.flatMap((a) => a.audit.problems), ...reads.problems].slice(0, MAX_PROBLEMS),
     };
   } finally {
     clearInterval(sampler);
@@ -281,6 +296,29 @@ async function startSlowScope(env: ChaosEnvironment, fault: string, durationMs: 
   env.log(`  ${fault}: ${String(churn.writes.length)} big writes done; the slow watchers read at full speed now`);
   slow = false;
   return { namespace, watchers, churn, timed: false };
+}
+
+/** Renews a Lease in `namespace` every LEASE_RENEW_MS for `durationMs`. */
+async function renewLease(admin: UpstreamClient, namespace: string, durationMs: number): Promise<void> {
+  const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  const until = performance.now() + durationMs;
+  const created = await admin.request({
+    method: 'POST',
+    path,
+    body: JSON.stringify({ metadata: { name: 'quiet' }, spec: { holderIdentity: 'chaos' } }),
+  });
+  if (created.statusCode !== 201 && created.statusCode !== 409)
+    throw new Error(`creating a Lease in ${namespace}: ${String(created.statusCode)}`);
+  while (performance.now() < until) {
+    const renewTime = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    await admin.request({
+      method: 'PATCH',
+      path: `${path}/quiet`,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { renewTime } }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LEASE_RENEW_MS, Math.max(0, until - performance.now()))));
+  }
 }
 
 async function createNamespace(admin: UpstreamClient, label: string): Promise<string> {

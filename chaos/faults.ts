@@ -26,6 +26,14 @@ export interface FaultContext {
    * `durationMs`, then lets the watchers read at full speed; they are audited with the others.
    */
   readonly slowReaders: (durationMs: number) => Promise<void>;
+  /** The bound the proxy runs with (--max-staleness), ms. */
+  readonly maxStalenessMs: number;
+  /**
+   * The watched pods go quiet: no write for `durationMs` (a Lease elsewhere is renewed every
+   * LEASE_RENEW_MS meanwhile, as a controller's leader election does, so the cluster's RV moves
+   * on); resolves when writes resume.
+   */
+  readonly quietFor: (durationMs: number) => Promise<void>;
 }
 
 export interface Fault {
@@ -34,7 +42,15 @@ export interface Fault {
   readonly description: string;
   /** Does the damage; resolves with the moment the upstream answers again, or undefined when nothing went away. */
   inject(ctx: FaultContext): Promise<number | undefined>;
+  /**
+   * The upstream stays answering throughout: an RV-unset read passed through for staleness is a
+   * failure (a quiet type must be proven fresh by the proxy, never sent upstream wholesale).
+   */
+  readonly noStalePassThrough?: boolean;
 }
+
+/** The slow link's delay of every byte from the apiserver (late-bookmark): a distant or congested apiserver. */
+export const SLOW_LINK_MS = 3_000;
 
 /** How long kube-apiserver may take to answer /readyz again once etcd is back. */
 const READY_AFTER_ETCD_MS = 120_000;
@@ -114,6 +130,30 @@ export const FAULTS: Readonly<Record<FaultName, Fault>> = {
       'watchers that read a chunk every half second while ~2 MB/s of big pods is written to their namespace: the proxy closes them at its 16 MiB bound, they re-watch; the fast watchers beside them must not notice',
     async inject(ctx) {
       await ctx.slowReaders(2 * ctx.outageMs);
+      return undefined;
+    },
+  },
+  quiet: {
+    name: 'quiet',
+    description:
+      'nothing written to the watched pods for twice the staleness bound and 10 s more (a Lease elsewhere renewed every 2 s moves the cluster RV on) while the RV-unset reader reads them: served from the cache throughout, none passed through for staleness',
+    noStalePassThrough: true,
+    async inject(ctx) {
+      await ctx.quietFor(2 * ctx.maxStalenessMs + 10_000);
+      return undefined;
+    },
+  },
+  'late-bookmark': {
+    name: 'late-bookmark',
+    description: `a slow link: every byte from the apiserver arrives ${String(SLOW_LINK_MS / 1000)} s late while the pods are quiet for the staleness bound and 20 s more, so bookmarks and the proxy's freshness proofs come late: none passed through for staleness, none staler than the bound`,
+    noStalePassThrough: true,
+    async inject(ctx) {
+      ctx.link.setDelay(SLOW_LINK_MS);
+      try {
+        await ctx.quietFor(ctx.maxStalenessMs + 20_000);
+      } finally {
+        ctx.link.setDelay(0);
+      }
       return undefined;
     },
   },

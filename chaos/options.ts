@@ -17,6 +17,8 @@ export const FAULT_NAMES = [
   '410-storm',
   'slow-readers',
   'silent-link',
+  'quiet',
+  'late-bookmark',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { metricSum } from '../test/helpers/metrics-text.ts';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import { servingAddress, waitReady } from '../bench/targets.ts';
 
@@ -18,8 +19,8 @@ export interface ProxyChild {
   readonly logFile: string;
   /** Resident set size now, in bytes (/proc/PID/status VmRSS). */
   rss(): number;
-  /** A counter of the proxy's /metrics, summed over its series. */
-  counter(name: string): Promise<number>;
+  /** A counter of the proxy's /metrics, summed over its series whose labels include `labels`. */
+  counter(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
   /** The log's length now: where logSince starts. */
   logMark(): number;
   /** The messages of the proxy's own log since `mark` (informer transitions, warnings), not its request lines. */
@@ -90,13 +91,13 @@ export async function startProxyChild(options: ProxyChildOptions): Promise<Proxy
         return NaN;
       }
     },
-    async counter(name) {
+    async counter(name, labels = {}) {
       const res = await request(`${url}/metrics`);
-      let total = 0;
-      for (const line of (await res.body.text()).split('\n')) {
-        if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-      }
-      return total;
+      const text = await res.body.text();
+      // The labelled series that match, or an unlabelled counter's one line.
+      const bare = text.split('\n').find((line) => line.startsWith(`${name} `));
+      const unlabelled = bare === undefined || Object.keys(labels).length > 0 ? 0 : Number(bare.slice(bare.lastIndexOf(' ') + 1));
+      return metricSum(text, name, labels) + unlabelled;
     },
     logMark() {
       try {

@@ -137,6 +137,8 @@ function verdict(row: FaultRow, options: ChaosOptions): string[] {
   count(row.reordered, 'reordered');
   count(row.staleReads, `reads staler than ${String(options.maxStalenessMs / 1000)} s`);
   count(row.rywMisses, 'reads that missed their own write');
+  if (Object.values(FAULTS).find((f) => f.name === row.fault)?.noStalePassThrough === true)
+    count(row.passedStale, 'RV-unset reads passed through for staleness (a pass-through storm)');
   if (row.longestSilenceMs > options.maxSilenceMs) {
     out.push(
       `${row.fault}: longest silence ${(row.longestSilenceMs / 1000).toFixed(1)} s (bound ${String(options.maxSilenceMs / 1000)} s)`,

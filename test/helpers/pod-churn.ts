@@ -40,6 +40,8 @@ export interface PodChurn {
    * write's answer. `signal` gives up at once (a write in flight is abandoned).
    */
   run(done: () => boolean, signal?: AbortSignal): Promise<void>;
+  /** No writes for `ms` from the next one on (the type goes quiet); resolves when they resume. */
+  pause(ms: number): Promise<void>;
 }
 
 /** Between attempts of a failed write: often enough to notice the apiserver's return at once. */
@@ -58,6 +60,8 @@ export function newPodChurn(options: PodChurnOptions): PodChurn {
   const pad = 'x'.repeat(options.padBytes ?? 0);
   const exists = new Array<boolean>(options.objects).fill(false);
   const writes: AcknowledgedWrite[] = [];
+  /** When a pause ends (now() ms). */
+  let pausedUntil = Number.NEGATIVE_INFINITY;
   const base = `/api/v1/namespaces/${options.namespace}/pods`;
   let failures = 0;
   let counter = 0;
@@ -131,10 +135,16 @@ export function newPodChurn(options: PodChurnOptions): PodChurn {
   return {
     writes,
     failures: () => failures,
+    async pause(ms) {
+      pausedUntil = now() + ms;
+      await sleep(ms);
+    },
     async run(done, signal = new AbortController().signal) {
       const interval = 1000 / options.writesPerSecond;
       let next = now();
       while (!done()) {
+        const paused = pausedUntil - now();
+        if (paused > 0) await sleep(paused, undefined, { signal });
         await write(signal);
         // Paced from the schedule, but no burst to catch up after an outage.
         next = Math.max(next + interval, now());

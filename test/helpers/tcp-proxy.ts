@@ -1,6 +1,7 @@
 /**
  * A TCP proxy on loopback between a client and the apiserver, for fault injection: cut every
- * open connection mid-stream, or refuse new ones for a while. It sees only TLS bytes.
+ * open connection mid-stream, refuse new ones for a while, hold or delay what the apiserver
+ * sends. It sees only TLS bytes.
  */
 import { createServer, connect } from 'node:net';
 import type { Socket } from 'node:net';
@@ -19,6 +20,11 @@ export interface TcpProxy {
    * flow on in order.
    */
   setHeld(held: boolean): void;
+  /**
+   * A slow link: every byte the target sends from now on reaches its client `ms` later, in order
+   * (0: at once again, after what is already delayed).
+   */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -27,8 +33,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let accepted = 0;
   let blocked = false;
   let held = false;
-  /** Each open connection's upstream side and the client it is piped to. */
-  const links = new Map<Socket, Socket>();
+  let delayMs = 0;
+  /** Each open connection's upstream side. */
+  const upstreams = new Set<Socket>();
   const server = createServer((client) => {
     if (blocked) {
       client.resetAndDestroy();
@@ -47,11 +54,40 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('error', drop);
     upstream.on('error', drop);
     client.on('close', drop);
-    upstream.on('close', drop);
     client.pipe(upstream);
-    links.set(upstream, client);
-    upstream.on('close', () => links.delete(upstream));
-    if (!held) upstream.pipe(client);
+    // What the target sends: at once, or after the delay, always in order.
+    const queue: { readonly due: number; readonly chunk: Buffer | undefined }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const deliver = (): void => {
+      timer = undefined;
+      const now = performance.now();
+      for (let next = queue[0]; next !== undefined && next.due <= now; next = queue[0]) {
+        queue.shift();
+        if (next.chunk === undefined) drop();
+        else client.write(next.chunk);
+      }
+      const first = queue[0];
+      if (first !== undefined) timer = setTimeout(deliver, first.due - now);
+    };
+    const forward = (chunk: Buffer | undefined): void => {
+      if (delayMs === 0 && queue.length === 0) {
+        if (chunk === undefined) drop();
+        else client.write(chunk);
+        return;
+      }
+      queue.push({ due: performance.now() + delayMs, chunk });
+      timer ??= setTimeout(deliver, delayMs);
+    };
+    upstream.on('data', (chunk: Buffer) => {
+      forward(chunk);
+    });
+    // The target's close reaches the client after what was delayed before it.
+    upstream.on('close', () => {
+      upstreams.delete(upstream);
+      forward(undefined);
+    });
+    upstreams.add(upstream);
+    if (held) upstream.pause();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -70,11 +106,14 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     setHeld(value) {
       if (value === held) return;
       held = value;
-      // unpipe leaves the upstream paused: its bytes wait in the socket until piped again.
-      for (const [upstream, client] of links) {
-        if (held) upstream.unpipe(client);
-        else upstream.pipe(client);
+      // A paused upstream's bytes wait in its socket until resumed.
+      for (const upstream of upstreams) {
+        if (held) upstream.pause();
+        else upstream.resume();
       }
+    },
+    setDelay(ms) {
+      delayMs = Math.max(0, ms);
     },
     close() {
       cut();

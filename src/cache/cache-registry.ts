@@ -46,7 +46,7 @@ import type { Discovery } from '../upstream/discovery.ts';
 import type { ResourceInfo } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
-import { realClock } from '../clock/clock.ts';
+import { realClock, within } from '../clock/clock.ts';
 import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters.ts';
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
@@ -282,27 +282,12 @@ class CacheRegistry implements WatchCacheSource {
     const deadline = this.#clock.now() + waitMs;
     // A proxy of lazily cached types reads discovery after it starts: until then no type can be
     // looked up, and its first readers wait for discovery as they wait for their cache.
-    if (!this.#discovery.hasSynced() && this.#started) await this.#until(this.#discovered, waitMs, signal);
+    if (!this.#discovery.hasSynced() && this.#started) await within(this.#clock, this.#discovered, waitMs, signal);
     const want = this.#lookup(group, version, resource, namespace);
     if (want === undefined) return undefined;
     const left = deadline - this.#clock.now();
-    if (this.#servable(want) === undefined && left > 0) await this.#until(want.ready, left, signal);
+    if (this.#servable(want) === undefined && left > 0) await within(this.#clock, want.ready, left, signal);
     return this.#servable(want);
-  }
-
-  /** Resolves once `promise` settles, `ms` pass or `signal` aborts, whichever comes first. */
-  #until(promise: Promise<unknown>, ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (ms <= 0 || signal?.aborted === true) return Promise.resolve();
-    return new Promise((resolve) => {
-      const finish = (): void => {
-        timer.cancel();
-        signal?.removeEventListener('abort', finish);
-        resolve();
-      };
-      const timer = this.#clock.setTimeout(finish, ms);
-      signal?.addEventListener('abort', finish, { once: true });
-      void promise.then(finish, finish);
-    });
   }
 
   /**

@@ -28,7 +28,7 @@
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
-import { realClock } from '../clock/clock.ts';
+import { realClock, within } from '../clock/clock.ts';
 import type { FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
 import { newFreshnessProof } from './freshness-proof.ts';
 import type { Cacher, CacherMetrics } from './cacher.ts';
@@ -313,28 +313,6 @@ class Delegator implements CacheDelegator {
     });
   }
 
-  /** Waits for `promise` at most `ms` (or until `signal` aborts); resolves true if it settled first. */
-  #within(promise: Promise<unknown>, ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-    if (signal?.aborted === true) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const finish = (settled: boolean): void => {
-        timer.cancel();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(settled);
-      };
-      const onAbort = (): void => {
-        finish(false);
-      };
-      const timer = this.#clock.setTimeout(() => {
-        finish(false);
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      void promise.then(() => {
-        finish(true);
-      });
-    });
-  }
-
   async #bounded(target: ReadTarget, signal: AbortSignal | undefined): Promise<boolean> {
     const { cache } = this;
     const { writes, policy } = this.#options;
@@ -348,7 +326,7 @@ class Delegator implements CacheDelegator {
       if (this.#proving === undefined && now - this.#lastProofFailedAt < Math.min(PROOF_RETRY_MS, policy.maxStalenessMs / 4)) {
         return this.#pass('stale');
       }
-      await this.#within(this.#prove(), PROOF_READ_WAIT_MS, signal);
+      await within(this.#clock, this.#prove(), PROOF_READ_WAIT_MS, signal);
       if (this.#clock.now() - cache.lastProgressAt() > policy.maxStalenessMs) return this.#pass('stale');
     }
     const required = writes.requirement(target);
@@ -401,7 +379,7 @@ class Delegator implements CacheDelegator {
     }
     const proving = this.#proving;
     if (proving === undefined || waitMs <= 0) return Promise.resolve();
-    return this.#within(proving, waitMs, undefined).then(() => undefined);
+    return within(this.#clock, proving, waitMs, undefined).then(() => undefined);
   }
 
   /** A proof for the doubts of a quiet type, at most every DOUBT_PROOF_INTERVAL_MS. */

@@ -78,3 +78,33 @@ export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<vo
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Resolves true once `promise` settles, or false when `ms` pass on `clock` or `signal` aborts
+ * first (never rejects): a bounded wait for something shared that goes on either way.
+ */
+export function within(clock: Clock, promise: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (ms <= 0 || signal?.aborted === true) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const finish = (settled: boolean): void => {
+      timer.cancel();
+      signal?.removeEventListener('abort', onAbort);
+      resolve(settled);
+    };
+    const onAbort = (): void => {
+      finish(false);
+    };
+    const timer = clock.setTimeout(() => {
+      finish(false);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      () => {
+        finish(true);
+      },
+      () => {
+        finish(true);
+      },
+    );
+  });
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import { KEEP_FRESH_MS, delegatorFactory, noopDelegatorMetrics, proofDueMs } from '../../../src/cache/delegator.ts';
+import { KEEP_FRESH_MS, delegatorFactory, proofDueMs } from '../../../src/cache/delegator.ts';
 import type { CacheDelegator, ProofOutcome } from '../../../src/cache/delegator.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
@@ -9,6 +9,7 @@ import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { recordProofOutcomes } from '../../helpers/proof-outcomes.ts';
 
 const ALL = { group: '', resource: 'configmaps', namespace: '', name: '' };
 
@@ -21,7 +22,7 @@ interface Rig {
   readonly clock: FakeClock;
   readonly cache: WatchCache;
   readonly delegator: CacheDelegator;
-  readonly outcomes: ProofOutcome[];
+  readonly outcomes: readonly ProofOutcome[];
   /** Upstream requests so far. */
   readonly paths: string[];
   /** Resolves once the next proof has ended. */
@@ -34,8 +35,7 @@ function rig(maxStalenessMs: number): Rig {
   const cache = newWatchCache({ spec: CONFIGMAPS, fields: selectableFieldsFor('', 'configmaps', true), clock });
   cache.store.replace([], '50');
   cache.store.watchConnected?.(true);
-  const outcomes: ProofOutcome[] = [];
-  let waiting: ((outcome: ProofOutcome) => void)[] = [];
+  const proofs = recordProofOutcomes();
   const upstream = newFakeUpstream({
     onWatch: (stream) => {
       stream.write(endBookmark(cache.resourceVersion() ?? 0n));
@@ -46,26 +46,15 @@ function rig(maxStalenessMs: number): Rig {
     policy: newConsistencyPolicy({ maxStalenessMs }),
     writes: newReadYourWrites(),
     clock,
-    metrics: () => ({
-      ...noopDelegatorMetrics,
-      proof: (outcome) => {
-        outcomes.push(outcome);
-        const resolve = waiting;
-        waiting = [];
-        for (const r of resolve) r(outcome);
-      },
-    }),
+    metrics: proofs.metrics,
   })(cache);
   return {
     clock,
     cache,
     delegator,
-    outcomes,
+    outcomes: proofs.outcomes,
     paths: upstream.paths,
-    nextProof: () =>
-      new Promise((resolve) => {
-        waiting.push(resolve);
-      }),
+    nextProof: proofs.next,
   };
 }
 

@@ -5,7 +5,7 @@ import type { CachedReads, CachedResponse } from '../../../src/server/cached-rea
 import { parseRequest } from '../../../src/server/parsed-request.ts';
 import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import { delegatorFactory, noopDelegatorMetrics } from '../../../src/cache/delegator.ts';
+import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import type { ProofOutcome } from '../../../src/cache/delegator.ts';
 import type { OrderedView } from '../../../src/cache/ordered-map.ts';
 import { newOrderedMap } from '../../../src/cache/ordered-map.ts';
@@ -19,6 +19,7 @@ import { newSharedLists } from '../../../src/server/shared-lists.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { recordProofOutcomes } from '../../helpers/proof-outcomes.ts';
 
 function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };
@@ -125,23 +126,14 @@ function readsOver(
       stream.write(bookmarkLine(probeRv, stream.path.includes('sendInitialEvents=true')));
     },
   });
-  const outcomes: ProofOutcome[] = [];
-  let waiting: ((outcome: ProofOutcome) => void)[] = [];
+  const recorded = recordProofOutcomes();
   const writes = newReadYourWrites();
   const delegate = delegatorFactory({
     client: upstream.client,
     policy: newConsistencyPolicy({ mode, maxStalenessMs }),
     writes,
     freshnessWaitMs: 0,
-    metrics: () => ({
-      ...noopDelegatorMetrics,
-      proof: (outcome) => {
-        outcomes.push(outcome);
-        const resolve = waiting;
-        waiting = [];
-        for (const r of resolve) r(outcome);
-      },
-    }),
+    metrics: recorded.metrics,
   });
   const delegator = delegate(cache);
   const source = {
@@ -156,14 +148,7 @@ function readsOver(
   return {
     reads,
     probes,
-    proofs: {
-      outcomes,
-      paths: proofPaths,
-      next: () =>
-        new Promise((resolve) => {
-          waiting.push(resolve);
-        }),
-    },
+    proofs: { outcomes: recorded.outcomes, paths: proofPaths, next: recorded.next },
     serve: (url) => reads.tryServe(parseRequest('GET', url), {}),
     wrote: (method, url, statusCode, body) => {
       reads.observeWrite(parseRequest(method, url), {

@@ -24,10 +24,13 @@ export const SCENARIOS = [
   'watch',
   'cold-start',
   'memory',
+  'quiet',
+  'cold',
+  'kcm',
   'scale',
 ] as const;
-/** Scenarios left out of a run that names none: too long for every run. */
-const ON_REQUEST: readonly ScenarioName[] = ['scale'];
+/** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
+const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'kcm'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -50,6 +53,14 @@ export interface BenchOptions {
   /** The shared-mode scenario: distinct identities reading through one shared proxy. */
   readonly identities: number;
   readonly pollSeconds: number;
+  /** The quiet scenario: pollers of a type nobody writes, for quietSeconds per target (three targets in turn). */
+  readonly quietClients: number;
+  readonly quietSeconds: number;
+  /** The cold scenario: clients starting their informers at once. */
+  readonly coldClients: number;
+  /** The kcm scenario: namespaces deleted per run, and objects of each type in each. */
+  readonly kcmDeletions: number;
+  readonly kcmObjects: number;
   /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
   readonly scaleSizes: readonly number[];
   readonly applyRate: number;
@@ -67,8 +78,10 @@ export interface BenchOptions {
 
 export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
 
-Scenarios (default: all but scale): ${SCENARIOS.join(', ')}; a prefix selects several (list).
-scale seeds up to the largest of --scale-sizes pods (100,000 by default: about 20 minutes).
+Scenarios (default: all but scale and quiet): ${SCENARIOS.join(', ')}; a prefix selects several
+(list), a whole name only itself (cold, not cold-start). scale seeds up to the largest of
+--scale-sizes pods (100,000 by default: about 20 minutes); quiet takes 3 × --quiet-seconds;
+kcm builds kube-controller-manager from the pinned module first (a few minutes, once).
 
 Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --pods N            pods seeded, all Pending (default 10000)
@@ -82,6 +95,11 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --identities N      shared: distinct identities (service accounts) reading through one shared proxy (default 1000)
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
   --poll-seconds S    how long they poll (default 30)
+  --quiet-clients N   quiet: pollers of the quiet pods, as poll's (default 20)
+  --quiet-seconds S   quiet: how long each of its three targets is polled (default 300)
+  --cold-clients N    cold: clients starting 4 informers each at once (default 20)
+  --kcm-deletions N   kcm: namespaces deleted per run (default 5)
+  --kcm-objects N     kcm: configmaps, secrets and services in each (default 10)
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
   --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
   --apply-seconds S   scale: how long the apply and absorb measurements run (default 15)
@@ -103,6 +121,11 @@ const FLAGS = {
   'poll-clients': { type: 'string' },
   identities: { type: 'string' },
   'poll-seconds': { type: 'string' },
+  'quiet-clients': { type: 'string' },
+  'quiet-seconds': { type: 'string' },
+  'cold-clients': { type: 'string' },
+  'kcm-deletions': { type: 'string' },
+  'kcm-objects': { type: 'string' },
   'scale-sizes': { type: 'string' },
   'apply-rate': { type: 'string' },
   'apply-seconds': { type: 'string' },
@@ -113,6 +136,10 @@ const FLAGS = {
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+function isScenario(name: string): name is ScenarioName {
+  return (SCENARIOS as readonly string[]).includes(name);
+}
 
 export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
   const { values, positionals } = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true });
@@ -129,7 +156,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const scenarios =
     positionals.length === 0
       ? SCENARIOS.filter((s) => !ON_REQUEST.includes(s))
-      : SCENARIOS.filter((s) => positionals.some((p) => s.startsWith(p)));
+      : SCENARIOS.filter((s) => positionals.some((p) => s === p || (!isScenario(p) && s.startsWith(p))));
   const unknown = positionals.filter((p) => !SCENARIOS.some((s) => s.startsWith(p)));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
   const watchers = (setting('watchers') ?? '1000,5000,10000').split(',').map(Number);
@@ -151,6 +178,11 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     pollClients: Math.round(num('poll-clients', 200)),
     identities: Math.round(num('identities', 1000)),
     pollSeconds: num('poll-seconds', 30),
+    quietClients: Math.round(num('quiet-clients', 20)),
+    quietSeconds: num('quiet-seconds', 300),
+    coldClients: Math.round(num('cold-clients', 20)),
+    kcmDeletions: Math.round(num('kcm-deletions', 5)),
+    kcmObjects: Math.round(num('kcm-objects', 10)),
     scaleSizes,
     applyRate: num('apply-rate', 1000),
     applySeconds: num('apply-seconds', 15),

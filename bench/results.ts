@@ -14,6 +14,9 @@ import type { TargetName } from './targets.ts';
 import type { WatchResult } from './watch-fanout.ts';
 import type { PollResult } from './poll.ts';
 import type { SharedModeRow } from './shared-mode.ts';
+import type { QuietRow } from './quiet.ts';
+import type { ColdRow } from './cold.ts';
+import type { KcmRow } from './controller-manager.ts';
 import type { ScaleRow } from './scale.ts';
 import { renderScaleChart } from './scale.ts';
 import { renderChart } from './chart.ts';
@@ -77,6 +80,10 @@ export interface BenchResults {
   readonly scale?: readonly ScaleRow[];
   /** The shared-mode scenario (`npm run bench -- shared`). */
   readonly shared?: readonly SharedModeRow[];
+  /** The quiet and cold scenarios (`npm run bench -- quiet cold`). */
+  readonly quiet?: readonly QuietRow[];
+  readonly cold?: readonly ColdRow[];
+  readonly kcm?: readonly KcmRow[];
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];

@@ -53,6 +53,13 @@ import { screenshotStatusPage } from './status-screenshot.ts';
 import type { SlowWatchersResult } from './slow-watchers.ts';
 import { formatSharedMode, runSharedMode } from './shared-mode.ts';
 import type { SharedModeRow } from './shared-mode.ts';
+import { formatQuiet, runQuiet } from './quiet.ts';
+import type { QuietRow } from './quiet.ts';
+import { formatCold, runCold } from './cold.ts';
+import type { ColdRow } from './cold.ts';
+import { formatKcm, runKcm } from './controller-manager.ts';
+import type { KcmRow } from './controller-manager.ts';
+import { ensureComponentBinaries } from '../src/cli/dev-cluster/build.ts';
 
 interface LoadScenario {
   readonly name: ScenarioName;
@@ -467,6 +474,33 @@ async function main(): Promise<number> {
       });
     }
 
+    let quiet: QuietRow[] = [];
+    const quietSpec = { clients: o.quietClients, seconds: o.quietSeconds, pods: o.pods, namespaces: o.namespaces };
+    if (wants('quiet')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('quiet', async () => {
+        quiet = await runQuiet(state, client, quietSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+      });
+    }
+    let cold: ColdRow[] = [];
+    const coldSpec = { clients: o.coldClients };
+    if (wants('cold')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('cold', async () => {
+        cold = await runCold(state, client, coldSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+      });
+    }
+
+    let kcm: KcmRow[] = [];
+    const kcmSpec = { deletions: o.kcmDeletions, objects: o.kcmObjects };
+    if (wants('kcm')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('kcm', async () => {
+        const components = await ensureComponentBinaries(progress);
+        kcm = await runKcm(state, client, components, kcmSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+      });
+    }
+
     const sizes = { ...o, dir: undefined, out: undefined };
     const results: BenchResults = {
       environment: environment(kubernetes),
@@ -477,6 +511,9 @@ async function main(): Promise<number> {
       poll,
       scale,
       shared,
+      quiet,
+      cold,
+      kcm,
       sync,
       profiles,
       warnings,
@@ -485,6 +522,9 @@ async function main(): Promise<number> {
     console.log(`\n${formatTables(results)}`);
     if (slowWatchers !== undefined) console.log(formatSlowWatchers(slowWatchers));
     if (shared.length > 0) console.log(`\n${formatSharedMode(shared, sharedOptions)}`);
+    if (quiet.length > 0) console.log(`\n${formatQuiet(quiet, quietSpec)}`);
+    if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
+    if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

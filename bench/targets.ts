@@ -98,6 +98,8 @@ export interface CacheProxyOptions {
   readonly readConsistency?: 'strong' | 'bounded';
   /** Node flags before the script (e.g. --cpu-prof --cpu-prof-dir DIR). */
   readonly nodeArgs?: readonly string[];
+  /** More flags of the proxy command (e.g. --max-staleness=5s). */
+  readonly args?: readonly string[];
 }
 
 /** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
@@ -108,8 +110,9 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     'proxy',
     `--kubeconfig=${state.kubeconfig}`,
     '--port=0',
-    `--resources=${options.resources}`,
+    ...(options.resources === '' ? [] : [`--resources=${options.resources}`]),
     '--log-level=warn',
+    ...(options.args ?? []),
     ...(options.readConsistency === undefined ? [] : [`--read-consistency=${options.readConsistency}`]),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

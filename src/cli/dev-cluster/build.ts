@@ -115,6 +115,59 @@ export async function ensureControlPlaneBinaries(progress: Progress): Promise<Co
   return binaries;
 }
 
+/** kube-controller-manager and kube-scheduler, built on demand (the bench's component runs), never by `npm test`. */
+export interface ComponentBinaries {
+  readonly dir: string;
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+}
+
+/**
+ * The components' own module (tools/controlplane/components: the same pins, with the two commands
+ * as its tools), so that the control plane's cache key, and CI's warm cache, stay as they are.
+ */
+export function componentBinaries(): ComponentBinaries {
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(join(CONTROL_PLANE_MODULES_DIR, 'components', file)));
+  hash.update(kubernetesLinkFlags());
+  const dir = join(cacheRoot(), `components-k8s-${KUBERNETES_VERSION}-${hash.digest('hex').slice(0, 12)}`);
+  return { dir, kubeControllerManager: join(dir, 'kube-controller-manager'), kubeScheduler: join(dir, 'kube-scheduler') };
+}
+
+/** Returns the cached component binaries, building them first when they are missing (a few minutes after the control plane's build). */
+export async function ensureComponentBinaries(progress: Progress): Promise<ComponentBinaries> {
+  const binaries = componentBinaries();
+  if (existsSync(join(binaries.dir, COMPLETE_MARKER))) return binaries;
+  checkGo();
+  progress.log(`Building kube-controller-manager and kube-scheduler ${KUBERNETES_VERSION} from Go modules into ${binaries.dir}.`);
+  const staging = `${binaries.dir}.tmp-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  try {
+    await goBuild(
+      progress,
+      `building kube-controller-manager and kube-scheduler ${KUBERNETES_VERSION}`,
+      join(CONTROL_PLANE_MODULES_DIR, 'components'),
+      [
+        '-ldflags',
+        kubernetesLinkFlags(),
+        '-o',
+        `${staging}/`,
+        'k8s.io/kubernetes/cmd/kube-controller-manager',
+        'k8s.io/kubernetes/cmd/kube-scheduler',
+      ],
+    );
+    writeFileSync(join(staging, COMPLETE_MARKER), `${new Date().toISOString()}\n`);
+    if (!existsSync(join(binaries.dir, COMPLETE_MARKER))) {
+      rmSync(binaries.dir, { recursive: true, force: true });
+      renameSync(staging, binaries.dir);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return binaries;
+}
+
 function goEnv(): NodeJS.ProcessEnv {
   return {
     ...process.env,

@@ -69,10 +69,10 @@ export interface Span {
   readonly end: number;
 }
 
-/** The members of the top-level object in `buf`: key -> byte span of its value. */
-export function objectMembers(buf: Buffer): Map<string, Span> {
+/** The members of the object in `buf` that starts at `at` (default: the top-level one): key -> byte span of its value. */
+export function objectMembers(buf: Buffer, at = 0): Map<string, Span> {
   const members = new Map<string, Span>();
-  let i = skipSpace(buf, 0);
+  let i = skipSpace(buf, at);
   if (buf[i] !== OPEN_BRACE) throw new SyntaxError('expected a JSON object');
   i = skipSpace(buf, i + 1);
   if (buf[i] === CLOSE_BRACE) return members;

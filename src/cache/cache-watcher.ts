@@ -21,7 +21,7 @@ import { PieceWriter } from './piece-writer.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
-import { IDENTITY_ENCODING, frameObject, watchFrame, watchFramePieces, writeWatchFrame } from './window-event.ts';
+import { IDENTITY_ENCODING, frameObject, representedWatchFrame, watchFramePieces, writeWatchFrame } from './window-event.ts';
 import type { WatchRepresentation } from './window-event.ts';
 import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
 
@@ -169,14 +169,18 @@ export class CacheWatcher implements UnsentHolder {
     if (representation === undefined) return event.frame(type, this.#encoding);
     const { key } = representation;
     if (key !== undefined) return event.representedFrame(type, this.#encoding, key, representation);
-    return Buffer.concat(this.#encoding.wrap([watchFrame(type, representation.object(event.objectBytes(type)))]));
+    return Buffer.concat(
+      this.#encoding.wrap([representedWatchFrame(representation, type, representation.object(event.objectBytes(type)))]),
+    );
   }
 
   /** A bookmark's frame (`bookmark` gives the stored form), rendered by the representation if any. */
   #bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
     const frame = this.#options.bookmark(rv, initialEventsEnd);
     const representation = this.#options.representation;
-    return representation === undefined ? frame : watchFrame('BOOKMARK', representation.bookmark(frameObject(frame), initialEventsEnd));
+    return representation === undefined
+      ? frame
+      : representedWatchFrame(representation, 'BOOKMARK', representation.bookmark(frameObject(frame), initialEventsEnd));
   }
 
   /** Ends the stream without an error (the cache relisted, or the proxy stops). */
@@ -249,8 +253,13 @@ export class CacheWatcher implements UnsentHolder {
           if (!frames.ready()) continue;
           pieces = frames.take().flatMap((piece) => this.#encoding.wrap([piece]));
         } else {
-          const object = representation?.stored?.(obj) ?? representation?.object(objectBytes(obj)) ?? objectBytes(obj);
-          pieces = this.#encoding.wrap(watchFramePieces('ADDED', object));
+          if (representation === undefined) pieces = this.#encoding.wrap(watchFramePieces('ADDED', objectBytes(obj)));
+          else {
+            const object = representation.stored?.(obj) ?? representation.object(objectBytes(obj));
+            pieces = this.#encoding.wrap(
+              representation.frame === undefined ? watchFramePieces('ADDED', object) : [representation.frame('ADDED', object)],
+            );
+          }
         }
       } else {
         const event = events[i];

@@ -78,6 +78,21 @@ export interface WatchRepresentation {
   stored?(obj: KubeObject): Buffer;
   /** A bookmark's object, from the bookmark object's JSON. */
   bookmark(raw: Buffer, initialEventsEnd: boolean): Buffer;
+  /** The Content-Type of the stream; none: JSON. */
+  readonly contentType?: string;
+  /** An ERROR event's object, from the Status's JSON; none: the Status's JSON. */
+  status?(raw: Buffer): Buffer;
+  /** One watch frame of an object as rendered (protobuf's length-prefixed WatchEvent); none: a JSON line. */
+  frame?(type: WatchEventType | 'BOOKMARK' | 'ERROR', object: Buffer): Buffer;
+}
+
+/** The frame of a represented object: the representation's own framing, or the JSON line. */
+export function representedWatchFrame(
+  representation: WatchRepresentation,
+  type: WatchEventType | 'BOOKMARK' | 'ERROR',
+  object: Buffer,
+): Buffer {
+  return representation.frame === undefined ? watchFrame(type, object) : representation.frame(type, object);
 }
 
 /** The same framing as one Buffer: built once per event, then written to every watcher. */
@@ -152,7 +167,9 @@ export class WindowEvent {
     // HOT PATH (once per watcher per event): a plain loop over at most a few entries.
     this.#represented ??= [];
     for (const r of this.#represented) if (r.key === key && r.encoding === encoding && r.type === type) return r.bytes;
-    const bytes = Buffer.concat(encoding.wrap([watchFrame(type, representation.object(this.objectBytes(type)))]));
+    const bytes = Buffer.concat(
+      encoding.wrap([representedWatchFrame(representation, type, representation.object(this.objectBytes(type)))]),
+    );
     this.#represented.push({ key, encoding, type, bytes });
     return bytes;
   }

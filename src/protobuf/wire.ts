@@ -100,6 +100,16 @@ export class Writer {
     this.#len += 8;
   }
 
+  /** Empties the writer for reuse. */
+  reset(): void {
+    this.#len = 0;
+  }
+
+  /** The bytes written so far, without a copy: valid until the next write or reset. */
+  view(): Buffer {
+    return this.#buf.subarray(0, this.#len);
+  }
+
   /** The bytes written, as a Buffer of their own. */
   finish(): Buffer {
     return Buffer.from(this.#buf.subarray(0, this.#len));

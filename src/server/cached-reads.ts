@@ -36,6 +36,16 @@ import type { SharedLists } from './shared-lists.ts';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
+import type { ProtobufShape } from './cached-protobuf.ts';
+import {
+  PROTOBUF_CONTENT_TYPE,
+  metadataShape,
+  protobufGetBody,
+  protobufListBody,
+  protobufShape,
+  protobufStatusBody,
+  protobufWatchRepresentation,
+} from './cached-protobuf.ts';
 import type { MetaVersion } from './cached-metadata.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
@@ -235,7 +245,13 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     } else if (negotiated.kind === 'metadata') {
       // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
       if (negotiated.list) return false;
-      representation = metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
+      representation = negotiated.protobuf
+        ? protobufWatchRepresentation(metadataShape(negotiated.version))
+        : metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
+    } else if (negotiated.kind === 'protobuf') {
+      const shape = protobufShape(delegator.cache.spec);
+      if (shape === undefined) return false;
+      representation = protobufWatchRepresentation(shape);
     }
     return serveWatch({
       delegator,
@@ -328,9 +344,21 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         table = { printer, include, version: negotiated.version };
       }
       // The item kind for a GET, the list kind for a LIST; the other way round is the apiserver's 406.
-      const metadata = negotiated.kind === 'metadata' ? negotiated.version : undefined;
       if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return undefined;
-      const pretty = negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']);
+      let protobuf: { shape: ProtobufShape; metadata: boolean } | undefined;
+      if (negotiated.kind === 'protobuf') {
+        const shape = protobufShape(cache.spec);
+        if (shape === undefined) return undefined;
+        protobuf = { shape, metadata: false };
+      } else if (negotiated.kind === 'metadata' && negotiated.protobuf) {
+        protobuf = { shape: metadataShape(negotiated.version), metadata: true };
+      }
+      const metadata = negotiated.kind === 'metadata' && !negotiated.protobuf ? negotiated.version : undefined;
+      // Indenting is JSON's (isPrettyPrint applies to the JSON serializer only).
+      const pretty =
+        protobuf === undefined &&
+        negotiated.kind !== 'protobuf' &&
+        (negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']));
       const plan = readPlan(info, options, cache);
       if (plan === undefined) return undefined;
       if (plan.kind === 'consistent') {
@@ -344,6 +372,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       let response: CachedResponse | undefined;
       if (cache.resourceVersion() === undefined) response = undefined;
       else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
+      else if (protobuf !== undefined) response = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata);
       else if (metadata !== undefined) response = serveMetadata(cache, info, options, plan, metadata);
       else if (info.verb === 'get') response = serveGet(cache, info);
       else response = serveList(cache, info, options, plan, sharedLists);
@@ -557,6 +586,39 @@ function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, 
  * apiserver answers, a missing object's 404 too (its Status is negotiated without the
  * conversion, indented when no plain-JSON clause is left: the apiserver's to word).
  */
+const PROTOBUF_HEADERS = { 'content-type': PROTOBUF_CONTENT_TYPE } as const;
+
+/**
+ * A GET or LIST in protobuf (cached-protobuf.ts): the object's or the page's messages; a GET of
+ * an object the cache does not hold is the apiserver's 404 Status in protobuf, but in the
+ * metadata form, whose 404 the apiserver words itself.
+ */
+function serveProtobuf(
+  cache: WatchCache,
+  info: RequestInfo,
+  options: ListOptions,
+  plan: ReadPlan,
+  shape: ProtobufShape,
+  metadataOnly: boolean,
+): CachedResponse | undefined {
+  if (info.verb === 'get') {
+    const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
+    if (obj !== undefined) {
+      const body = protobufGetBody(obj, shape);
+      return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: [body] };
+    }
+    if (metadataOnly) return undefined;
+    const status = protobufStatusBody(notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name).body());
+    return { statusCode: 404, headers: PROTOBUF_HEADERS, length: status.length, body: [status] };
+  }
+  const page = selectPage(cache, info, options, plan);
+  if (page === undefined) return undefined;
+  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
+  const body = protobufListBody(page.items, meta, shape);
+  const response = pooledResponse(body.length, body.pieces);
+  return { ...response, headers: PROTOBUF_HEADERS };
+}
+
 function serveMetadata(
   cache: WatchCache,
   info: RequestInfo,

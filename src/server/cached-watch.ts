@@ -16,7 +16,7 @@ import type { CacheDelegator } from '../cache/delegator.ts';
 import { parseFieldSelector } from '../cache/field-selector.ts';
 import { parseLabelSelector } from '../cache/label-selector.ts';
 import type { WatchCache } from '../cache/watch-cache.ts';
-import { watchFrame } from '../cache/window-event.ts';
+import { representedWatchFrame, watchFrame } from '../cache/window-event.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from './list-options.ts';
@@ -89,7 +89,8 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   if (res.destroyed) return true;
   // The cache may have been stopped while this request waited: the apiserver answers then.
   if (cache.isClosed()) return false;
-  res.writeHead(200, WATCH_HEADERS);
+  const contentType = ctx.representation?.contentType;
+  res.writeHead(200, contentType === undefined ? WATCH_HEADERS : { ...WATCH_HEADERS, 'content-type': contentType });
   res.flushHeaders();
   // HOT PATH: the stream stays chunked, as the apiserver's, but the chunks are built once per
   // event by the cache (window-event.ts) instead of once per watcher by Node.
@@ -109,7 +110,12 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   if (start.kind === 'too-old') {
     // The Status without its trailing newline is the event's object.
     const status = tooOldResourceVersion(start.requested, start.oldest).body();
-    const frame = watchFrame('ERROR', status.subarray(0, status.length - 1));
+    const json = status.subarray(0, status.length - 1);
+    const representation = ctx.representation;
+    const frame =
+      representation?.status === undefined
+        ? watchFrame('ERROR', json)
+        : representedWatchFrame(representation, 'ERROR', representation.status(json));
     res.end(chunked ? Buffer.concat([...HTTP_CHUNKED.wrap([frame]), HTTP_CHUNKED.end ?? Buffer.alloc(0)]) : frame);
   } else if (start.kind === 'closed') {
     res.end(chunked ? HTTP_CHUNKED.end : undefined);

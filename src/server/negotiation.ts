@@ -8,18 +8,10 @@
  * and, for each, the media types it serves in order (JSON, YAML, protobuf for built-in types),
  * and answers with the first pair whose parameters it honours: `as`/`g`/`v` ask for a
  * conversion (Table, PartialObjectMetadata[List] in meta.k8s.io v1 or v1beta1), and a clause
- * asking for one it cannot do is skipped. The cache produces plain JSON, JSON Tables and JSON
- * PartialObjectMetadata[List], so it answers when that first choice is one of them, and passes
- * everything else through: YAML, and any request the apiserver would refuse with 406.
- *
- * One exception, kept on purpose: a client whose first choice is protobuf and that accepts the
- * same in JSON further down its list (`application/vnd.kubernetes.protobuf, *\/*`, what client-go
- * sends when configured for protobuf; its metadata client's protobuf and JSON PartialObjectMetadata
- * clauses) gets JSON from the cache. It declared JSON acceptable, and
- * client-go picks its decoder from the answer's Content-Type, for a GET, a LIST and a watch
- * stream alike (rest/request.go transformResponse, newStreamWatcher); clients of other languages
- * that speak protobuf ask for it alone (no `*\/*`), and go to the apiserver. Passing these
- * through would send the busiest clients of all (controllers) to the apiserver.
+ * asking for one it cannot do is skipped. The cache produces plain JSON and protobuf (built-in
+ * types: src/protobuf/), JSON Tables and PartialObjectMetadata[List] in JSON and protobuf, so it
+ * answers when that first choice is one of them, and passes everything else through: YAML, and
+ * any request the apiserver would refuse with 406.
  */
 
 /** One clause of an Accept header, as goautoneg parses it. */
@@ -36,8 +28,16 @@ export type Negotiated =
   | { readonly kind: 'json'; readonly pretty: boolean }
   /** A Table (meta.k8s.io v1 or v1beta1) in JSON. */
   | { readonly kind: 'table'; readonly version: 'v1' | 'v1beta1'; readonly pretty: boolean }
-  /** PartialObjectMetadata (`list`: PartialObjectMetadataList) in JSON. */
-  | { readonly kind: 'metadata'; readonly version: 'v1' | 'v1beta1'; readonly list: boolean; readonly pretty: boolean }
+  /** The stored objects in protobuf (built-in types). */
+  | { readonly kind: 'protobuf' }
+  /** PartialObjectMetadata (`list`: PartialObjectMetadataList), in JSON or (`protobuf`) in protobuf. */
+  | {
+      readonly kind: 'metadata';
+      readonly version: 'v1' | 'v1beta1';
+      readonly list: boolean;
+      readonly pretty: boolean;
+      readonly protobuf: boolean;
+    }
   /** Anything else (YAML, metadata, protobuf only, nothing acceptable): the apiserver's to answer. */
   | { readonly kind: 'apiserver' };
 
@@ -222,15 +222,19 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
   if (first.served === JSON_TYPE && (first.convert === 'Table/v1' || first.convert === 'Table/v1beta1')) {
     return { kind: 'table', version: first.convert === 'Table/v1' ? 'v1' : 'v1beta1', pretty: first.pretty };
   }
-  const inJson = first.served === JSON_TYPE ? first : undefined;
-  // Protobuf first: JSON only if a later clause accepts it with the same conversion (see the top of this file).
-  const downgraded = first.served === PROTOBUF_TYPE ? choose(clauses, [JSON_TYPE], first.index + 1, protobuf) : undefined;
-  const chosen = inJson ?? (downgraded?.convert === first.convert ? downgraded : undefined);
-  if (chosen === undefined) return APISERVER;
-  if (chosen.convert === undefined) return { kind: 'json', pretty: chosen.pretty };
-  const [as = '', version = ''] = chosen.convert.split('/');
+  if (first.served !== JSON_TYPE && first.served !== PROTOBUF_TYPE) return APISERVER;
+  const inProtobuf = first.served === PROTOBUF_TYPE;
+  if (first.convert === undefined) return inProtobuf ? { kind: 'protobuf' } : { kind: 'json', pretty: first.pretty };
+  const [as = '', version = ''] = first.convert.split('/');
   if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && (version === 'v1' || version === 'v1beta1')) {
-    return { kind: 'metadata', version, list: as === 'PartialObjectMetadataList', pretty: chosen.pretty };
+    // Protobuf is never indented (the pretty parameter is JSON's).
+    return {
+      kind: 'metadata',
+      version,
+      list: as === 'PartialObjectMetadataList',
+      pretty: !inProtobuf && first.pretty,
+      protobuf: inProtobuf,
+    };
   }
   return APISERVER;
 }

@@ -13,6 +13,20 @@ export interface RichObject {
   readonly body: Record<string, unknown>;
 }
 
+/**
+ * Objects the apiserver holds of its own, read rather than written: an APIService written by a
+ * test would be an aggregated API with no server behind it for the whole run, which changes
+ * discovery for every other test.
+ */
+export const BUILT_IN_OBJECTS: readonly { readonly apiVersion: string; readonly kind: string; readonly path: string }[] = [
+  { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', path: '/apis/apiregistration.k8s.io/v1/apiservices/v1.apps' },
+  { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', path: '/apis/apiregistration.k8s.io/v1/apiservices/v1.' },
+  { apiVersion: 'v1', kind: 'Namespace', path: '/api/v1/namespaces/default' },
+  { apiVersion: 'v1', kind: 'Service', path: '/api/v1/namespaces/default/services/kubernetes' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin' },
+  { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', path: '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt' },
+];
+
 const POD_SPEC = {
   containers: [
     {
@@ -542,22 +556,6 @@ export function RICH_OBJECTS(ns: string): RichObject[] {
           signerName: 'example.com/signer',
           usages: ['digital signature', 'key encipherment', 'client auth'],
           expirationSeconds: 3600,
-        },
-      },
-    },
-    {
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: 'APIService',
-      collection: cluster('apiregistration.k8s.io/v1', 'apiservices'),
-      body: {
-        metadata: { name: `v1.${unique}.example.com` },
-        spec: {
-          group: `${unique}.example.com`,
-          version: 'v1',
-          groupPriorityMinimum: 100,
-          versionPriority: 10,
-          service: { namespace: ns, name: 'svc', port: 443 },
-          insecureSkipTLSVerify: true,
         },
       },
     },

@@ -585,6 +585,8 @@ const DOCUMENTED_DIFFERENCES: readonly {
   raw: (head: string) => string;
   /** The client half-closes its connection after `raw`. */
   halfClose?: boolean;
+  /** The apiserver's other answer, when it varies with timing (how soon Go notices the half-close). */
+  apiserverOr?: string;
 }[] = [
   // llhttp refuses methods it does not know; Go routes any token.
   { name: 'a lowercase method', apiserver: '405', proxy: '400', raw: (h) => `get /version HTTP/1.1\r\n${h}Connection: close\r\n\r\n` },
@@ -652,6 +654,7 @@ const DOCUMENTED_DIFFERENCES: readonly {
   {
     name: 'a write whose body is shorter than its Content-Length, then a half-close',
     apiserver: '504',
+    apiserverOr: 'none',
     proxy: '400',
     halfClose: true,
     raw: (h) =>
@@ -710,7 +713,7 @@ test('malformed requests: the documented differences from the apiserver are as R
       ]);
       const got = { apiserver: direct.join(', ') || 'none', proxy: viaProxy.join(', ') || 'none' };
       t.diagnostic(`${c.name}: apiserver ${got.apiserver}; proxy ${got.proxy}`);
-      if (got.apiserver !== c.apiserver || got.proxy !== c.proxy) {
+      if ((got.apiserver !== c.apiserver && got.apiserver !== c.apiserverOr) || got.proxy !== c.proxy) {
         changed.push(`${c.name}: documented apiserver ${c.apiserver} / proxy ${c.proxy}, now ${got.apiserver} / ${got.proxy}`);
       }
       await assertProxyAlive(sides, c.name);

@@ -31,12 +31,11 @@ test('negotiateRead: what the apiserver would answer in plain JSON, the cache an
   );
 });
 
-test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable go to the apiserver', () => {
+test('negotiateRead: YAML and the unacceptable go to the apiserver', () => {
   for (const accept of [
     'application/yaml',
     'application/yaml, application/json',
     'application/json;q=0.5, application/yaml',
-    'application/vnd.kubernetes.protobuf',
     'text/plain',
     'application/yaml;stream=watch',
   ]) {
@@ -44,20 +43,19 @@ test('negotiateRead: Tables, metadata, YAML, protobuf alone and the unacceptable
   }
 });
 
-test('negotiateRead: client-go’s metadata client gets JSON PartialObjectMetadata(List), its protobuf clause answered in JSON', () => {
-  assert.deepEqual(negotiateRead(METADATA_CLIENT, true), { kind: 'metadata', version: 'v1', list: true, pretty: false });
+test('negotiateRead: client-go’s metadata client gets PartialObjectMetadata(List) in protobuf, its first choice; in JSON when asked first', () => {
+  assert.deepEqual(negotiateRead(METADATA_CLIENT, true), { kind: 'metadata', version: 'v1', list: true, pretty: false, protobuf: true });
   assert.deepEqual(negotiateRead('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json', true), {
     kind: 'metadata',
     version: 'v1beta1',
     list: false,
     pretty: false,
+    protobuf: false,
   });
-  // Protobuf metadata first, then only plain JSON: not the same conversion, so the apiserver's protobuf it is.
   assert.deepEqual(
-    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', true),
-    {
-      kind: 'apiserver',
-    },
+    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1,application/json', true),
+    { kind: 'metadata', version: 'v1', list: false, pretty: false, protobuf: true },
+    'protobuf is never indented',
   );
 });
 
@@ -82,8 +80,9 @@ test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skip
   );
 });
 
-test('negotiateRead: protobuf first with JSON acceptable further down (client-go typed clients) gets JSON; custom resources have no protobuf', () => {
-  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, true), { kind: 'json', pretty: false });
+test('negotiateRead: client-go typed clients get protobuf for built-in types, JSON for custom resources (which have none)', () => {
+  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, true), { kind: 'protobuf' });
+  assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', true), { kind: 'protobuf' }, 'protobuf alone');
   assert.deepEqual(negotiateRead(TYPED_PROTOBUF, false), { kind: 'json', pretty: false });
   assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', false), { kind: 'apiserver' }, '406 for a custom resource');
 });
@@ -132,9 +131,7 @@ test('negotiateRead: goautoneg’s parsing to the letter (cases the apiserver wa
   // A custom resource's metadata in protobuf is served (conversions have protobuf): not the plain JSON after it.
   assert.deepEqual(
     negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json', false),
-    {
-      kind: 'apiserver',
-    },
+    { kind: 'metadata', version: 'v1', list: true, pretty: false, protobuf: true },
   );
 });
 

@@ -48,6 +48,8 @@ export interface KcmRow {
   /** Through the proxy, per deletion: its consistency probes, and its RV-unset reads passed through, by reason. */
   readonly probesPerDeletion: number | undefined;
   readonly passedPerDeletion: Readonly<Record<string, number>> | undefined;
+  /** Through the proxy: its answers from the cache during the run, by Content-Type. */
+  readonly answersByContentType: Readonly<Record<string, number>> | undefined;
 }
 
 /** KCM's informers are taken as synced once no new "Caches are synced" line came for this long. */
@@ -80,6 +82,7 @@ export async function runKcm(
     const watchesBefore = await openWatches(client);
     const passedBefore = proxy === undefined ? {} : await proxyWatches(proxy, 'apiserver');
     const cachedBefore = proxy === undefined ? 0 : sum(await proxyWatches(proxy, 'cache'));
+    const answersBefore = proxy === undefined ? {} : await proxyMetric(proxy, 'kube_cache_proxy_cache_answers_total', 'content_type');
     const kcm = startKcm(binaries, state, kubeconfig, join(logs, `kcm-${String(rows.length)}.log`));
     try {
       report(`kcm · ${run}: started, waiting for its caches to sync`);
@@ -131,6 +134,10 @@ export async function runKcm(
         listsPerDeletion,
         probesPerDeletion,
         passedPerDeletion,
+        answersByContentType:
+          proxy === undefined
+            ? undefined
+            : difference(await proxyMetric(proxy, 'kube_cache_proxy_cache_answers_total', 'content_type'), answersBefore),
       };
     } finally {
       await kcm.stop();
@@ -305,25 +312,29 @@ export function formatKcm(rows: readonly KcmRow[], spec: KcmSpec): string {
   const lines = [
     `kube-controller-manager v1.37.2 straight at the apiserver and through kube-cache-proxy (lazy caches, cold then warm); namespace deletion: ${String(spec.deletions)} namespaces of ${String(spec.objects)} configmaps, secrets and services each`,
     '',
-    '| run | synced s | apiserver watches before → synced | KCM watches from the cache | KCM watches passed through | namespace deletion s (median) | apiserver LISTs per deletion | proxy probes per deletion | RV-unset reads passed per deletion |',
-    '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |',
+    '| run | synced s | apiserver watches before → synced | KCM watches from the cache | KCM watches passed through | namespace deletion s (median) | apiserver LISTs per deletion | proxy probes per deletion | RV-unset reads passed per deletion | answers from the cache by Content-Type |',
+    '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- |',
   ];
+  const counts = (record: Readonly<Record<string, number>> | undefined, digits = 0): string =>
+    record === undefined
+      ? '–'
+      : Object.entries(record)
+          .map(([k, v]) => `${k} ${v.toFixed(digits)}`)
+          .join(', ') || '0';
   for (const r of rows) {
-    const passed =
-      r.watchesPassed === undefined
-        ? '–'
-        : Object.entries(r.watchesPassed)
-            .map(([k, v]) => `${k} ${String(v)}`)
-            .join(', ') || '0';
-    lines.push(
-      `| ${r.run} | ${(r.syncedMs / 1000).toFixed(1)} | ${String(r.watchesBefore)} → ${String(r.watchesSynced)} | ${r.watchesFromCache === undefined ? '–' : String(r.watchesFromCache)} | ${passed} | ${r.deletionMs === undefined ? '–' : (r.deletionMs / 1000).toFixed(2)} | ${r.listsPerDeletion === undefined ? '–' : r.listsPerDeletion.toFixed(0)} | ${r.probesPerDeletion === undefined ? '–' : r.probesPerDeletion.toFixed(1)} | ${
-        r.passedPerDeletion === undefined
-          ? '–'
-          : Object.entries(r.passedPerDeletion)
-              .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-              .join(', ') || '0'
-      } |`,
-    );
+    const cells = [
+      r.run,
+      (r.syncedMs / 1000).toFixed(1),
+      `${String(r.watchesBefore)} → ${String(r.watchesSynced)}`,
+      r.watchesFromCache === undefined ? '–' : String(r.watchesFromCache),
+      counts(r.watchesPassed),
+      r.deletionMs === undefined ? '–' : (r.deletionMs / 1000).toFixed(2),
+      r.listsPerDeletion === undefined ? '–' : r.listsPerDeletion.toFixed(0),
+      r.probesPerDeletion === undefined ? '–' : r.probesPerDeletion.toFixed(1),
+      counts(r.passedPerDeletion, 1),
+      counts(r.answersByContentType),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
 }

@@ -17,6 +17,7 @@ export const SCENARIOS = [
   'list-busy',
   'list-table',
   'list-metadata',
+  'list-protobuf',
   'kubectl',
   'slow-watchers',
   'shared',
@@ -26,6 +27,7 @@ export const SCENARIOS = [
   'memory',
   'quiet',
   'cold',
+  'go-client',
   'kcm',
   'scale',
 ] as const;

@@ -17,6 +17,7 @@ import type { SharedModeRow } from './shared-mode.ts';
 import type { QuietRow } from './quiet.ts';
 import type { ColdRow } from './cold.ts';
 import type { KcmRow } from './controller-manager.ts';
+import type { GoClientRow } from './go-client.ts';
 import type { ScaleRow } from './scale.ts';
 import { renderScaleChart } from './scale.ts';
 import { renderChart } from './chart.ts';
@@ -84,6 +85,7 @@ export interface BenchResults {
   readonly quiet?: readonly QuietRow[];
   readonly cold?: readonly ColdRow[];
   readonly kcm?: readonly KcmRow[];
+  readonly goClient?: readonly GoClientRow[];
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];

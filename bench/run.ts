@@ -59,6 +59,8 @@ import { formatCold, runCold } from './cold.ts';
 import type { ColdRow } from './cold.ts';
 import { formatKcm, runKcm } from './controller-manager.ts';
 import type { KcmRow } from './controller-manager.ts';
+import { formatGoClient, runGoClient } from './go-client.ts';
+import type { GoClientRow } from './go-client.ts';
 import { ensureComponentBinaries } from '../src/cli/dev-cluster/build.ts';
 
 interface LoadScenario {
@@ -77,6 +79,8 @@ interface LoadScenario {
 /** kubectl get's Accept (kubectl v1.37), and client-go's metadata client's for a LIST. */
 export const TABLE_ACCEPT =
   'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+/** client-go's typed clients and informers (rest.Config ContentType protobuf). */
+export const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf, */*';
 export const METADATA_LIST_ACCEPT =
   'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
@@ -143,6 +147,14 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
       connections: 8,
       bothModes: true,
       accept: METADATA_LIST_ACCEPT,
+    },
+    {
+      name: 'list-protobuf',
+      title: `LIST ${pods} pods in protobuf (client-go typed clients' Accept), RV=0, 8 clients`,
+      path: '/api/v1/pods?resourceVersion=0',
+      connections: 8,
+      bothModes: false,
+      accept: PROTOBUF_ACCEPT,
     },
   ];
 }
@@ -491,6 +503,13 @@ async function main(): Promise<number> {
       });
     }
 
+    let goClient: GoClientRow[] = [];
+    if (wants('go-client')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('go-client', async () => {
+        goClient = await runGoClient(state, o.repeats, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+      });
+    }
     let kcm: KcmRow[] = [];
     const kcmSpec = { deletions: o.kcmDeletions, objects: o.kcmObjects };
     if (wants('kcm')) {
@@ -514,6 +533,7 @@ async function main(): Promise<number> {
       quiet,
       cold,
       kcm,
+      goClient,
       sync,
       profiles,
       warnings,
@@ -525,6 +545,7 @@ async function main(): Promise<number> {
     if (quiet.length > 0) console.log(`\n${formatQuiet(quiet, quietSpec)}`);
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
+    if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

@@ -289,6 +289,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     try {
       if (await reads.tryWatch(request, req, res)) {
         countServed(request, 'cache');
+        metrics?.answeredIn(request.typeName, String(res.getHeader('content-type') ?? ''));
         return;
       }
       cached = await reads.tryServe(request, { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] }, gone.signal);
@@ -310,6 +311,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       return passThrough(options.client, req, res, undefined, as);
     }
     countServed(request, 'cache');
+    metrics?.answeredIn(request.typeName, cached.headers['content-type'] ?? '');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
     await writeBody(res, cached);

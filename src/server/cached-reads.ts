@@ -372,7 +372,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       let response: CachedResponse | undefined;
       if (cache.resourceVersion() === undefined) response = undefined;
       else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
-      else if (protobuf !== undefined) response = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata);
+      else if (protobuf !== undefined) response = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata, sharedLists);
       else if (metadata !== undefined) response = serveMetadata(cache, info, options, plan, metadata);
       else if (info.verb === 'get') response = serveGet(cache, info);
       else response = serveList(cache, info, options, plan, sharedLists);
@@ -600,6 +600,7 @@ function serveProtobuf(
   plan: ReadPlan,
   shape: ProtobufShape,
   metadataOnly: boolean,
+  shared: SharedLists,
 ): CachedResponse | undefined {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
@@ -611,12 +612,29 @@ function serveProtobuf(
     const status = protobufStatusBody(notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name).body());
     return { statusCode: 404, headers: PROTOBUF_HEADERS, length: status.length, body: [status] };
   }
+  // Whole LISTs share their bodies, as JSON ones do (one per representation, RV and scope).
+  const scope = wholeListScope(info, options, plan);
+  const rv = cache.resourceVersion();
+  if (scope !== undefined && rv !== undefined) {
+    const key = `${shape.goType}\u0001${shape.apiVersion}\u0001${scope}`;
+    const kept = shared.find(cache, key, rv, options.resourceVersion === '0');
+    if (kept !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
+    const view = cache.current();
+    const { start, end } = namespaceRange(view, cache, info);
+    const body = protobufListBody(
+      view.values(start, end),
+      { resourceVersion: String(rv), continue: '', remainingItemCount: undefined },
+      shape,
+    );
+    const made = shared.keep(cache, key, rv, body.length, body.pieces);
+    if (made !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: made, written: made.acquire() };
+    return { ...pooledResponse(body.length, body.pieces), headers: PROTOBUF_HEADERS };
+  }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   const body = protobufListBody(page.items, meta, shape);
-  const response = pooledResponse(body.length, body.pieces);
-  return { ...response, headers: PROTOBUF_HEADERS };
+  return { ...pooledResponse(body.length, body.pieces), headers: PROTOBUF_HEADERS };
 }
 
 function serveMetadata(

@@ -15,6 +15,8 @@ export interface ProxyMetrics {
   readonly registry: Registry;
   /** One request answered; `resource` is '' for non-resource paths. */
   served(verb: string, resource: string, from: ServedFrom): void;
+  /** One answer from the cache, by the Content-Type it was written in (a set the proxy itself writes: JSON, protobuf, their watch forms). */
+  answeredIn(resource: string, contentType: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
 }
@@ -49,6 +51,12 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     name: 'kube_cache_proxy_requests_total',
     help: 'Requests answered by the proxy, by verb, resource and whether the cache or the apiserver answered.',
     labelNames: ['verb', 'resource', 'served_from'] as const,
+    registers: [registry],
+  });
+  const answers = new Counter({
+    name: 'kube_cache_proxy_cache_answers_total',
+    help: 'Answers from the cache by resource and the Content-Type they were written in (JSON, protobuf, protobuf;stream=watch).',
+    labelNames: ['resource', 'content_type'] as const,
     registers: [registry],
   });
   const probes = new Counter({
@@ -169,6 +177,11 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
         cacher: cacher(resource),
       };
     },
+    answeredIn(resource, contentType) {
+      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
+      if (!resources.has(resource) && resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
+      answers.inc({ resource, content_type: contentType });
+    },
     served(verb, resource, from) {
       // Labels come from request paths and methods, the client's to choose: only names a type or a
       // verb can have become label values, and a bounded set of them, so invented ones cannot grow it.
@@ -186,5 +199,6 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
+  answeredIn: () => undefined,
   delegator: () => noopDelegatorMetrics,
 };

@@ -88,7 +88,8 @@ export function overlay(
     'apiVersion: kustomize.config.k8s.io/v1beta1',
     'kind: Kustomization',
     `namespace: ${body.namespace}`,
-    ...(body.nameSuffix === undefined ? [] : [`nameSuffix: ${body.nameSuffix}`]),
+    // Quoted: a random suffix such as -123456 would otherwise read as a YAML number.
+    ...(body.nameSuffix === undefined ? [] : [`nameSuffix: ${JSON.stringify(body.nameSuffix)}`]),
     'resources:',
     ...body.resources.map((r) => `  - ${rel(r)}`),
   ];

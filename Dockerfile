@@ -1,7 +1,8 @@
 # kube-cache-proxy as a sidecar image (deploy/ adds it to a Deployment; the pod's service account
-# is its identity upstream). There is no build step: Node 24 runs the TypeScript sources by type
-# stripping, so the image holds what `npm pack` packs (package.json "files") and the production
-# dependencies of package-lock.json, nothing else. test/e2e/deploy/packed-install.test.ts
+# is its identity upstream). The proxy has no build step: Node 24 runs its TypeScript sources by
+# type stripping. The image holds what `npm pack` packs (package.json "files": the sources, and
+# the library's dist/ that pack's prepack compiles) and the production dependencies of
+# package-lock.json, nothing else. test/e2e/deploy/packed-install.test.ts
 # repeats these steps (pack, unpack, `npm ci --omit=dev`, start) against a real apiserver, and
 # test/unit/deploy/dockerfile.test.ts checks this file. The Node version is the one the tests
 # run on (the node@24 devDependency in package-lock.json).
@@ -10,12 +11,14 @@
 # `npm ci --omit=dev` installs its runtime dependencies into /app.
 FROM node:24.21.0-slim AS build
 WORKDIR /build
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # --ignore-scripts: the node@24 devDependency would fetch a second Node binary; the image has one.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY bin/ ./bin/
 COPY src/ ./src/
+COPY scripts/build-library.mjs ./scripts/
 COPY tools/controlplane/ ./tools/controlplane/
+# npm pack runs prepack, the library's build (scripts/build-library.mjs): dist/ is made here.
 RUN npx tsc --noEmit -p . \
   && npm pack --pack-destination /tmp \
   && mkdir /app \

@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'bench/results/', 'coverage/'] },
+  { ignores: ['node_modules/', 'bench/results/', 'coverage/', 'dist/', 'docs/api/'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -36,6 +36,7 @@ export default tseslint.config(
         clearTimeout: 'readonly',
         setInterval: 'readonly',
         clearInterval: 'readonly',
+        AbortController: 'readonly',
       },
     },
   },

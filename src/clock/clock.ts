@@ -18,6 +18,7 @@ export interface Clock {
   setTimeout(fn: () => void, ms: number): Timer;
 }
 
+/** A pending setTimeout of a Clock. */
 export interface Timer {
   /** Cancels the timer; a no-op once it has fired. */
   cancel(): void;
@@ -34,6 +35,7 @@ export interface Timer {
  */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** The process's clock: performance.now() for durations, Date.now() for timestamps, Node's timers. */
 export const realClock: Clock = {
   now: () => performance.now(),
   wallNow: () => Date.now(),

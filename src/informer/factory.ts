@@ -3,9 +3,8 @@
  * (group/version/resource + namespace + selectors), created on first request, started once,
  * stoppable one by one. The proxy asks it for an informer whenever a read of a type arrives.
  */
-import type { UpstreamClient } from '../upstream/client.ts';
 import type { Indexers } from './indexer.ts';
-import type { ResourceScope } from './lister-watcher.ts';
+import type { ListWatchClient, ResourceScope } from './lister-watcher.ts';
 import { describeScope, newListerWatcher } from './lister-watcher.ts';
 import type { InformerMetricsProvider } from './metrics.ts';
 import { noopInformerMetricsProvider } from './metrics.ts';
@@ -49,7 +48,7 @@ export interface SharedInformerFactoryOptions extends Pick<
   SharedIndexInformerOptions,
   'resyncPeriodMs' | 'pageSize' | 'useWatchList' | 'clock'
 > {
-  readonly client: UpstreamClient;
+  readonly client: ListWatchClient;
   readonly metrics?: InformerMetricsProvider;
   readonly log?: ReflectorLog;
   /** Wakes reflectors backing off after connection errors once the apiserver answers (upstream/health.ts). */

@@ -15,6 +15,7 @@ import type { KeyListerGetter, ReflectorStore } from './store.ts';
 export type IndexFunc = (obj: KubeObject) => readonly string[];
 export type Indexers = Readonly<Record<string, IndexFunc>>;
 
+/** client-go NamespaceIndex: the name of the index by metadata.namespace ('' for cluster-scoped objects). */
 export const NAMESPACE_INDEX = 'namespace';
 /** Values are `key=value` for every label. */
 export const LABEL_INDEX = 'label';

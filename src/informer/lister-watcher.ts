@@ -59,6 +59,9 @@ export interface ListerWatcher {
   watch(options: ListOptions, signal?: AbortSignal): Promise<Watch>;
 }
 
+/** What a ListerWatcher sends its LISTs and WATCHes through: any UpstreamClient will do. */
+export type ListWatchClient = Pick<UpstreamClient, 'request' | 'stream'>;
+
 export interface ResourceScope {
   readonly group: string;
   readonly version: string;
@@ -97,7 +100,7 @@ function query(scope: ResourceScope, options: ListOptions, watch: boolean): stri
   return text === '' ? '' : `?${text}`;
 }
 
-export function newListerWatcher(client: UpstreamClient, scope: ResourceScope, extract: FieldExtractor = metadataFields): ListerWatcher {
+export function newListerWatcher(client: ListWatchClient, scope: ResourceScope, extract: FieldExtractor = metadataFields): ListerWatcher {
   const path = collectionPath(scope);
   return {
     async list(options, signal) {

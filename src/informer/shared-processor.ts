@@ -15,6 +15,7 @@ import type { Notification, ResourceEventHandler } from './processor-listener.ts
 import { ProcessorListener } from './processor-listener.ts';
 import type { ReflectorLog } from './reflector.ts';
 
+/** What addEventHandler returns (client-go ResourceEventHandlerRegistration): to remove the handler, and to ask whether it has handled the initial list. */
 export interface HandlerRegistration {
   /** True once the informer has synced and this handler has handled the initial list. */
   hasSynced(): boolean;

@@ -8,6 +8,7 @@
  */
 import type { LeaderElector } from './leader-elector.ts';
 
+/** A /healthz check of a leader's renewals (healthzadaptor.go HealthzAdaptor). */
 export interface HealthzAdaptor {
   /** The check's name: `leaderElection`. */
   name(): string;

@@ -59,10 +59,12 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/** Where the elector's log lines go: attempts, acquisitions, renewals (debug), losses. */
 export type LeaderElectionLog = (level: 'debug' | 'info' | 'warn', message: string) => void;
 
 /** leaderelection.go LeaderElectionConfig; durations in milliseconds. */
 export interface LeaderElectionConfig {
+  /** The lock the candidates compete for (newLeaseLock). */
   readonly lock: ResourceLock;
   /**
    * How long non-leaders wait, from the last time they saw the record change, before they may take
@@ -74,6 +76,7 @@ export interface LeaderElectionConfig {
   readonly renewDeadlineMs?: number;
   /** Between attempts (jittered ×(1..2.2) while acquiring). Default 2 s. */
   readonly retryPeriodMs?: number;
+  /** What to do when this process starts and stops leading. */
   readonly callbacks: LeaderCallbacks;
   /**
    * When run() ends while leading, clear the record (holderIdentity '', leaseDurationSeconds 1,
@@ -84,14 +87,17 @@ export interface LeaderElectionConfig {
   readonly releaseOnCancel?: boolean;
   /** For metrics, health checks and logs. Default: the lock's description. */
   readonly name?: string;
+  /** Makes the `leader_election_*` metrics; none without it. */
   readonly metrics?: LeaderMetricsProvider;
   /** Default: the real clock. Tests pass a fake one. */
   readonly clock?: Clock;
   /** Returns [0, 1); jitters the acquire loop. Default Math.random. */
   readonly random?: () => number;
+  /** Where log lines go. Default: nowhere. */
   readonly log?: LeaderElectionLog;
 }
 
+/** A candidate of an election (leaderelection.go LeaderElector): newLeaderElector makes one. */
 export interface LeaderElector {
   /**
    * leaderelection.go Run: tries to acquire the lock every retryPeriod (jittered) until it does or

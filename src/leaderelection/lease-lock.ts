@@ -17,7 +17,8 @@ import { recordBytes } from './resource-lock.ts';
 const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
 export interface LeaseLockOptions {
-  readonly client: UpstreamClient;
+  /** What the lock sends its GET, POST and PUT through: any UpstreamClient will do. */
+  readonly client: Pick<UpstreamClient, 'request'>;
   readonly namespace: string;
   readonly name: string;
   /** This candidate's identity, written as holderIdentity; unique among candidates. */
@@ -73,7 +74,7 @@ export function leaderElectionRecordToLeaseSpec(record: LeaderElectionRecord): L
 }
 
 class LeaseLock implements ResourceLock {
-  readonly #client: UpstreamClient;
+  readonly #client: Pick<UpstreamClient, 'request'>;
   readonly #namespace: string;
   readonly #name: string;
   readonly #identity: string;

@@ -22,6 +22,7 @@ export interface LeaderMetric {
 
 /** metrics.go MetricsProvider. */
 export interface LeaderMetricsProvider {
+  /** The metric an elector reports to. */
   newLeaderMetric(): LeaderMetric;
 }
 

@@ -30,7 +30,9 @@ export interface LeaderElectionRecord {
 
 /** What `get` returns: the record and its serialized form, compared byte for byte to detect a change. */
 export interface ObservedRecord {
+  /** The record read. */
   readonly record: LeaderElectionRecord;
+  /** Its serialized form (recordBytes for a lock of this package): a change of it restarts the holder's lease on the reader's clock. */
   readonly raw: string;
 }
 

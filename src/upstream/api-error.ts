@@ -3,30 +3,48 @@
  * reflector can tell "relist" (410 Expired) from "back off and retry" (429, 5xx, connection).
  */
 
+/** metav1.StatusCause: one reason of a failure, e.g. one invalid field. */
 export interface StatusCause {
+  /** Machine-readable, e.g. `FieldValueInvalid`. */
   readonly reason?: string;
+  /** For people. */
   readonly message?: string;
+  /** The field at fault, e.g. `metadata.name`. */
   readonly field?: string;
 }
 
 /** A metav1.Status as the apiserver sends it. */
 export interface ApiStatus {
+  /** `Status`. */
   readonly kind?: 'Status';
+  /** `v1`. */
   readonly apiVersion?: string;
+  /** `Failure` (or `Success`). */
   readonly status?: string;
+  /** For people. */
   readonly message?: string;
+  /** Machine-readable (metav1.StatusReason), e.g. `Conflict`, `Expired`, `NotFound`. */
   readonly reason?: string;
+  /** The HTTP status code. */
   readonly code?: number;
+  /** More about the failure. */
   readonly details?: {
+    /** The reasons, e.g. one per invalid field. */
     readonly causes?: readonly StatusCause[];
+    /** When to retry, for 429 and some 5xx. */
     readonly retryAfterSeconds?: number;
+    /** The object's name. */
     readonly name?: string;
+    /** The object's kind (or resource). */
     readonly kind?: string;
   };
 }
 
+/** The apiserver answered with an error: its HTTP status code and its Status (or the body's text as its message). */
 export class ApiStatusError extends Error {
+  /** The HTTP status code: 404 Not Found, 409 Conflict, 410 Gone (Expired), 429, 5xx. */
   readonly code: number;
+  /** The Status the apiserver sent. */
   readonly status: ApiStatus;
   /** From the Retry-After header or details.retryAfterSeconds, if any. */
   readonly retryAfterSeconds: number | undefined;

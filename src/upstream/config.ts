@@ -68,10 +68,20 @@ export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}
     source = 'default kubeconfig';
   }
   if (options.context !== undefined) kc.setCurrentContext(options.context);
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) {
+  if (kc.getCurrentCluster() === null) {
     throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${kc.getCurrentContext()}`);
   }
+  return upstreamConfigFromKubeConfig(kc, source);
+}
+
+/**
+ * The upstream config of a KubeConfig already loaded (its current context): the library's entry
+ * points take client-node's KubeConfig as their callers hold it. `source` names where it came from,
+ * for logs and errors.
+ */
+export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: string): Promise<UpstreamConfig> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error(`kubeconfig ${source} has no cluster for context ${kc.getCurrentContext()}`);
 
   const applied = async (): Promise<RequestOptions> => {
     const opts: RequestOptions = {};

@@ -25,9 +25,11 @@ export interface DelayingQueue<T> extends Queue<T> {
   addAfter(item: T, ms: number): void;
 }
 
+/** Options of newDelayingQueue. */
 export interface DelayingQueueOptions<T> {
   /** The name of the queue and of its metrics (`workqueue_retries_total` counts addAfter calls). */
   readonly name?: string;
+  /** Makes the metrics; without one (or without a name) the queue keeps none. */
   readonly metricsProvider?: MetricsProvider;
   /** Time for the ready times and the timer; tests pass a fake clock. Default: realClock. */
   readonly clock?: Clock;

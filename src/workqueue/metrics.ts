@@ -10,22 +10,27 @@ import type { Clock } from '../clock/clock.ts';
 
 /** A value that goes up and down (depth). */
 export interface GaugeMetric {
+  /** One more. */
   inc(): void;
+  /** One less. */
   dec(): void;
 }
 
 /** A value that is set (unfinished work, longest running processor). */
 export interface SettableGaugeMetric {
+  /** The value now. */
   set(value: number): void;
 }
 
 /** A value that only goes up (adds, retries). */
 export interface CounterMetric {
+  /** One more. */
   inc(): void;
 }
 
 /** Observations in seconds (queue latency, work duration). */
 export interface HistogramMetric {
+  /** One observation, in seconds. */
   observe(value: number): void;
 }
 
@@ -34,12 +39,19 @@ export interface HistogramMetric {
  * names follow client-go's MetricsProvider.
  */
 export interface MetricsProvider {
+  /** Items waiting in the queue (`workqueue_depth`). */
   newDepthMetric(name: string): GaugeMetric;
+  /** Adds handled (`workqueue_adds_total`). */
   newAddsMetric(name: string): CounterMetric;
+  /** Seconds an item waits in the queue before it is handed out (`workqueue_queue_duration_seconds`). */
   newLatencyMetric(name: string): HistogramMetric;
+  /** Seconds an item is processed, from get to done (`workqueue_work_duration_seconds`). */
   newWorkDurationMetric(name: string): HistogramMetric;
+  /** Seconds of work in progress not yet observed by the work duration (`workqueue_unfinished_work_seconds`). */
   newUnfinishedWorkSecondsMetric(name: string): SettableGaugeMetric;
+  /** Seconds the longest-running item has been processed (`workqueue_longest_running_processor_seconds`). */
   newLongestRunningProcessorSecondsMetric(name: string): SettableGaugeMetric;
+  /** Retries (addAfter calls) handled (`workqueue_retries_total`). */
   newRetriesMetric(name: string): CounterMetric;
 }
 

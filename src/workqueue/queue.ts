@@ -23,7 +23,19 @@ import { newQueueMetrics } from './metrics.ts';
 import type { MetricsProvider, QueueMetrics } from './metrics.ts';
 
 /** What `get()` resolves to: an item to process, or the news that the queue is shut down. */
-export type GetResult<T> = { readonly shutdown: false; readonly item: T } | { readonly shutdown: true; readonly item?: undefined };
+export type GetResult<T> =
+  | {
+      /** An item to process. */
+      readonly shutdown: false;
+      /** Being processed until `done(item)`. */
+      readonly item: T;
+    }
+  | {
+      /** The queue is shut down and empty: the worker stops. */
+      readonly shutdown: true;
+      /** No item. */
+      readonly item?: undefined;
+    };
 
 /** queue.go TypedInterface. */
 export interface Queue<T> {
@@ -59,9 +71,11 @@ export interface Queue<T> {
    * (queue.go waits on `processing.Len() != 0`; items still queued are not waited for).
    */
   shutDownWithDrain(): Promise<void>;
+  /** True once shutDown or shutDownWithDrain was called. */
   shuttingDown(): boolean;
 }
 
+/** Options of newQueue. */
 export interface QueueOptions {
   /** The queue's name, the `name` label of its metrics; without a name no metrics are kept. */
   readonly name?: string;

@@ -25,8 +25,11 @@ export interface RateLimitingQueue<T> extends DelayingQueue<T> {
   numRequeues(item: T): number;
 }
 
+/** Options of newRateLimitingQueue. */
 export interface RateLimitingQueueOptions<T> {
+  /** The name of the queue and of its metrics. */
   readonly name?: string;
+  /** Makes the metrics; without one (or without a name) the queue keeps none. */
   readonly metricsProvider?: MetricsProvider;
   /** Time for the delaying queue; tests pass a fake clock (give the limiter the same). Default: realClock. */
   readonly clock?: Clock;

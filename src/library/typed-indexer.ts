@@ -1,0 +1,71 @@
+/**
+ * The informer's Indexer as the library hands it out (client-go tools/cache/index.go Indexer,
+ * read side): the objects keyed by `namespace/name`, with indices, decoded at each read.
+ *
+ * Read-only on purpose: the informer alone writes its Indexer (client-go lets callers write and
+ * asks them not to). Reads are synchronous and see the state after the last change the informer
+ * applied; handlers run after their change was applied, so a handler reading the Indexer sees at
+ * least the state it was told of.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Indexer as CachedIndexer, IndexFunc as CachedIndexFunc } from '../informer/indexer.ts';
+import { metaNamespaceKeyFunc } from './keys.ts';
+import type { ObjectDecoder } from './object-decoder.ts';
+import { decodeCached } from './object-decoder.ts';
+
+/**
+ * client-go IndexFunc: the values under which an object is indexed (none, one or many). Must be
+ * a pure function of the object: it is called again with the same object to remove it.
+ */
+export type IndexFunc<T> = (obj: T) => readonly string[];
+
+/** client-go Indexers: index functions by index name. */
+export type Indexers<T> = Readonly<Record<string, IndexFunc<T>>>;
+
+/** client-go cache.Indexer, its reads: every method decodes what it returns, a fresh copy at each call. */
+export interface Indexer<T> {
+  /** The object stored under `key` (`namespace/name`, or `name`), if any. */
+  getByKey(key: string): T | undefined;
+  /** The stored state of the object with the key of `obj`, if any. */
+  get(obj: T): T | undefined;
+  /** Every object held, in no particular order. */
+  list(): T[];
+  /** The keys of every object held: cheaper than list(), nothing is decoded. */
+  listKeys(): string[];
+  /** The objects whose `indexName` index has `indexedValue`. Throws for an unknown index. */
+  byIndex(indexName: string, indexedValue: string): T[];
+  /** The keys of the objects whose `indexName` index has `indexedValue`: nothing decoded. Throws for an unknown index. */
+  indexKeys(indexName: string, indexedValue: string): string[];
+  /** The values the `indexName` index currently has. */
+  listIndexFuncValues(indexName: string): string[];
+  /** Number of objects held. */
+  len(): number;
+}
+
+/** The typed, read-only view of an informer's Indexer. */
+export function newTypedIndexer<T extends KubernetesObject>(indexer: CachedIndexer, decode: ObjectDecoder<T>): Indexer<T> {
+  const one = (key: string): T | undefined => {
+    const cached = indexer.getByKey(key);
+    return cached === undefined ? undefined : decodeCached(cached, decode);
+  };
+  return {
+    getByKey: one,
+    get: (obj) => one(metaNamespaceKeyFunc(obj)),
+    list: () => indexer.list().map((cached) => decodeCached(cached, decode)),
+    listKeys: () => indexer.listKeys(),
+    byIndex: (indexName, indexedValue) => indexer.byIndex(indexName, indexedValue).map((cached) => decodeCached(cached, decode)),
+    indexKeys: (indexName, indexedValue) => indexer.indexKeys(indexName, indexedValue),
+    listIndexFuncValues: (indexName) => indexer.listIndexFuncValues(indexName),
+    len: () => indexer.size(),
+  };
+}
+
+/**
+ * The informer's own index functions for the caller's: each decodes the object it is given (at
+ * every change of it, and again to remove it), so that callers index typed objects.
+ */
+export function cachedIndexers<T>(indexers: Indexers<T>, decode: ObjectDecoder<T>): Record<string, CachedIndexFunc> {
+  const out: Record<string, CachedIndexFunc> = {};
+  for (const [name, fn] of Object.entries(indexers)) out[name] = (cached) => fn(decodeCached(cached, decode));
+  return out;
+}

@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'bench/results/', 'coverage/', 'dist/', 'docs/api/'] },
+  { ignores: ['node_modules/', 'bench/results/', 'coverage/', 'dist/', 'docs/api/', '.doc-examples-*/'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],

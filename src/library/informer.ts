@@ -1,7 +1,7 @@
 /**
  * `kube-cache-proxy/informer`: client-go's informers (k8s.io/client-go/tools/cache and
  * informers/factory.go) for TypeScript controllers, typed against @kubernetes/client-node's
- * object types. See docs/informer.md for what it mirrors, the API and an example.
+ * object types. Its page (docs/informer.md) says what it mirrors, the API and an example.
  *
  * @example
  * ```ts
@@ -19,7 +19,8 @@
  * console.log(pods.getIndexer().byIndex('namespace', 'default').length, 'pods in default');
  * ```
  *
- * @packageDocumentation
+ * @module kube-cache-proxy/informer
+ * @document ../../docs/informer.md
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { newKubeClient } from './kube-client.ts';

@@ -30,7 +30,14 @@ export function isDeletedFinalStateUnknown<T>(value: T | DeletedFinalStateUnknow
  */
 export interface ObjectWithMetadata {
   /** The object's metadata: its name and, for a namespaced object, its namespace. */
-  readonly metadata?: { readonly name?: string | undefined; readonly namespace?: string | undefined } | undefined;
+  readonly metadata?:
+    | {
+        /** The object's name. */
+        readonly name?: string | undefined;
+        /** Its namespace; none for a cluster-scoped object. */
+        readonly namespace?: string | undefined;
+      }
+    | undefined;
 }
 
 /**

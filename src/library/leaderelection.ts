@@ -28,7 +28,8 @@
  * await lock.close();
  * ```
  *
- * @packageDocumentation
+ * @module kube-cache-proxy/leaderelection
+ * @document ../../docs/leaderelection.md
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { newLeaseLock as newCachedLeaseLock } from '../leaderelection/lease-lock.ts';

@@ -24,6 +24,7 @@
  * }
  * ```
  *
- * @packageDocumentation
+ * @module kube-cache-proxy/workqueue
+ * @document ../../docs/workqueue.md
  */
 export * from '../workqueue/index.ts';

@@ -16,6 +16,7 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY bin/ ./bin/
 COPY src/ ./src/
+COPY examples/ ./examples/
 COPY scripts/build-library.mjs ./scripts/
 COPY tools/controlplane/ ./tools/controlplane/
 # npm pack runs prepack, the library's build (scripts/build-library.mjs): dist/ is made here.

@@ -5,6 +5,7 @@
  * sidecar needs: probes, resources, a locked-down securityContext, and no more RBAC than reads.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
@@ -169,3 +170,44 @@ test('deploy/example: an app that lists its pods through the sidecar; accepted b
   assert.equal(app.securityContext.readOnlyRootFilesystem, true);
   assert.deepEqual(app.securityContext.capabilities?.drop, ['ALL']);
 });
+
+test(
+  'deploy/example-controller: two replicas of the pod counter, each with the sidecar; accepted by the apiserver; writes its ConfigMap and Lease only',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    await dryRun(join(DEPLOY, 'example-controller'), ns);
+    const objects = await dryRun(overlay(t, { namespace: ns, resources: [join(DEPLOY, 'example-controller')] }));
+    const deployment = only(objects, 'Deployment', 'pod-counter') as Deployment & { spec: { replicas?: number } };
+    assert.equal(deployment.spec.replicas, 2, 'two replicas: a leader and a warm standby');
+    assertSidecar(deployment);
+    const [app] = deployment.spec.template.spec.containers;
+    assert.ok(app !== undefined);
+    // The example's own file, run by the image's Node from /app (the package, examples/ included).
+    assert.deepEqual(app.command, ['node', 'examples/pod-counter/main.ts']);
+    assert.ok(existsSync(join(DEPLOY, '..', 'examples/pod-counter/main.ts')));
+    const env = app.env ?? [];
+    assert.equal(env.find((e) => e.name === 'KUBECONFIG')?.value, APP_KUBECONFIG);
+    assert.equal(env.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath, 'metadata.name', 'each replica its own identity');
+    assert.equal(env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, 'metadata.namespace');
+    assert.deepEqual(app.volumeMounts, [{ name: 'kube-cache-proxy', mountPath: '/var/run/kube-cache-proxy', readOnly: true }]);
+    assert.equal(app.securityContext?.runAsNonRoot, true);
+    assert.equal(app.securityContext.readOnlyRootFilesystem, true);
+    // The sidecar acts as the pod's ServiceAccount: the app's writes are granted to it, and only these.
+    const role = only(objects, 'Role', 'pod-counter') as KubeObject & { rules: PolicyRule[] };
+    assert.deepEqual(
+      role.rules.map((r) => ({ groups: r.apiGroups, resources: r.resources, verbs: r.verbs })),
+      [
+        { groups: [''], resources: ['configmaps'], verbs: ['create', 'update'] },
+        { groups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      ],
+    );
+    const binding = only(objects, 'RoleBinding', 'pod-counter') as KubeObject & {
+      subjects: { kind: string; name: string; namespace?: string }[];
+    };
+    assert.deepEqual(
+      binding.subjects.map((s) => `${s.kind}/${s.namespace ?? ns}/${s.name}`),
+      [`ServiceAccount/${ns}/kube-cache-proxy`],
+    );
+  },
+);

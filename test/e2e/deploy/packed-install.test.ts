@@ -106,5 +106,27 @@ test(
 
     child.kill('SIGTERM');
     assert.equal(await exited, 0, output);
+
+    // The example controller as deploy/example-controller runs it from the image: the shipped
+    // examples/ importing the library by its package name, resolved to the compiled dist/.
+    const example = spawn(process.execPath, ['examples/pod-counter/main.ts'], {
+      cwd: app,
+      env: { ...process.env, NODE_ENV: 'production', KUBECONFIG: shared.cp.kubeconfig, POD_NAMESPACE: ns, POD_NAME: 'packed' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let exampleOutput = '';
+    example.stdout.on('data', (chunk: Buffer) => (exampleOutput += chunk.toString()));
+    example.stderr.on('data', (chunk: Buffer) => (exampleOutput += chunk.toString()));
+    const exampleExited = new Promise<number | null>((resolve) => example.on('exit', resolve));
+    t.after(() => example.kill('SIGKILL'));
+    await eventually(
+      'the example to write its ConfigMap',
+      () => /"msg":"reconciled".*"action":"created"/.test(exampleOutput) || example.exitCode !== null,
+      60_000,
+    );
+    example.kill('SIGTERM');
+    assert.equal(await exampleExited, 0, exampleOutput);
+    const counts = await kube<{ data: Record<string, string> }>(shared.admin, 'GET', `/api/v1/namespaces/${ns}/configmaps/pod-counts`);
+    assert.equal(counts.data.total, '0');
   },
 );

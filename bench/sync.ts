@@ -1,6 +1,7 @@
 /**
  * Cold start and memory: the proxy syncing pods and configmaps from nothing, beside
- * @kubernetes/client-node's informers (makeInformer) doing the same sync, each a fresh process.
+ * @kubernetes/client-node's informers (makeInformer) and this project's library's
+ * (kube-cache-proxy/informer) doing the same sync, each a fresh process.
  *
  * Cold start is timed from spawn to ready (the proxy's /readyz answering 200; client-node's
  * informers listed and watching), so both include Node's start and module loading. The upstream
@@ -11,7 +12,7 @@
  * compiled at start, the server, the pools: ~6 MB) is not counted per object; client-node's is
  * its process with the modules loaded and no informer started.
  */
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +25,7 @@ import { servingAddress, startCacheProxy, waitReady } from './targets.ts';
 const RESOURCES = ['pods', 'configmaps'];
 
 export interface SyncResult {
-  readonly who: 'kube-cache-proxy' | 'client-node informer';
+  readonly who: 'kube-cache-proxy' | 'client-node informer' | 'kube-cache-proxy/informer (library)';
   readonly objects: number;
   /** Spawn to synced (ms). */
   readonly coldStartMs: number;
@@ -160,35 +161,54 @@ export async function runSync(
     memory,
   });
 
-  let informerMs = NaN;
-  let informerMemory: MemoryPerObject | undefined;
-  let informerObjects = 0;
-  const informerCost = await upstream(async () => {
-    note('client-node informer: spawn to synced');
+  // The same informers (pods and configmaps, all namespaces) in a process of their own: client-node's, then this project's library's,
+  // compiled as it is installed (dist/, which library-informer-process.ts imports by the package's name).
+  note('kube-cache-proxy/informer (library): npm run build');
+  execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'build-library.mjs')], { stdio: 'ignore' });
+  for (const [script, who] of [
+    ['informer-process.ts', 'client-node informer'],
+    ['library-informer-process.ts', 'kube-cache-proxy/informer (library)'],
+  ] as const) {
+    results.push(await runInformerProcess(script, who, state, json.perObject, what.memory, upstream, note));
+  }
+  return results;
+}
+
+/**
+ * An informer process (informer-process.ts, library-informer-process.ts): timed from spawn to
+ * synced, its upstream requests counted, its memory per object after full collections against
+ * its own baseline (its modules loaded, nothing listed).
+ */
+async function runInformerProcess(
+  script: string,
+  who: SyncResult['who'],
+  state: ControlPlaneState,
+  jsonPerObject: number,
+  measureMemory: boolean,
+  upstream: (fn: () => Promise<void>) => Promise<{ lists: number; watches: number }>,
+  note: (detail: string) => void,
+): Promise<SyncResult> {
+  let ms = NaN;
+  let memory: MemoryPerObject | undefined;
+  let objects = 0;
+  const cost = await upstream(async () => {
+    note(`${who}: spawn to synced`);
     const started = performance.now();
-    const child = fork(join(import.meta.dirname, 'informer-process.ts'), [state.kubeconfig], {
+    const child = fork(join(import.meta.dirname, script), [state.kubeconfig], {
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     try {
       const baseline = await message<MemorySample>(child, 'baseline');
-      informerObjects = (await message<{ objects: number }>(child, 'synced')).objects;
-      informerMs = performance.now() - started;
-      if (what.memory) {
+      objects = (await message<{ objects: number }>(child, 'synced')).objects;
+      ms = performance.now() - started;
+      if (measureMemory) {
         child.send('measure');
-        informerMemory = perObject(await message<MemorySample>(child, 'memory'), baseline, informerObjects, json.perObject);
+        memory = perObject(await message<MemorySample>(child, 'memory'), baseline, objects, jsonPerObject);
       }
     } finally {
       await stopChild(child);
     }
   });
-  results.push({
-    who: 'client-node informer',
-    objects: informerObjects,
-    coldStartMs: informerMs,
-    upstreamLists: informerCost.lists,
-    upstreamWatches: informerCost.watches,
-    memory: informerMemory,
-  });
-  return results;
+  return { who, objects, coldStartMs: ms, upstreamLists: cost.lists, upstreamWatches: cost.watches, memory };
 }

@@ -560,6 +560,23 @@ export function RICH_OBJECTS(ns: string): RichObject[] {
       },
     },
     {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceClass',
+      collection: cluster('resource.k8s.io/v1', 'deviceclasses'),
+      body: { metadata: { name: `dc-${unique}` }, spec: { selectors: [{ cel: { expression: 'device.driver == "gpu.example.com"' } }] } },
+    },
+    {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      collection: group('resource.k8s.io/v1', 'resourceclaims'),
+      body: {
+        metadata: { name: 'claim' },
+        spec: {
+          devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: `dc-${unique}`, allocationMode: 'ExactCount', count: 2 } }] },
+        },
+      },
+    },
+    {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       collection: cluster('apiextensions.k8s.io/v1', 'customresourcedefinitions'),

@@ -8,7 +8,12 @@ import { test } from 'node:test';
 import { encodeObject } from '../../../src/protobuf/encode-object.ts';
 import { envelope } from '../../../src/protobuf/envelope.ts';
 import { goTypeOf } from '../../../src/protobuf/schema.ts';
-import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { request } from 'undici';
+import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { proxyCounter } from '../../helpers/caching-proxy.ts';
+import { listOf, unenvelope } from '../../helpers/protobuf-reader.ts';
+import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
 import type { RichObject } from '../../helpers/rich-objects.ts';
 import { BUILT_IN_OBJECTS, RICH_OBJECTS } from '../../helpers/rich-objects.ts';
@@ -16,6 +21,7 @@ import { seededRandom } from '../../helpers/prng.ts';
 
 const shared = useSharedAdmin();
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const TYPED = 'application/vnd.kubernetes.protobuf, */*';
 
 test(
   'protobuf: each rich object of each built-in type, encoded from its JSON, is the apiserver protobuf byte for byte',
@@ -40,6 +46,51 @@ test(
         if (!ours.equals(proto.body)) assert.fail(`${spec.kind}: ${firstDifference(ours, proto.body)}\n${json.body.toString()}`);
       });
     }
+  },
+);
+
+test(
+  'protobuf through the proxy: a proxy caching every type lazily answers GET and LIST of each rich object in protobuf as the apiserver does',
+  { timeout: 180_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const paths: { spec: RichObject; path: string }[] = [];
+    for (const spec of RICH_OBJECTS(ns)) {
+      const created = await kube<{ metadata: { name: string } }>(shared.admin, 'POST', spec.collection, spec.body);
+      paths.push({ spec, path: `${spec.collection}/${created.metadata.name}` });
+      removeIfClusterScoped(t, `${spec.collection}/${created.metadata.name}`);
+    }
+    const proxy = await startProxy(parseProxyOptions(['--port', '0', '--log-level', 'warn']), await upstreamConfigFor(shared.cp));
+    t.after(() => proxy.stop(0));
+    const url = proxy.url ?? '';
+    const viaProxy = async (path: string): Promise<{ status: number; body: Buffer }> => {
+      const res = await request(`${url}${path}`, { headers: { accept: TYPED } });
+      return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+    };
+    for (const { spec, path } of paths) {
+      // The first read starts the type's cache and waits for it; the object may change meanwhile (a CRD's status).
+      let ours = await viaProxy(path);
+      let theirs = await readBoth(path);
+      for (let i = 0; i < 5 && !ours.body.equals(theirs.proto.body); i++) {
+        ours = await viaProxy(`${path}?resourceVersion=${rvOf(theirs.json.body)}`);
+        theirs = await readBoth(path);
+      }
+      assert.equal(ours.status, 200, path);
+      if (!ours.body.equals(theirs.proto.body)) assert.fail(`GET ${path}: ${firstDifference(ours.body, theirs.proto.body)}`);
+      if (!spec.collection.includes('/namespaces/')) continue;
+      const listed = await viaProxy(spec.collection);
+      const direct = await shared.admin.request({ method: 'GET', path: spec.collection, headers: { accept: TYPED } });
+      const a = listOf(unenvelope(listed.body).raw);
+      const b = listOf(unenvelope(direct.body).raw);
+      assert.deepEqual(
+        a.items.map((i) => i.toString('hex')),
+        b.items.map((i) => i.toString('hex')),
+        `LIST ${spec.collection}`,
+      );
+    }
+    const answers = await proxyCounter(proxy.metrics, 'kube_cache_proxy_cache_answers_total', { content_type: PROTOBUF });
+    t.diagnostic(`${String(answers)} protobuf answers from the cache`);
+    assert.ok(answers >= paths.length, 'from the cache');
   },
 );
 
@@ -114,6 +165,10 @@ test(
     assert.ok(compared >= 40, `enough objects were valid to compare (${String(compared)})`);
   },
 );
+
+function rvOf(json: Buffer): string {
+  return (JSON.parse(json.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+}
 
 /** The object as JSON and as protobuf at one resourceVersion (the apiserver's own controllers may change it meanwhile: a CRD's status). */
 async function readBoth(path: string): Promise<{ json: { body: Buffer }; proto: { body: Buffer; headers: Record<string, unknown> } }> {

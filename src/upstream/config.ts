@@ -1,16 +1,22 @@
 /**
  * Where the apiserver is and how to authenticate to it, from a kubeconfig or the in-cluster
- * service account, through @kubernetes/client-node's KubeConfig (which also runs exec and
- * auth-provider plugins and re-reads rotated service-account tokens).
+ * service account, as @kubernetes/client-node's KubeConfig finds and applies them. The common
+ * cases (a kubeconfig file with a token, a token file or a client certificate; the in-cluster
+ * service account) are read by kubeconfig.ts without loading client-node's KubeConfig, whose
+ * module holds the generated API client (~40 MiB); a kubeconfig that needs more (exec or
+ * auth-provider plugins, several files to merge) loads it, and it runs them.
  *
  * In-cluster (client-node's loadFromCluster, as client-go's rest.InClusterConfig): the apiserver
  * at $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, verified with the service account's
- * ca.crt, authenticated with its token file, which is re-read every 60 s (client-go's period),
- * so a token the kubelet rotates takes effect without a restart.
+ * ca.crt, authenticated with its token file, which is re-read every 60 s (client-go's period, and
+ * client-node's FileAuth's), so a token the kubelet rotates takes effect without a restart.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
+import { FileAuth } from '@kubernetes/client-node/dist/file_auth.js';
+import { SERVICE_ACCOUNT_ROOT, currentEntries, locateKubeconfig, needsClientNode, readKubeconfig, tokenFileOf } from './kubeconfig.ts';
+import type { KubeconfigLocation } from './kubeconfig.ts';
 
 export interface UpstreamTls {
   readonly ca?: Buffer | undefined;
@@ -41,8 +47,6 @@ const AUTHORIZATION_TTL_MS = 5_000;
  * (`--kubeconfig` still wins). For running the proxy as a given service account outside a pod.
  */
 export const IN_CLUSTER_PATH_PREFIX_ENV = 'KCP_IN_CLUSTER_PATH_PREFIX';
-/** client-node's SERVICEACCOUNT_ROOT (and the kubelet's mount of the service account's files). */
-const SERVICE_ACCOUNT_ROOT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface LoadUpstreamConfigOptions {
   /** A kubeconfig file; default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
@@ -54,19 +58,65 @@ export interface LoadUpstreamConfigOptions {
 }
 
 export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}): Promise<UpstreamConfig> {
-  const kc = new KubeConfig();
   const prefix = options.inClusterPathPrefix ?? nonEmpty(process.env[IN_CLUSTER_PATH_PREFIX_ENV]);
-  let source: string;
-  if (options.kubeconfig !== undefined) {
-    kc.loadFromFile(options.kubeconfig);
-    source = options.kubeconfig;
-  } else if (prefix !== undefined) {
-    loadInCluster(kc, prefix);
-    source = `in-cluster service account in ${prefix}${SERVICE_ACCOUNT_ROOT}`;
-  } else {
-    kc.loadFromDefault();
-    source = 'default kubeconfig';
+  if (options.kubeconfig === undefined && prefix !== undefined) checkInCluster(prefix);
+  const location = locateKubeconfig({ kubeconfig: options.kubeconfig, inClusterPathPrefix: prefix });
+  const config = readKubeconfig(location);
+  if (config !== undefined) {
+    const context = options.context ?? config.currentContext;
+    const { cluster, user } = currentEntries(config, context);
+    if (!needsClientNode(user)) {
+      if (cluster === undefined) throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${context}`);
+      return staticConfig(cluster, user, `${location.source}, context ${context}`);
+    }
   }
+  return clientNodeConfig(location, options);
+}
+
+/**
+ * A user whose credentials need no plugin: client-node's applyHTTPSOptions and
+ * applyAuthorizationHeader for the TLS files and the bearer token (a `token` wins over a token
+ * file, as there).
+ */
+function staticConfig(cluster: Cluster, user: User | undefined, source: string): UpstreamConfig {
+  const tls: UpstreamTls = {
+    ca: fileOrData(cluster.caFile, cluster.caData),
+    cert: fileOrData(user?.certFile, user?.certData),
+    key: fileOrData(user?.keyFile, user?.keyData),
+    rejectUnauthorized: !cluster.skipTLSVerify,
+    servername: cluster.tlsServerName,
+  };
+  const token = user?.token;
+  const tokenFile = user === undefined ? undefined : tokenFileOf(user);
+  const fileAuth = tokenFile === undefined ? undefined : new FileAuth();
+  let authorization: () => Promise<string | undefined>;
+  if (token !== undefined && token !== '') {
+    const header = `Bearer ${token}`;
+    authorization = () => Promise.resolve(header);
+  } else if (fileAuth !== undefined && user !== undefined) {
+    authorization = async () => {
+      const opts: { headers: Record<string, string> } = { headers: {} };
+      await fileAuth.applyAuthentication(user, opts);
+      return opts.headers.Authorization;
+    };
+  } else {
+    authorization = () => Promise.resolve(undefined);
+  }
+  return {
+    server: new URL(cluster.server.replace(/\/+$/, '')),
+    tls,
+    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization),
+    source,
+  };
+}
+
+/** client-node's KubeConfig, loaded now: its plugins (exec, auth providers) and its merging of several files. */
+async function clientNodeConfig(location: KubeconfigLocation, options: LoadUpstreamConfigOptions): Promise<UpstreamConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  if (location.kind === 'file') kc.loadFromFile(location.path);
+  else if (location.kind === 'in-cluster') kc.loadFromCluster(location.prefix);
+  else kc.loadFromDefault();
   if (options.context !== undefined) kc.setCurrentContext(options.context);
   if (kc.getCurrentCluster() === null) {
     throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${kc.getCurrentContext()}`);
@@ -96,32 +146,45 @@ export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: strin
     rejectUnauthorized: first.rejectUnauthorized ?? true,
     servername: first.servername,
   };
-  // Re-read at most every few seconds: client-node re-reads files and runs exec plugins (which
-  // cache until expiry) on every call, too much per request; rotated tokens still take effect.
-  let cached: { value: string | undefined; until: number } | undefined;
+  const authorization = async (): Promise<string | undefined> => {
+    const headers = (await applied()).headers;
+    const header = headers !== undefined && !Array.isArray(headers) ? (headers as Record<string, unknown>).Authorization : undefined;
+    return typeof header === 'string' ? header : undefined;
+  };
   return {
     server: new URL(cluster.server.replace(/\/+$/, '')),
     tls,
-    async authorization() {
-      const now = Date.now();
-      if (cached === undefined || now >= cached.until) {
-        const headers = (await applied()).headers;
-        const header = headers !== undefined && !Array.isArray(headers) ? (headers as Record<string, unknown>).Authorization : undefined;
-        cached = { value: typeof header === 'string' ? header : undefined, until: now + AUTHORIZATION_TTL_MS };
-      }
-      return cached.value;
-    },
-    source: `${source}, context ${kc.getCurrentContext()}`,
+    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization),
+    source: `${location.source}, context ${kc.getCurrentContext()}`,
   };
 }
 
-/** loadFromCluster, with what it leaves unchecked said plainly instead of failing later. */
-function loadInCluster(kc: KubeConfig, prefix: string): void {
+/**
+ * The header reused for `ttlMs`: client-node re-reads files and runs exec plugins (which cache
+ * until expiry) on every call, too much per request; rotated tokens still take effect.
+ */
+function cachedFor(ttlMs: number, read: () => Promise<string | undefined>): () => Promise<string | undefined> {
+  let cached: { value: string | undefined; until: number } | undefined;
+  return async () => {
+    const now = Date.now();
+    if (cached === undefined || now >= cached.until) cached = { value: await read(), until: now + ttlMs };
+    return cached.value;
+  };
+}
+
+/** client-node's bufferFromFileOrString: a file wins over base64 data. */
+function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {
+  if (file !== undefined && file !== '') return readFileSync(file);
+  if (data !== undefined && data !== '') return Buffer.from(data, 'base64');
+  return undefined;
+}
+
+/** What loadFromCluster leaves unchecked, said plainly instead of failing later. */
+function checkInCluster(prefix: string): void {
   const missing = ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'].filter((name) => nonEmpty(process.env[name]) === undefined);
   if (missing.length > 0) throw new Error(`in-cluster config needs ${missing.join(' and ')} (${IN_CLUSTER_PATH_PREFIX_ENV} is set)`);
   const token = `${prefix}${SERVICE_ACCOUNT_ROOT}/token`;
   if (!existsSync(token)) throw new Error(`no service-account token at ${token} (${IN_CLUSTER_PATH_PREFIX_ENV}=${prefix})`);
-  kc.loadFromCluster(prefix);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

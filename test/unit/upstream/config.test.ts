@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -56,4 +56,37 @@ test('upstream config: --context picks another context; insecure-skip-tls-verify
 
 test('upstream config: an unknown context is an error', async (t) => {
   await assert.rejects(loadUpstreamConfig({ kubeconfig: writeKubeconfig(t, kubeconfig()), context: 'nope' }));
+});
+
+test('upstream config: in-cluster, the token file is read again after 60 s (client-go’s period), the CA from ca.crt', async (t) => {
+  const prefix = mkdtempSync(join(tmpdir(), 'kcp-in-cluster-'));
+  t.after(() => {
+    rmSync(prefix, { recursive: true, force: true });
+  });
+  const dir = join(prefix, 'var/run/secrets/kubernetes.io/serviceaccount');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'token'), 'first');
+  writeFileSync(join(dir, 'ca.crt'), CA_PEM);
+  const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+  process.env.KUBERNETES_SERVICE_HOST = 'fd00::1';
+  process.env.KUBERNETES_SERVICE_PORT = '443';
+  t.after(() => {
+    for (const [name, value] of [
+      ['KUBERNETES_SERVICE_HOST', saved.host],
+      ['KUBERNETES_SERVICE_PORT', saved.port],
+    ] as const) {
+      if (value === undefined) Reflect.deleteProperty(process.env, name);
+      else process.env[name] = value;
+    }
+  });
+  t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  const config = await loadUpstreamConfig({ inClusterPathPrefix: prefix });
+  assert.equal(config.server.href, 'https://[fd00::1]/');
+  assert.equal(config.tls.ca?.toString(), CA_PEM);
+  assert.equal(await config.authorization(), 'Bearer first');
+  writeFileSync(join(dir, 'token'), 'second');
+  t.mock.timers.tick(30_000);
+  assert.equal(await config.authorization(), 'Bearer first', 'within the period: the token read before');
+  t.mock.timers.tick(31_000);
+  assert.equal(await config.authorization(), 'Bearer second', 'past it: read again');
 });

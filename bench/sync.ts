@@ -164,7 +164,7 @@ export async function runSync(
   // The same informers (pods and configmaps, all namespaces) in a process of their own: client-node's, then this project's library's,
   // compiled as it is installed (dist/, which library-informer-process.ts imports by the package's name).
   note('kube-cache-proxy/informer (library): npm run build');
-  execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'build-library.mjs')], { stdio: 'ignore' });
+  execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'build.mjs')], { stdio: 'ignore' });
   for (const [script, who] of [
     ['informer-process.ts', 'client-node informer'],
     ['library-informer-process.ts', 'kube-cache-proxy/informer (library)'],

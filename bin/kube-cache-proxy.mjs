@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Entry point of the `kube-cache-proxy` command.
 //
-// The proxy is TypeScript run directly by Node's type stripping (Node >= 22.18), so there is no
-// build step. This shim is plain JavaScript on purpose: on a machine whose system Node is older
-// (Node 20 here) it re-executes itself with the Node 24 binary of the `node@24` devDependency, so
+// A packed install (npm pack, the image) holds the JavaScript compiled from the sources (dist/,
+// scripts/build.mjs) and no sources: it runs that, on any Node the package's engines allow. A
+// checkout holds the TypeScript sources and runs them as they are, by Node's type stripping
+// (Node >= 22.18), so that nothing needs building and no stale build is ever run. This shim is
+// plain JavaScript on purpose: on a machine whose system Node is older (Node 20 here) it
+// re-executes itself with the Node 24 binary of the `node@24` devDependency, so
 // `npx kube-cache-proxy` and the npm scripts work on a fresh clone either way.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,10 +14,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const main = join(root, 'src', 'cli', 'main.ts');
+const sources = join(root, 'src', 'cli', 'main.ts');
+const compiled = join(root, 'dist', 'cli', 'main.js');
 
-if (process.features.typescript) {
-  await import(pathToFileURL(main).href);
+if (!existsSync(sources) && existsSync(compiled)) {
+  await import(pathToFileURL(compiled).href);
+} else if (process.features.typescript) {
+  await import(pathToFileURL(sources).href);
 } else {
   const node24 = join(root, 'node_modules', 'node', 'bin', 'node');
   if (!existsSync(node24)) {
@@ -24,7 +30,7 @@ if (process.features.typescript) {
     );
     process.exit(1);
   }
-  const child = spawn(node24, [main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(node24, [sources, ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => child.kill(signal));
   }

@@ -9,7 +9,8 @@
 //     page is tested in a real browser, test/helpers/browser.ts), with apt-get when running as
 //     root; otherwise it says what to install, and the browser test fails with the same words.
 //
-// Nothing needs compiling: Node 24 runs the TypeScript sources directly (see README.md).
+// Nothing needs compiling: Node 24 runs the TypeScript sources directly; only what ships is
+// compiled (scripts/build.mjs, run by `npm pack`; see README.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';

@@ -47,6 +47,9 @@ test(
     mkdirSync(app);
     await mustRun('tar', ['-xzf', join(dir, tarball), '--strip-components=1', '-C', app]);
     assert.ok(!existsSync(join(app, 'test')), 'tests are not packed');
+    assert.ok(existsSync(join(app, 'dist', 'cli', 'main.js')), 'the compiled JavaScript is packed (prepack: scripts/build.mjs)');
+    assert.ok(existsSync(join(app, 'dist', 'status', 'page.html')), 'with the files the sources read beside them');
+    assert.ok(!existsSync(join(app, 'src')), 'the TypeScript sources are not: the image runs JavaScript');
     copyFileSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
     await mustRun('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
       cwd: app,

@@ -56,6 +56,7 @@ import { selectableFieldsFor } from './selectable-fields.ts';
 import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
 import { newWatchCache } from './watch-cache.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
+import type { HeldObjects } from './memory-budget.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -78,6 +79,13 @@ export interface CacheRegistryOptions {
   /** clock allows tests to manipulate time (idleness, forbidden memory, the control loop's backoff). */
   readonly clock?: Clock;
   readonly log?: CacheRegistryLog;
+  /**
+   * Asked before a lazily started cache is made (memory-budget.ts: false while the cached objects
+   * are near their budget): a refused type's reads pass through. Named caches are always made.
+   */
+  readonly admitsNewCache?: () => boolean;
+  /** Snapshots each cache keeps for paging (memory-budget.ts); default watch-cache.ts MAX_SNAPSHOTS. */
+  readonly maxSnapshots?: number;
 }
 
 /** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */
@@ -137,6 +145,8 @@ class CacheRegistry implements WatchCacheSource {
   readonly #forbiddenMs: number;
   readonly #clock: Clock;
   readonly #log: CacheRegistryLog;
+  readonly #admitsNewCache: () => boolean;
+  readonly #maxSnapshots: number | undefined;
   readonly #queue: RateLimitingQueue<string>;
   readonly #wanted = new Map<string, Want>();
   readonly #running = new Map<string, Running>();
@@ -166,6 +176,8 @@ class CacheRegistry implements WatchCacheSource {
     this.#namespace = options.namespace;
     this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
+    this.#admitsNewCache = options.admitsNewCache ?? (() => true);
+    this.#maxSnapshots = options.maxSnapshots;
     this.#forbiddenMs = options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS;
     this.#clock = options.clock ?? realClock;
     this.#log = options.log ?? (() => undefined);
@@ -209,6 +221,19 @@ class CacheRegistry implements WatchCacheSource {
    * Failing it then would take a sidecar's pod out of its Services' endpoints, and during an
    * apiserver outage every such pod at once: an app outage made of a control-plane one.
    */
+  held(): HeldObjects {
+    let objects = 0;
+    let bytes = 0;
+    let windowEvents = 0;
+    for (const { delegator } of this.#running.values()) {
+      const held = delegator.cache.held();
+      objects += held.objects;
+      bytes += held.bytes;
+      windowEvents += delegator.cache.windowStats().size;
+    }
+    return { objects, bytes, windowEvents };
+  }
+
   checks(): CacheStatus[] {
     this.synced();
     const now = this.#clock.now();
@@ -304,7 +329,9 @@ class CacheRegistry implements WatchCacheSource {
     const key = scopeKey(scopeOf(spec, scope));
     const want = this.#wanted.get(key);
     if (want === undefined) {
-      return this.#isForbidden(key, now) ? undefined : this.#want(spec, scope, this.#isNamedScope(spec, scope), false);
+      if (this.#isForbidden(key, now)) return undefined;
+      const pinned = this.#isNamedScope(spec, scope);
+      return pinned || this.#admitsNewCache() ? this.#want(spec, scope, pinned, false) : undefined;
     }
     want.lastRead = now;
     return want;
@@ -504,7 +531,12 @@ class CacheRegistry implements WatchCacheSource {
     const { spec } = want;
     const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
     // The watch cache is the informer's only store: created first, given to the informer.
-    const cache = newWatchCache({ spec, fields, namespace: want.namespace });
+    const cache = newWatchCache({
+      spec,
+      fields,
+      namespace: want.namespace,
+      ...(this.#maxSnapshots === undefined ? {} : { maxSnapshots: this.#maxSnapshots }),
+    });
     const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract, store: cache.store });
     const detachError = informer.onListAndWatchError((error) => {
       this.#listAndWatchFailed(want, error);

@@ -30,6 +30,7 @@ import type { ResourceSelectableFields } from './selectable-fields.ts';
 import type { OrderedMap, OrderedView } from './ordered-map.ts';
 import { newOrderedMap } from './ordered-map.ts';
 import type { CacheDelegator } from './delegator.ts';
+import type { HeldObjects } from './memory-budget.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
 export interface CachedResourceSpec {
@@ -97,6 +98,8 @@ export interface WatchCacheSource {
   synced(): boolean;
   /** One check per named type and per running cache, in name order, with each cache's state. */
   checks(): CacheStatus[];
+  /** What the running caches hold together (memory-budget.ts estimates their memory from it). */
+  held(): HeldObjects;
   stop(): Promise<void>;
 }
 
@@ -183,6 +186,8 @@ export interface WatchCache {
   since(rv: bigint): Interval;
   /** The event window's capacity, size and oldest RV (metrics). */
   windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined };
+  /** What the cache holds: its objects and their bytes as LIST items (O(log n)), for the memory budget. */
+  held(): { readonly objects: number; readonly bytes: number };
 }
 
 /**
@@ -191,8 +196,11 @@ export interface WatchCache {
  * etcd, as ours falls back to the apiserver.
  */
 const SNAPSHOT_TTL_MS = 75_000;
-/** Distinct RVs kept: each is a root of the persistent tree, sharing every node not changed since. */
-const MAX_SNAPSHOTS = 16;
+/**
+ * Distinct RVs kept: each is a root of the persistent tree, sharing every node not changed since,
+ * and pinning the versions of objects changed since (memory-budget.ts lowers it under a small limit).
+ */
+export const MAX_SNAPSHOTS = 16;
 /**
  * How long after its first list a cache counts as young: a watch from an RV older than that list
  * is passed to the apiserver, which may still serve it, rather than answered 410 by a cache that
@@ -206,6 +214,8 @@ export interface WatchCacheOptions {
   readonly fields: ResourceSelectableFields;
   readonly namespace?: string | undefined;
   readonly clock?: Clock;
+  /** Snapshots kept for paging; default MAX_SNAPSHOTS. */
+  readonly maxSnapshots?: number;
 }
 
 export function newWatchCache(options: WatchCacheOptions): WatchCache {
@@ -261,7 +271,11 @@ class WatchCacheImpl implements WatchCache {
     this.fields = options.fields;
     this.namespace = options.namespace;
     this.#clock = options.clock ?? realClock;
-    this.#snapshots = new LRUCache({ max: MAX_SNAPSHOTS, ttl: SNAPSHOT_TTL_MS, perf: { now: () => this.#clock.now() } });
+    this.#snapshots = new LRUCache({
+      max: Math.max(1, options.maxSnapshots ?? MAX_SNAPSHOTS),
+      ttl: SNAPSHOT_TTL_MS,
+      perf: { now: () => this.#clock.now() },
+    });
     this.#lastProgressAt = this.#clock.now();
     this.#window = newEventWindow(this.#clock);
     this.#tree = newOrderedMap(listItemBytes(this.spec));
@@ -358,6 +372,10 @@ class WatchCacheImpl implements WatchCache {
 
   windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined } {
     return { capacity: this.#window.capacity(), size: this.#window.size(), oldest: this.#window.oldestResourceVersion() };
+  }
+
+  held(): { readonly objects: number; readonly bytes: number } {
+    return { objects: this.#tree.size, bytes: this.#tree.weight() };
   }
 
   addListener(listener: WatchCacheListener): () => void {

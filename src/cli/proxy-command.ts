@@ -27,6 +27,11 @@ import { resolveCachedResources, typeName } from '../cache/cached-resources.ts';
 import type { CachedResourceSpec } from '../cache/watch-cache.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import { newUnsentBudget } from '../cache/unsent-budget.ts';
+import { readMemoryLimit } from '../cache/memory-limit.ts';
+import { MALLOC_MMAP_THRESHOLD_BYTES, newMemoryBudget } from '../cache/memory-budget.ts';
+import type { MemoryBudget } from '../cache/memory-budget.ts';
+import { limitPiecePool } from '../cache/piece-writer.ts';
+import { startCollectionValve } from '../cache/collection-valve.ts';
 import { newProxyMetrics } from '../server/metrics.ts';
 import type { ProxyMetrics } from '../server/metrics.ts';
 import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
@@ -152,6 +157,18 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const metrics = newProxyMetrics();
   // The caches and their informers log through the server's logger, which exists only once the caches are wired.
   let log: CacheRegistryLog = () => undefined;
+  // What the proxy holds beyond its cached objects, sized to the container's memory limit.
+  const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
+  const memory = newMemoryBudget({
+    limit: memoryLimit,
+    log: (level, message, fields) => {
+      log(level, message, fields);
+    },
+  });
+  limitPiecePool(memory.sizes.piecePoolBytes);
+  const { collectAboveBytes } = memory.sizes;
+  const valve = collectAboveBytes === undefined ? undefined : startCollectionValve({ thresholdBytes: collectAboveBytes });
+  metrics.memory(memory, valve);
   const health = newUpstreamHealth(client);
   const factory = newSharedInformerFactory({
     client,
@@ -162,7 +179,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       log(level, message);
     },
   });
-  const cachedReads = await resolveCaches(options, client, factory, metrics, (level, message, fields) => {
+  const cachedReads = await resolveCaches(options, client, factory, metrics, memory, (level, message, fields) => {
     log(level, message, fields);
   });
   const status = newStatusReporter({
@@ -186,6 +203,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     metrics,
     status,
     access,
+    memoryState: () => memory.state(),
   });
   try {
     if (options.unixSocket === undefined) {
@@ -232,6 +250,29 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
     app.log.info({ path: options.writeKubeconfig }, 'wrote the kubeconfig for apps');
   }
+  const { sizes } = memory;
+  app.log.info(
+    memoryLimit === undefined
+      ? { unsentWatchBytes: sizes.unsentWatchBytes, piecePoolBytes: sizes.piecePoolBytes }
+      : {
+          limitBytes: memoryLimit.bytes,
+          from: memoryLimit.source,
+          bodiesBytes: sizes.bodiesBytes,
+          piecePoolBytes: sizes.piecePoolBytes,
+          unsentWatchBytes: sizes.unsentWatchBytes,
+          objectsBytes: sizes.objectsBytes,
+          snapshots: sizes.snapshots,
+        },
+    memoryLimit === undefined
+      ? 'no memory limit known: fixed bounds, nothing refused (set a container limit or --memory-limit)'
+      : 'memory budget sized to the limit',
+  );
+  if (memoryLimit !== undefined && process.env.MALLOC_MMAP_THRESHOLD_ === undefined) {
+    app.log.warn(
+      { MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD_BYTES },
+      'MALLOC_MMAP_THRESHOLD_ is not set: memory the proxy frees may stay resident; set it as the image does',
+    );
+  }
   app.log.info(
     { upstream: upstream.server.origin, source: upstream.source, mode: access === undefined ? 'sidecar' : 'shared' },
     access === undefined ? 'proxying to the apiserver' : 'proxying to the apiserver, each client as itself (shared mode)',
@@ -254,6 +295,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
     await cachedReads.reads.stop();
     await client.close();
+    valve?.stop();
   };
   return {
     address,
@@ -285,6 +327,7 @@ async function resolveCaches(
   client: UpstreamClient,
   factory: SharedInformerFactory,
   metrics: ProxyMetrics,
+  memory: MemoryBudget,
   log: CacheRegistryLog,
 ): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
   const discovery = newDiscovery(client, {
@@ -307,7 +350,7 @@ async function resolveCaches(
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
   return {
-    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, log }),
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, log }),
     cached: (named?.specs ?? []).map((s) => typeName(s.group, s.resource)),
     skipped: named?.skipped ?? [],
   };
@@ -324,6 +367,8 @@ export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readCon
   readonly log?: CacheRegistryLog;
   /** How long reads wait for the cache to reach an RV (delegator.ts FRESHNESS_WAIT_MS); tests set it. */
   readonly freshnessWaitMs?: number;
+  /** What the proxy may hold (memory-budget.ts); default: no limit, fixed bounds. */
+  readonly memory?: MemoryBudget;
 }
 
 /** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
@@ -336,14 +381,16 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
   });
   // Read-your-writes is bounded mode's: strong reads never come from a cache that could miss a write.
   const writes = mode === 'bounded' ? newReadYourWrites() : undefined;
-  const { metrics } = options;
+  const { metrics, memory } = options;
+  const unsentBudget = newUnsentBudget(memory?.sizes.unsentWatchBytes);
+  memory?.countUnsentOf(() => unsentBudget.total());
   const delegate = delegatorFactory({
     client: options.client,
     policy,
     writes: writes ?? newReadYourWrites(),
     ...(metrics === undefined ? {} : { metrics: (resource: string) => metrics.delegator(resource) }),
     ...(options.freshnessWaitMs === undefined ? {} : { freshnessWaitMs: options.freshnessWaitMs }),
-    unsentBudget: newUnsentBudget(),
+    unsentBudget,
   });
   const source = newCacheRegistry({
     factory: options.factory,
@@ -352,8 +399,10 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     resources: options.specs,
     namespace: options.namespace,
     ...(options.log === undefined ? {} : { log: options.log }),
+    ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),
   });
-  return newCachedReads({ source, writes });
+  memory?.countObjectsOf(() => source.held());
+  return newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory }) });
 }
 
 /**

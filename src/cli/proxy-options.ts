@@ -70,6 +70,8 @@ export interface ProxyOptions {
   readonly writeKubeconfig: string | undefined;
   /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */
   readonly shared: SharedServing | undefined;
+  /** --memory-limit in bytes: the limit the memory budget follows, in place of the cgroup's; undefined: the cgroup's. */
+  readonly memoryLimitBytes: number | undefined;
   readonly help: boolean;
 }
 
@@ -142,6 +144,9 @@ export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable 
                            e.g. leases.coordination.k8s.io (default: none)
   --max-staleness DURATION bounded reads: the longest the cache's watch may be silent (no event, no
                            bookmark) for reads to come from it, e.g. 75s, 2m (default: ${String(DEFAULT_MAX_STALENESS_MS / 1000)}s)
+  --memory-limit QUANTITY  the memory the proxy may use, e.g. 256Mi or 268435456 (the downward API's
+                           limits.memory); what it holds beyond its cached objects is sized to fit under it
+                           (default: its cgroup's limit, memory.max or memory.limit_in_bytes; none: fixed bounds)
   --log-level LEVEL        ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})
   -h, --help               print this help`;
 
@@ -173,6 +178,7 @@ const OPTIONS = {
   'read-consistency': { type: 'string' },
   'strong-resources': { type: 'string' },
   'max-staleness': { type: 'string' },
+  'memory-limit': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -318,11 +324,42 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     readConsistency: parseReadConsistency(setting('read-consistency')),
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
+    memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     tls,
     writeKubeconfig: writeKubeconfig?.value,
     shared,
     help: values.help === true,
   };
+}
+
+/** Kubernetes quantity suffixes a memory limit is written with (resource.Quantity), and their factors. */
+const QUANTITY_SUFFIXES: Readonly<Record<string, number>> = {
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
+
+/** A memory quantity as Kubernetes writes it (`256Mi`, `1.5Gi`, `268435456`, `300M`) in bytes; undefined if it is none. */
+export function parseMemoryQuantity(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(text.trim());
+  if (match === null) return undefined;
+  const bytes = Math.ceil(Number(match[1]) * (QUANTITY_SUFFIXES[match[2] ?? ''] ?? 1));
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+function parseMemoryLimit(s: Setting | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const bytes = parseMemoryQuantity(s.value);
+  if (bytes === undefined) {
+    throw new CliError(`${s.from}: not a memory quantity`, 'Give bytes or a Kubernetes quantity, e.g. 256Mi, 1Gi or 268435456.');
+  }
+  return bytes;
 }
 
 /** Shared mode's filter defaults: any Host, no path refused. */

@@ -53,6 +53,8 @@ export interface ProxyServerOptions {
    * what goes upstream goes as the client; none: sidecar mode, everything as the proxy.
    */
   readonly access?: SharedAccess | undefined;
+  /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
+  readonly memoryState?: (() => string) | undefined;
 }
 
 /** A serving certificate (followed by its chain, if any) and its private key, PEM. */
@@ -204,8 +206,15 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log, access: options.access });
   // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
   // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
+  const { memoryState } = options;
   const healthChecks = (endpoint: string): readonly HealthCheck[] =>
-    endpoint === 'readyz' ? [PING, ...(options.cachedReads?.checks() ?? [])] : [PING];
+    endpoint === 'readyz'
+      ? [
+          PING,
+          ...(memoryState === undefined ? [] : [{ name: 'memory', failure: undefined, state: memoryState() }]),
+          ...(options.cachedReads?.checks() ?? []),
+        ]
+      : [PING];
   for (const endpoint of ['livez', 'readyz', 'healthz']) {
     app.get(`/${endpoint}`, (request, reply) => {
       const mark = request.url.indexOf('?');

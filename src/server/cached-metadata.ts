@@ -147,6 +147,13 @@ export function objectMetadataBytes(obj: KubeObject, unstructured: boolean): Buf
   return span === undefined ? EMPTY_METADATA : Buffer.from(obj.rest.slice(span.start, span.end), 'latin1');
 }
 
+/** The length of a stored object's metadata as served (objectMetadataBytes), without copying it: a body's size before it is made. */
+export function objectMetadataLength(obj: KubeObject, unstructured: boolean): number {
+  if (unstructured) return objectMetadataBytes(obj, true).length;
+  const span = objectMetadataSpan(obj);
+  return span === undefined ? EMPTY_METADATA.length : span.end - span.start;
+}
+
 /** Appends a stored object's PartialObjectMetadata to `out`, copying its metadata bytes once. */
 export function writePartialObjectMetadata(out: PieceWriter, obj: KubeObject, version: MetaVersion, unstructured = false): void {
   out.bytes(head(version));

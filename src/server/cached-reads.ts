@@ -13,6 +13,11 @@
  *
  * HOT PATH: a LIST body is the concatenation of a head, each item's stored bytes, and a tail; no
  * object is parsed or serialized per request, and the key order is sorted once per RV.
+ *
+ * Memory: every LIST body (shared or per request, JSON, Table, metadata, indented) takes its
+ * size from the proxy's budget of response bodies (memory-budget.ts) before it is made, and gives
+ * it back once written. A read that finds no room waits for it (BODY_WAIT_MS, first come first
+ * served), then is passed through: the apiserver's answer streams through a few chunks at a time.
  */
 import { indexedFieldOf } from '../cache/field-index.ts';
 import type { KubeObject } from '../informer/object.ts';
@@ -30,12 +35,14 @@ import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
 import { notFound } from './status.ts';
-import { PieceWriter, releasePieces } from '../cache/piece-writer.ts';
+import { PieceWriter, freePieces, releasePieces } from '../cache/piece-writer.ts';
+import { BODY_WAIT_MS, newByteBudget } from '../cache/memory-budget.ts';
+import type { ByteBudget, MemoryBudget } from '../cache/memory-budget.ts';
 import { newSharedLists } from './shared-lists.ts';
 import type { SharedLists } from './shared-lists.ts';
 import { indentJson } from './json-indent.ts';
 import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
-import { metadataGetBody, metadataListBody, metadataWatchRepresentation } from './cached-metadata.ts';
+import { metadataGetBody, metadataListBody, metadataWatchRepresentation, objectMetadataLength } from './cached-metadata.ts';
 import type { ProtobufShape } from './cached-protobuf.ts';
 import {
   PROTOBUF_CONTENT_TYPE,
@@ -118,6 +125,8 @@ export interface CachedReadsOptions {
   readonly writes?: ReadYourWrites | undefined;
   /** The clock of the shared LIST bodies' ages (tests); default: the real one. */
   readonly clock?: Clock;
+  /** The proxy's memory budget (its response bodies' share); default: bodies counted nowhere, never refused. */
+  readonly memory?: MemoryBudget;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -140,12 +149,81 @@ export interface ReadHeaders {
   readonly 'user-agent'?: string | undefined;
 }
 
-/** The answer indented as the apiserver indents JSON for curl and `?pretty=true` (no trailing newline, as Go's MarshalIndent). */
-function indented(response: CachedResponse): CachedResponse {
+/**
+ * The answer indented as the apiserver indents JSON for curl and `?pretty=true` (no trailing
+ * newline, as Go's MarshalIndent): a new body, in the budget from now until it is written.
+ */
+function indented(response: CachedResponse, bodies: ByteBudget): CachedResponse {
   const body = indentJson(response.body, response.length);
   // A new body: the pieces it was copied from are done with.
   response.written?.(true);
-  return { statusCode: response.statusCode, headers: response.headers, length: body.length, body: [body] };
+  bodies.force(body.length);
+  return {
+    statusCode: response.statusCode,
+    headers: response.headers,
+    length: body.length,
+    body: [body],
+    written: givesBack(bodies, body.length),
+  };
+}
+
+/** A `written` that gives a body's share back once (done with, written or cut short). */
+function givesBack(bodies: ByteBudget, bytes: number): (complete: boolean) => void {
+  let given = false;
+  return () => {
+    if (given) return;
+    given = true;
+    bodies.give(bytes);
+  };
+}
+
+/** No room in the budget for a body of `bytes`: the read waits for it, or is passed through. */
+interface NoRoom {
+  readonly kind: 'no-room';
+  readonly bytes: number;
+}
+
+function noRoom(bytes: number): NoRoom {
+  return { kind: 'no-room', bytes };
+}
+
+function isNoRoom(outcome: CachedResponse | NoRoom | undefined): outcome is NoRoom {
+  return outcome !== undefined && 'kind' in outcome;
+}
+
+/**
+ * One response's room in the bodies' budget: `reserved` bytes taken ahead (what it waited for),
+ * then whatever else its body needs, if that fits now.
+ */
+class BodyRoom {
+  readonly budget: ByteBudget;
+  #reserved: number;
+
+  constructor(budget: ByteBudget, reserved = 0) {
+    this.budget = budget;
+    this.#reserved = reserved;
+  }
+
+  /** Makes this response's share exactly `bytes` (true), or gives back all it had (false). */
+  fit(bytes: number): boolean {
+    if (bytes <= this.#reserved) {
+      this.budget.give(this.#reserved - bytes);
+      this.#reserved = 0;
+      return true;
+    }
+    if (this.budget.tryTake(bytes - this.#reserved)) {
+      this.#reserved = 0;
+      return true;
+    }
+    this.release();
+    return false;
+  }
+
+  /** Gives back what was taken ahead and not used. */
+  release(): void {
+    if (this.#reserved > 0) this.budget.give(this.#reserved);
+    this.#reserved = 0;
+  }
 }
 const NEWLINE = Buffer.from('\n');
 
@@ -179,8 +257,13 @@ function isNamespaceObjectPath(info: RequestInfo): boolean {
 }
 
 export function newCachedReads(options: CachedReadsOptions): CachedReads {
-  const { source, writes } = options;
-  const sharedLists = newSharedLists(options.clock === undefined ? {} : { clock: options.clock });
+  const { source, writes, memory } = options;
+  const bodies = memory?.bodies ?? newByteBudget(Number.POSITIVE_INFINITY);
+  const sharedLists = newSharedLists({
+    bodies,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(memory === undefined ? {} : { maxBytes: memory.sizes.sharedListsBytes }),
+  });
 
   /**
    * The delegator of the cache that may answer this collection or object read, or undefined to
@@ -366,17 +449,33 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       } else if (plan.kind === 'latest') {
         if (!(await delegator.notOlderThan(plan.minRv, signal))) return undefined;
       }
-      // The cache may have been stopped while this request waited: the apiserver answers then.
-      if (cache.isClosed()) return undefined;
-      // From here on synchronous: the RV and the contents are read in one turn.
-      let response: CachedResponse | undefined;
-      if (cache.resourceVersion() === undefined) response = undefined;
-      else if (table !== undefined) response = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() });
-      else if (protobuf !== undefined) response = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata, sharedLists);
-      else if (metadata !== undefined) response = serveMetadata(cache, info, options, plan, metadata);
-      else if (info.verb === 'get') response = serveGet(cache, info);
-      else response = serveList(cache, info, options, plan, sharedLists);
-      return response !== undefined && pretty ? indented(response) : response;
+      let room = new BodyRoom(bodies);
+      for (let waited = false; ; waited = true) {
+        // The cache may have been stopped while this request waited: the apiserver answers then.
+        if (cache.isClosed()) {
+          room.release();
+          return undefined;
+        }
+        // From here on synchronous: the RV and the contents are read in one turn.
+        let outcome: CachedResponse | NoRoom | undefined;
+        if (cache.resourceVersion() === undefined) outcome = undefined;
+        else if (table !== undefined) outcome = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() }, room);
+        else if (protobuf !== undefined)
+          outcome = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata, sharedLists, room);
+        else if (metadata !== undefined) outcome = serveMetadata(cache, info, options, plan, metadata, room);
+        else if (info.verb === 'get') outcome = serveGet(cache, info);
+        else outcome = serveList(cache, info, options, plan, sharedLists, room);
+        if (!isNoRoom(outcome)) {
+          room.release();
+          return outcome !== undefined && pretty ? indented(outcome, bodies) : outcome;
+        }
+        // No room for the body now: wait for it once, then read the state again (it may have moved on).
+        if (waited || !(await bodies.take(outcome.bytes, BODY_WAIT_MS, signal))) {
+          memory?.notePassedThrough();
+          return undefined;
+        }
+        room = new BodyRoom(bodies, outcome.bytes);
+      }
     },
   };
 }
@@ -476,7 +575,8 @@ function serveList(
   options: ListOptions,
   plan: ReadPlan,
   shared: SharedLists,
-): CachedResponse | undefined {
+  room: BodyRoom,
+): CachedResponse | NoRoom | undefined {
   // Whole LISTs share their bodies (shared-lists.ts); the rest are made per request, in pooled pieces.
   const scope = wholeListScope(info, options, plan);
   const rv = cache.resourceVersion();
@@ -489,14 +589,14 @@ function serveList(
     const { start, end } = namespaceRange(view, cache, info);
     const items = { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
     const body = listBody(cache.spec, { ...items, resourceVersion: rv, continue: '', remainingItemCount: undefined });
-    const made = shared.keep(cache, scope, rv, body.length, body.pieces);
+    const made = shared.keep(cache, scope, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
     if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return pooledResponse(body.length, body.pieces);
+    return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const body = listBody(cache.spec, { ...page, count: page.items.length, itemBytes: undefined });
-  return pooledResponse(body.length, body.pieces);
+  return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
 }
 
 /** The ranks [start, end) of the request's objects in `view`: one namespace's keys (a contiguous run in key order), or all. O(log n). */
@@ -510,8 +610,11 @@ function namespacePrefix(cache: WatchCache, info: RequestInfo): string {
   return cache.spec.namespaced && info.namespace !== '' ? `${info.namespace}/` : '';
 }
 
-/** A body of pooled pieces made for one response: they go back to the pool once it is written. */
-function pooledResponse(length: number, pieces: Iterable<Buffer>): CachedResponse {
+/**
+ * A body of pooled pieces made for one response: they go back to the pool once it is written,
+ * and its share of the budget (taken by the caller) once it is done with.
+ */
+function pooledResponse(length: number, pieces: Iterable<Buffer>, bodies: ByteBudget): CachedResponse {
   const taken: Buffer[] = [];
   function* body(): Generator<Buffer> {
     for (const piece of pieces) {
@@ -519,6 +622,7 @@ function pooledResponse(length: number, pieces: Iterable<Buffer>): CachedRespons
       yield piece;
     }
   }
+  const giveBack = givesBack(bodies, length);
   return {
     statusCode: 200,
     headers: JSON_HEADERS,
@@ -526,8 +630,36 @@ function pooledResponse(length: number, pieces: Iterable<Buffer>): CachedRespons
     body: body(),
     written: (complete) => {
       if (complete) releasePieces(taken.splice(0));
+      giveBack(complete);
     },
   };
+}
+
+/**
+ * A body made whole in one turn (Tables, metadata lists) for `items`: room is made for an
+ * estimate first (`itemBytes` each, and the list's framing), NoRoom when there is none; once
+ * made, the share is corrected to its length and given back once written.
+ */
+function madeWhole(
+  items: readonly KubeObject[],
+  itemBytes: (obj: KubeObject) => number,
+  room: BodyRoom,
+  make: () => Buffer[],
+): CachedResponse | NoRoom {
+  let estimate = 1024;
+  for (const obj of items) estimate += itemBytes(obj);
+  if (!room.fit(estimate)) return noRoom(estimate);
+  const body = make();
+  const length = body.reduce((n, b) => n + b.length, 0);
+  if (length > estimate) room.budget.force(length - estimate);
+  else room.budget.give(estimate - length);
+  const giveBack = givesBack(room.budget, length);
+  const written = (complete: boolean): void => {
+    // Written whole: its pieces are freed now, not at a later collection (piece-writer.ts).
+    if (complete) freePieces(body);
+    giveBack(complete);
+  };
+  return { statusCode: 200, headers: JSON_HEADERS, length, body, written };
 }
 
 /** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
@@ -601,7 +733,8 @@ function serveProtobuf(
   shape: ProtobufShape,
   metadataOnly: boolean,
   shared: SharedLists,
-): CachedResponse | undefined {
+  room: BodyRoom,
+): CachedResponse | NoRoom | undefined {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
     if (obj !== undefined) {
@@ -626,15 +759,19 @@ function serveProtobuf(
       { resourceVersion: String(rv), continue: '', remainingItemCount: undefined },
       shape,
     );
-    const made = shared.keep(cache, key, rv, body.length, body.pieces);
+    const made = shared.keep(cache, key, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
     if (made !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return { ...pooledResponse(body.length, body.pieces), headers: PROTOBUF_HEADERS };
+    return room.fit(body.length)
+      ? { ...pooledResponse(body.length, body.pieces, room.budget), headers: PROTOBUF_HEADERS }
+      : noRoom(body.length);
   }
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   const body = protobufListBody(page.items, meta, shape);
-  return { ...pooledResponse(body.length, body.pieces), headers: PROTOBUF_HEADERS };
+  return room.fit(body.length)
+    ? { ...pooledResponse(body.length, body.pieces, room.budget), headers: PROTOBUF_HEADERS }
+    : noRoom(body.length);
 }
 
 function serveMetadata(
@@ -643,7 +780,8 @@ function serveMetadata(
   options: ListOptions,
   plan: ReadPlan,
   version: MetaVersion,
-): CachedResponse | undefined {
+  room: BodyRoom,
+): CachedResponse | NoRoom | undefined {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
     return obj === undefined ? undefined : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
@@ -651,7 +789,13 @@ function serveMetadata(
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, metadataListBody(page.items, meta, version, cache.spec.unstructured));
+  const { unstructured } = cache.spec;
+  return madeWhole(
+    page.items,
+    (obj) => METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured),
+    room,
+    () => metadataListBody(page.items, meta, version, unstructured),
+  );
 }
 
 /** Per CRD object (a new version of it is a new object, so a changed CRD makes new printers), per served version. */
@@ -674,7 +818,8 @@ function serveTable(
   options: ListOptions,
   plan: ReadPlan,
   table: { readonly printer: Printer; readonly include: IncludeObject; readonly version: TableVersion; readonly now: number },
-): CachedResponse | undefined {
+  room: BodyRoom,
+): CachedResponse | NoRoom | undefined {
   const { printer, include, version, now } = table;
   if (info.verb === 'get') {
     const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
@@ -688,8 +833,22 @@ function serveTable(
   const page = selectPage(cache, info, options, plan);
   if (page === undefined) return undefined;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  return whole(200, tableBody(printer, page.items, meta, include, version, now, true, cache.spec.unstructured));
+  // A row is its cells and, as asked, nothing more, the object's metadata, or the object.
+  const { unstructured } = cache.spec;
+  const itemBytes = listItemBytes(cache.spec);
+  const rowBytes =
+    include === 'None'
+      ? () => TABLE_ROW_CELLS_BYTES
+      : include === 'Metadata'
+        ? (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured)
+        : (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + itemBytes(obj);
+  return madeWhole(page.items, rowBytes, room, () => tableBody(printer, page.items, meta, include, version, now, true, unstructured));
 }
+
+/** A Table row's cells and framing beyond what it embeds (kubectl's pod columns: ~150 bytes). */
+const TABLE_ROW_CELLS_BYTES = 256;
+/** A PartialObjectMetadata's kind, apiVersion and braces around the metadata. */
+const METADATA_ITEM_FRAMING_BYTES = 80;
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */
 interface ListShape {

@@ -4,8 +4,11 @@
  * operator asks of a cache: how much of the read load it took off the apiserver
  * (served_from="cache" against "apiserver"), and what the consistency probes cost.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherMetrics } from '../cache/cacher.ts';
+import type { MemoryBudget } from '../cache/memory-budget.ts';
+import type { CollectionValve } from '../cache/collection-valve.ts';
+import { piecePoolBytes } from '../cache/piece-writer.ts';
 import type { DelegatorMetrics } from '../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../cache/delegator.ts';
 
@@ -19,6 +22,8 @@ export interface ProxyMetrics {
   answeredIn(resource: string, contentType: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
+  /** Serves the memory budget's sizes and use, and the collection valve's collections (read at each scrape). */
+  memory(budget: MemoryBudget, valve?: CollectionValve): void;
 }
 
 /** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
@@ -46,6 +51,10 @@ const RESOURCE_NAME = /^[a-z0-9][a-z0-9.-]{0,252}$/;
 const MAX_RESOURCE_LABELS = 256;
 
 export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetrics {
+  // process_* and nodejs_*: RSS, CPU, descriptors, heap spaces, GC, event-loop lag, as every Node
+  // service serves them, with prom-client's defaults (its 10 ms lag sampling included: Node's
+  // histogram counts the period in each sample, so another period would shift every figure).
+  collectDefaultMetrics({ register: registry });
   const resources = new Set<string>();
   const requests = new Counter({
     name: 'kube_cache_proxy_requests_total',
@@ -160,6 +169,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
   return {
     registry,
+    memory: (budget, valve) => {
+      memoryMetrics(registry, budget, valve);
+    },
     delegator(resource) {
       return {
         probe: () => {
@@ -196,9 +208,81 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
 }
 
+/** The memory budget's gauges and counters (memory-budget.ts), each read when scraped. */
+function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: CollectionValve | undefined): void {
+  const { sizes } = budget;
+  const source = budget.limitSource;
+  new Gauge({
+    name: 'kube_cache_proxy_memory_limit_bytes',
+    help: 'The memory limit the budget follows (--memory-limit, or the cgroup: memory.max, memory.limit_in_bytes), by where it was read; absent when none is known.',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    collect() {
+      if (sizes.limitBytes !== undefined && source !== undefined) this.set({ source }, sizes.limitBytes);
+    },
+  });
+  const uses = {
+    bodies: { budget: sizes.bodiesBytes, used: () => budget.bodies.used() },
+    piece_pool: { budget: sizes.piecePoolBytes, used: piecePoolBytes },
+    unsent_watch: { budget: sizes.unsentWatchBytes, used: () => budget.unsentWatchBytes() },
+    objects: { budget: sizes.objectsBytes, used: () => budget.measureObjects() },
+  };
+  new Gauge({
+    name: 'kube_cache_proxy_memory_budget_bytes',
+    help: 'What the proxy may hold, by use: response bodies made from the cache, pooled LIST pieces, unsent watch bytes, cached objects (estimated); absent where unbounded (no limit known).',
+    labelNames: ['use'] as const,
+    registers: [registry],
+    collect() {
+      for (const [use, { budget: bytes }] of Object.entries(uses)) if (Number.isFinite(bytes)) this.set({ use }, bytes);
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_memory_used_bytes',
+    help: 'What the proxy holds, by use (as kube_cache_proxy_memory_budget_bytes; objects: an estimate from their JSON bytes).',
+    labelNames: ['use'] as const,
+    registers: [registry],
+    collect() {
+      for (const [use, { used }] of Object.entries(uses)) this.set({ use }, Math.round(used()));
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_memory_pressure',
+    help: '1 while the cached objects are near their budget: new caches are refused and their reads passed through.',
+    registers: [registry],
+    collect() {
+      this.set(budget.underPressure() ? 1 : 0);
+    },
+  });
+  let collected = 0;
+  new Counter({
+    name: 'kube_cache_proxy_memory_collections_total',
+    help: 'Full garbage collections the proxy made because its anonymous memory neared the limit (collection-valve.ts).',
+    registers: [registry],
+    collect() {
+      const now = valve?.collections() ?? 0;
+      this.inc(now - collected);
+      collected = now;
+    },
+  });
+  const refused = { cache: 0, body: 0 };
+  new Counter({
+    name: 'kube_cache_proxy_memory_refused_total',
+    help: 'What the memory budget refused: a new cache (cache), or room for a response body after waiting (body); the reads went to the apiserver.',
+    labelNames: ['what'] as const,
+    registers: [registry],
+    collect() {
+      const now = { cache: budget.refusedCaches(), body: budget.passedThrough() };
+      this.inc({ what: 'cache' }, now.cache - refused.cache);
+      this.inc({ what: 'body' }, now.body - refused.body);
+      Object.assign(refused, now);
+    },
+  });
+}
+
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
   answeredIn: () => undefined,
+  memory: () => undefined,
   delegator: () => noopDelegatorMetrics,
 };

@@ -11,9 +11,12 @@
  * with that RV: a true state of the cluster, as the apiserver's lagging watch cache would give.
  * Every other LIST is given a body at the cache's current RV only.
  *
- * Bounded: at most SHARED_LISTS_MAX_BYTES of bodies in all, each dropped SHARED_LIST_IDLE_MS
- * after its last use (asked for, or read by a response being written): memory held only while
- * requests come.
+ * Bounded: at most maxBytes of bodies kept (SHARED_LISTS_MAX_BYTES, or the memory budget's
+ * share), each dropped SHARED_LIST_IDLE_MS after its last use (asked for, or read by a response
+ * being written): memory held only while requests come. Each body also takes its length from the
+ * proxy's budget of response bodies (memory-budget.ts) when it is kept, and gives it back once
+ * dropped and written by all its readers: a body dropped while slow readers still write it
+ * counts until they are done. A body the budget has no room for is not kept.
  *
  * A body's pieces are pooled (piece-writer.ts): once it is dropped and the last response writing
  * it has handed every byte to the kernel, they go back to the pool for the next body. Without
@@ -22,6 +25,7 @@
  * holding up watch events for 10-25 ms (#15's apply latency).
  */
 import { LRUCache } from 'lru-cache';
+import type { ByteBudget } from '../cache/memory-budget.ts';
 import { releasePieces } from '../cache/piece-writer.ts';
 import { realClock } from '../clock/clock.ts';
 import type { Clock } from '../clock/clock.ts';
@@ -51,13 +55,23 @@ export class SharedBody implements Iterable<Buffer> {
   #dropped = false;
   /** A response was cut short: its socket may still hold pieces, so none goes back to the pool. */
   #cutShort = false;
+  /** Called once, when dropped and written by all: the body's memory is the GC's or the pool's again. */
+  #freed: (() => void) | undefined;
 
-  constructor(resourceVersion: bigint, length: number, pieces: Iterable<Buffer>, madeAt: number, touch: () => void = () => undefined) {
+  constructor(
+    resourceVersion: bigint,
+    length: number,
+    pieces: Iterable<Buffer>,
+    madeAt: number,
+    touch: () => void = () => undefined,
+    freed?: () => void,
+  ) {
     this.resourceVersion = resourceVersion;
     this.length = length;
     this.madeAt = madeAt;
     this.#source = pieces[Symbol.iterator]();
     this.#touch = touch;
+    this.#freed = freed;
   }
 
   /** The pieces made so far, then the ones this reader makes for everyone. */
@@ -92,8 +106,12 @@ export class SharedBody implements Iterable<Buffer> {
   }
 
   #release(): void {
-    if (!this.#dropped || this.#writers > 0 || this.#cutShort) return;
+    if (!this.#dropped || this.#writers > 0) return;
     this.#source = undefined;
+    const freed = this.#freed;
+    this.#freed = undefined;
+    freed?.();
+    if (this.#cutShort) return;
     releasePieces(this.#made.splice(0));
   }
 
@@ -121,14 +139,31 @@ export interface SharedLists {
   find(cache: WatchCache, scope: string, rv: bigint, anyRv: boolean): SharedBody | undefined;
   /**
    * Keeps a body made now at `rv`, of pooled pieces (piece-writer.ts), and returns it; undefined
-   * when it is larger than all may hold (make it per request).
+   * when it is larger than all may hold (make it per request) or `take` (default: the bodies'
+   * budget's tryTake) finds no room for its length.
    */
-  keep(cache: WatchCache, scope: string, rv: bigint, length: number, pieces: Iterable<Buffer>): SharedBody | undefined;
+  keep(
+    cache: WatchCache,
+    scope: string,
+    rv: bigint,
+    length: number,
+    pieces: Iterable<Buffer>,
+    take?: (bytes: number) => boolean,
+  ): SharedBody | undefined;
 }
 
-export function newSharedLists(options: { readonly clock?: Clock; readonly maxBytes?: number } = {}): SharedLists {
+export interface SharedListsOptions {
+  readonly clock?: Clock;
+  /** Bodies kept for later readers, at most; default SHARED_LISTS_MAX_BYTES. */
+  readonly maxBytes?: number;
+  /** The proxy's budget of response bodies, each kept body's length taken from it; default: none. */
+  readonly bodies?: ByteBudget;
+}
+
+export function newSharedLists(options: SharedListsOptions = {}): SharedLists {
   const clock = options.clock ?? realClock;
   const maxBytes = options.maxBytes ?? SHARED_LISTS_MAX_BYTES;
+  const budget = options.bodies;
   const bodies = new LRUCache<string, SharedBody>({
     maxSize: maxBytes,
     maxEntrySize: maxBytes,
@@ -161,13 +196,25 @@ export function newSharedLists(options: { readonly clock?: Clock; readonly maxBy
       if (body.resourceVersion === rv) return body;
       return anyRv && body.resourceVersion < rv && clock.now() - body.madeAt <= SHARED_LIST_ANY_RV_AGE_MS ? body : undefined;
     },
-    keep(cache, scope, rv, length, pieces) {
+    keep(cache, scope, rv, length, pieces, take) {
       if (length > maxBytes) return undefined;
+      if (budget !== undefined && !(take ?? ((bytes: number) => budget.tryTake(bytes)))(length)) return undefined;
       const key = keyOf(cache, scope);
       // A body read for longer than the idle time (a 100k-pod LIST to slow clients) stays while it is read.
-      const body = new SharedBody(rv, length, pieces, clock.now(), () => {
-        if (bodies.peek(key) === body) bodies.get(key);
-      });
+      const body = new SharedBody(
+        rv,
+        length,
+        pieces,
+        clock.now(),
+        () => {
+          if (bodies.peek(key) === body) bodies.get(key);
+        },
+        budget === undefined
+          ? undefined
+          : () => {
+              budget.give(length);
+            },
+      );
       bodies.set(key, body);
       return body;
     },

@@ -13,6 +13,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
 import { FileAuth } from '@kubernetes/client-node/dist/file_auth.js';
 import { SERVICE_ACCOUNT_ROOT, currentEntries, locateKubeconfig, needsClientNode, readKubeconfig, tokenFileOf } from './kubeconfig.ts';
@@ -121,7 +122,7 @@ async function clientNodeConfig(location: KubeconfigLocation, options: LoadUpstr
   if (kc.getCurrentCluster() === null) {
     throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${kc.getCurrentContext()}`);
   }
-  return upstreamConfigFromKubeConfig(kc, source);
+  return upstreamConfigFromKubeConfig(kc, location.source);
 }
 
 /**
@@ -155,7 +156,7 @@ export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: strin
     server: new URL(cluster.server.replace(/\/+$/, '')),
     tls,
     authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization),
-    source: `${location.source}, context ${kc.getCurrentContext()}`,
+    source: `${source}, context ${kc.getCurrentContext()}`,
   };
 }
 

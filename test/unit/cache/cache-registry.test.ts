@@ -262,3 +262,21 @@ test('CacheRegistry: a type forbidden in the namespace too is passed through and
   h.registry.cacheFor('', 'v1', 'configmaps', 'a');
   await flushUntil('a retry after the forbidden memory expired', () => h.registry.cacheFor('', 'v1', 'configmaps', '') !== undefined);
 });
+
+test('CacheRegistry: a new lazy cache is not started while the memory budget refuses one (its reads pass through); named ones are', async (t) => {
+  let admit = false;
+  const pods = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, unstructured: false };
+  const h = await harness(t, { resources: [pods], admitsNewCache: () => admit });
+  await flushUntil('the named cache to sync', () => h.registry.synced());
+  assert.ok(h.registry.cacheFor('', 'v1', 'pods', 'a') !== undefined, 'named: cached whatever the budget says');
+  const lazy = await harness(t, { admitsNewCache: () => admit });
+  for (let i = 0; i < 3; i++) assert.equal(lazy.registry.cacheFor('', 'v1', 'configmaps', 'a'), undefined);
+  await flush(5);
+  assert.equal(lazy.requests('/api/v1/configmaps'), 0, 'refused: never listed');
+  admit = true;
+  lazy.registry.cacheFor('', 'v1', 'configmaps', 'a');
+  await flushUntil('the configmaps cache to sync once admitted', () => lazy.registry.cacheFor('', 'v1', 'configmaps', 'a') !== undefined);
+  admit = false;
+  assert.ok(lazy.registry.cacheFor('', 'v1', 'configmaps', 'a') !== undefined, 'a running cache keeps serving');
+  assert.equal(lazy.registry.held().objects, 1, 'what the caches hold, for the estimate');
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PieceWriter, releasePieces } from '../../../src/cache/piece-writer.ts';
+import { PieceWriter, freePieces, limitPiecePool, piecePoolBytes, releasePieces } from '../../../src/cache/piece-writer.ts';
 
 const PIECE = 64 * 1024;
 
@@ -63,4 +63,44 @@ test('PieceWriter: a pooled body given back is the next pooled body’s memory; 
   const next = new PieceWriter({ pooled: true });
   fill(next, 10, 1);
   assert.notEqual(next.end()[0]?.buffer, foreign.buffer);
+});
+
+test('PieceWriter: memory given back past the pool’s room, and a finished unpooled body’s, is freed at once (no bytes left to a collection)', (t) => {
+  t.after(() => {
+    limitPiecePool(256 * 1024 * 1024);
+  });
+  // Room for one piece, none kept from earlier bodies.
+  limitPiecePool(0);
+  limitPiecePool(PIECE);
+  const body = new PieceWriter({ pooled: true });
+  fill(body, 3 * PIECE, 1);
+  fill(body, PIECE, 2);
+  fill(body, 10, 3);
+  const pieces = [...body.take(), ...body.end()];
+  assert.deepEqual(
+    pieces.map((p) => p.length),
+    [3 * PIECE, PIECE, 10],
+  );
+  releasePieces(pieces);
+  assert.equal(piecePoolBytes(), PIECE, 'the pool keeps what it has room for');
+  assert.deepEqual(
+    pieces.map((p) => p.buffer.byteLength),
+    [0, PIECE, 0],
+    'the oversized piece and the piece past the pool’s room are freed; the pooled one is kept',
+  );
+  limitPiecePool(0);
+  assert.equal(piecePoolBytes(), 0);
+  assert.equal(pieces[1]?.buffer.byteLength, 0, 'a smaller pool frees what it no longer keeps');
+
+  const table = new PieceWriter();
+  fill(table, PIECE + 5, 4);
+  const tablePieces = table.end();
+  const foreign = Buffer.alloc(PIECE, 6);
+  freePieces([...tablePieces, foreign]);
+  assert.ok(
+    tablePieces.every((p) => p.buffer.byteLength === 0),
+    'an unpooled writer’s pieces are freed',
+  );
+  assert.equal(foreign.length, PIECE, 'a buffer no writer made is left alone');
+  assert.equal(foreign[0], 6);
 });

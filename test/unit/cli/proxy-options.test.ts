@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CliError } from '../../../src/cli/cli-error.ts';
-import { envName, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { envName, parseMemoryQuantity, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { configuredCluster } from '../../../src/cli/start.ts';
 
 const sources = (res: readonly RegExp[]): string[] => res.map((re) => re.source);
@@ -129,5 +129,19 @@ test("proxy options: --server in plain HTTP only to this host (the proxy's crede
   assert.throws(
     () => parseProxyOptions(['--server', 'http://node-proxy.kcp.svc'], {}),
     /plain HTTP to another host would send the proxy's credentials/,
+  );
+});
+
+test('proxy options: --memory-limit in bytes or as a Kubernetes quantity (the downward API gives bytes); none: the cgroup decides', () => {
+  assert.equal(parseProxyOptions([], {}).memoryLimitBytes, undefined);
+  assert.equal(parseProxyOptions(['--memory-limit', '256Mi'], {}).memoryLimitBytes, 256 * 2 ** 20);
+  assert.equal(parseProxyOptions([], { KCP_MEMORY_LIMIT: '167772160' }).memoryLimitBytes, 167_772_160);
+  assert.equal(parseMemoryQuantity('1.5Gi'), 1.5 * 2 ** 30);
+  assert.equal(parseMemoryQuantity('300M'), 300e6);
+  assert.equal(parseMemoryQuantity('64k'), 64_000);
+  for (const bad of ['', '-1', '0', '12MB', '1e9', 'lots']) assert.equal(parseMemoryQuantity(bad), undefined, bad);
+  assert.throws(
+    () => parseProxyOptions(['--memory-limit', '12MB'], {}),
+    (error: unknown) => error instanceof CliError && /--memory-limit "12MB": not a memory quantity/.test(error.message),
   );
 });

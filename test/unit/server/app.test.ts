@@ -97,3 +97,19 @@ test('app: /livez?verbose lists the ping check', async (t) => {
   assert.equal(res.statusCode, 200);
   assert.equal(res.body, '[+]ping ok\nlivez check passed\n');
 });
+
+test('app: /readyz?verbose says how full the memory budget is, a check that always passes', async (t) => {
+  let state = 'limit 160.0 MiB (test); cached objects ~1.0 MiB of 25.6 MiB';
+  const app = newProxyServer({
+    client: newFakeUpstream().client,
+    cachedReads: readsChecking(() => []),
+    memoryState: () => state,
+  });
+  t.after(() => app.close());
+  const verbose = await app.inject({ method: 'GET', url: '/readyz?verbose' });
+  assert.equal(verbose.body, `[+]ping ok\n[+]memory ok: ${state}\nreadyz check passed\n`);
+  state = 'limit 160.0 MiB (test); cached objects ~24.9 MiB of 25.6 MiB: new caches refused, their reads passed through';
+  const pressed = await app.inject({ method: 'GET', url: '/readyz/memory' });
+  assert.equal(pressed.statusCode, 200, 'short of memory, reads pass through: still ready');
+  assert.match((await app.inject({ method: 'GET', url: '/readyz?verbose' })).body, /\[\+\]memory ok: .*new caches refused/);
+});

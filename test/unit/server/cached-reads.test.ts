@@ -16,6 +16,8 @@ import { listItemBytes } from '../../../src/cache/watch-cache.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { newSharedLists } from '../../../src/server/shared-lists.ts';
+import { newByteBudget, newMemoryBudget } from '../../../src/cache/memory-budget.ts';
+import type { MemoryBudget as Budget } from '../../../src/cache/memory-budget.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
@@ -73,6 +75,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     bookmarkFrame: () => Buffer.alloc(0),
     since: () => ({ kind: 'events', events: [] }),
     windowStats: () => ({ capacity: 0, size: 0, oldest: undefined }),
+    held: () => ({ objects: ordered.size, bytes: ordered.weight() }),
     inUse: () => false,
     close: () => undefined,
     isClosed: () => false,
@@ -109,6 +112,7 @@ function readsOver(
   mode: ReadConsistency = 'bounded',
   maxStalenessMs = 75_000,
   proofs: 'quiet' | 'refused' = 'quiet',
+  memory?: MemoryBudget,
 ): Reads {
   const probes: string[] = [];
   const proofPaths: string[] = [];
@@ -142,9 +146,10 @@ function readsOver(
     start: () => undefined,
     synced: () => true,
     checks: () => [],
+    held: () => ({ objects: 0, bytes: 0, windowEvents: 0 }),
     stop: () => Promise.resolve(),
   };
-  const reads = newCachedReads({ source, writes });
+  const reads = newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory, clock: memory.clock }) });
   return {
     reads,
     probes,
@@ -159,6 +164,15 @@ function readsOver(
       });
     },
   };
+}
+
+/** A memory budget whose response bodies may hold `bodiesBytes`, waits on `clock` (which the shared bodies' ages read too). */
+interface MemoryBudget extends Budget {
+  readonly clock: FakeClock;
+}
+
+function bodiesBudget(bodiesBytes: number, clock: FakeClock): MemoryBudget {
+  return { ...newMemoryBudget({ limit: undefined, clock }), bodies: newByteBudget(bodiesBytes, clock), clock };
 }
 
 interface ListJson {
@@ -528,4 +542,53 @@ test('cached reads, bounded: after a conflict, reads of the object wait for the 
   wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 404, { kind: 'Status', reason: 'NotFound', code: 404 });
   assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'probed: the cache is at the probe');
   assert.equal(probes.length, 2);
+});
+
+/** Lets every pending promise of the reads run (they reach their wait for room). */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+test('cached reads, memory: a body that finds no room waits for it, first come first served, else is passed through; room comes back once written', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const path = '/api/v1/configmaps?labelSelector=app%3Dweb';
+  const size = (await readsOver(cache, '100').serve(path))?.length ?? 0;
+  assert.ok(size > 0);
+  const clock = new FakeClock();
+  const memory = bodiesBudget(size + 10, clock);
+  const { serve } = readsOver(cache, '100', 'bounded', 75_000, 'quiet', memory);
+  const first = await serve(path);
+  assert.ok(first !== undefined);
+  assert.equal(first.length, size);
+  assert.equal(memory.bodies.used(), size, 'a body takes its length');
+
+  let second: CachedResponse | undefined | 'waiting' = 'waiting';
+  const waiting = serve(path).then((res) => (second = res));
+  await settled();
+  assert.equal(second, 'waiting', 'no room: it waits');
+  first.written?.(true);
+  const served = await waiting;
+  assert.ok(served !== undefined, 'served once the first body was written');
+  assert.equal(listOf(served).items.length, 2);
+  assert.equal(memory.bodies.used(), size);
+
+  const starved = serve(path);
+  await settled();
+  clock.step(2_000);
+  assert.equal(await starved, undefined, 'passed through after the wait');
+  assert.equal(memory.passedThrough(), 1);
+  served.written?.(false);
+  assert.equal(memory.bodies.used(), 0, 'a body cut short gives its room back too');
+
+  // A body larger than all the room is passed through at once; a whole LIST that fits shares
+  // one body, which takes its length once, whatever its readers.
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=0'), undefined);
+  const wholeSize = (await readsOver(cache, '100').serve('/api/v1/configmaps?resourceVersion=0'))?.length ?? 0;
+  const roomy = bodiesBudget(wholeSize, new FakeClock());
+  const wide = readsOver(cache, '100', 'bounded', 75_000, 'quiet', roomy);
+  const whole = await wide.serve('/api/v1/configmaps?resourceVersion=0');
+  const shared = await wide.serve('/api/v1/configmaps?resourceVersion=0');
+  assert.equal(whole?.length, wholeSize);
+  assert.equal(shared?.length, wholeSize);
+  assert.equal(roomy.bodies.used(), wholeSize);
 });

@@ -33,6 +33,10 @@ RUN npx tsc --noEmit -p . \
 # nothing: the root filesystem can be mounted read-only.
 FROM node:24.21.0-slim
 ENV NODE_ENV=production
+# glibc's malloc keeps freed blocks below its (self-raising) mmap threshold in heaps that
+# fragment: with it fixed at 32 KiB, the proxy's freed body pieces go back to the system, and a
+# LIST burst's peak under a 160 MiB limit falls by ~50 MiB (src/cache/memory-budget.ts).
+ENV MALLOC_MMAP_THRESHOLD_=32768
 WORKDIR /app
 COPY --from=build /app ./
 USER 1000:1000

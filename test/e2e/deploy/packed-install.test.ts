@@ -6,29 +6,21 @@
  * fails here as it would fail in the image.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DockerfileParser } from 'dockerfile-ast';
 import { request } from 'undici';
 import { useSharedAdmin, testNamespace } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
 import { mustRun, npmEnv } from './run.ts';
+import { imageCommand, imageEnv } from '../../helpers/image.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const shared = useSharedAdmin();
-
-/** The last stage's ENTRYPOINT and CMD, exec form. */
-function imageCommand(): string[] {
-  const dockerfile = DockerfileParser.parse(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
-  const last = (instructions: { getArgumentsContent(): string | null }[]): string[] =>
-    JSON.parse(instructions.at(-1)?.getArgumentsContent() ?? '[]') as string[];
-  return [...last(dockerfile.getENTRYPOINTs()), ...last(dockerfile.getCMDs())];
-}
 
 test(
   'packed install: npm pack, npm ci --omit=dev, then the image command serves /readyz and lists through the cache',
@@ -72,7 +64,7 @@ test(
     assert.equal(node, 'node');
     const child = spawn(process.execPath, [...args, '--kubeconfig', shared.cp.kubeconfig, '--port', '0', '--log-level', 'info'], {
       cwd: app,
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...process.env, ...imageEnv() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

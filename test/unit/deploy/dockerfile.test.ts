@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { DockerfileParser } from 'dockerfile-ast';
 import type { Dockerfile, Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
+import { MALLOC_MMAP_THRESHOLD_BYTES } from '../../../src/cache/memory-budget.ts';
+import { imageEnv } from '../../helpers/image.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (file: string): string => readFileSync(`${ROOT}${file}`, 'utf8');
@@ -130,6 +132,11 @@ test('Dockerfile: the runtime stage copies the installed app only and runs `kube
   assert.ok(
     ofKind(runtime, 'ENV').some((i) => args(i).includes('NODE_ENV=production')),
     'NODE_ENV=production',
+  );
+  assert.equal(
+    imageEnv().MALLOC_MMAP_THRESHOLD_,
+    String(MALLOC_MMAP_THRESHOLD_BYTES),
+    'glibc maps large blocks for themselves, so that freed memory goes back (memory-budget.ts)',
   );
 
   const users = ofKind(runtime, 'USER');

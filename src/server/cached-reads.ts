@@ -41,7 +41,7 @@ import type { ByteBudget, MemoryBudget } from '../cache/memory-budget.ts';
 import { newSharedLists } from './shared-lists.ts';
 import type { SharedLists } from './shared-lists.ts';
 import { indentJson } from './json-indent.ts';
-import { parseIncludeObject, tableBody, tableWatchRepresentation } from './cached-table.ts';
+import type * as CachedTable from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation, objectMetadataLength } from './cached-metadata.ts';
 import type { ProtobufShape } from './cached-protobuf.ts';
 import {
@@ -56,9 +56,7 @@ import {
 import type { MetaVersion } from './cached-metadata.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
-import { printerFor } from '../table/printers/index.ts';
 import type { KubeJson, Printer } from '../table/model.ts';
-import { crdPrinter } from '../table/crd-printer.ts';
 import { realClock } from '../clock/clock.ts';
 import type { Clock } from '../clock/clock.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from './negotiation.ts';
@@ -296,11 +294,11 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
    * proxy caches named types only, or may not list CRDs, custom resources' Tables go to the
    * apiserver).
    */
-  const printerOf = (spec: CachedResourceSpec): Printer | undefined => {
-    if (!spec.unstructured) return printerFor(spec.group, spec.resource);
+  const printerOf = (t: Tables, spec: CachedResourceSpec): Printer | undefined => {
+    if (!spec.unstructured) return t.printerFor(spec.group, spec.resource);
     const crds = source.cacheFor('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', '');
     const crd = crds?.cache.get(`${spec.resource}.${spec.group}`);
-    return crd === undefined ? undefined : crdPrinterOf(crd, spec.version);
+    return crd === undefined ? undefined : crdPrinterOf(t, crd, spec.version);
   };
 
   /** A WATCH from the cache on `res` (true), or false having written nothing. */
@@ -321,10 +319,11 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     let representation: WatchRepresentation | undefined;
     if (negotiated.kind === 'table') {
       const { spec } = delegator.cache;
-      const printer = printerOf(spec);
-      const include = parseIncludeObject(request.query().get('includeObject'));
+      const t = await tables();
+      const printer = printerOf(t, spec);
+      const include = t.parseIncludeObject(request.query().get('includeObject'));
       if (printer === undefined || include === undefined) return false;
-      representation = tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
+      representation = t.tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
     } else if (negotiated.kind === 'metadata') {
       // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
       if (negotiated.list) return false;
@@ -418,13 +417,14 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
       if (negotiated.kind === 'apiserver') return undefined;
-      let table: { printer: Printer; include: IncludeObject; version: TableVersion } | undefined;
+      let table: { printer: Printer; include: IncludeObject; version: TableVersion; body: Tables['tableBody'] } | undefined;
       if (negotiated.kind === 'table') {
         // Types without a ported printer, and custom resources whose CRD is not at hand, are the apiserver's to print.
-        const printer = printerOf(cache.spec);
-        const include = parseIncludeObject(request.query().get('includeObject'));
+        const t = await tables();
+        const printer = printerOf(t, cache.spec);
+        const include = t.parseIncludeObject(request.query().get('includeObject'));
         if (printer === undefined || include === undefined) return undefined;
-        table = { printer, include, version: negotiated.version };
+        table = { printer, include, version: negotiated.version, body: t.tableBody };
       }
       // The item kind for a GET, the list kind for a LIST; the other way round is the apiserver's 406.
       if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return undefined;
@@ -798,16 +798,45 @@ function serveMetadata(
   );
 }
 
+/** What Tables are made with: cached-table.ts and the printers of src/table. */
+interface Tables {
+  readonly parseIncludeObject: typeof CachedTable.parseIncludeObject;
+  readonly tableBody: typeof CachedTable.tableBody;
+  readonly tableWatchRepresentation: typeof CachedTable.tableWatchRepresentation;
+  readonly printerFor: (group: string, resource: string) => Printer | undefined;
+  readonly crdPrinter: (crd: KubeJson, version: string) => Printer | undefined;
+}
+
+let tablesLoaded: Promise<Tables> | undefined;
+
+/**
+ * The Table machinery (~60 ported printers, a jsonpath port: about 0.2 MB of code), loaded by
+ * the first Table read: a proxy nobody asks for a Table (a sidecar whose app is a controller)
+ * never holds it.
+ */
+function tables(): Promise<Tables> {
+  tablesLoaded ??= Promise.all([import('./cached-table.ts'), import('../table/printers/index.ts'), import('../table/crd-printer.ts')]).then(
+    ([table, printers, crd]) => ({
+      parseIncludeObject: table.parseIncludeObject,
+      tableBody: table.tableBody,
+      tableWatchRepresentation: table.tableWatchRepresentation,
+      printerFor: printers.printerFor,
+      crdPrinter: crd.crdPrinter,
+    }),
+  );
+  return tablesLoaded;
+}
+
 /** Per CRD object (a new version of it is a new object, so a changed CRD makes new printers), per served version. */
 const crdPrinters = new WeakMap<KubeObject, Map<string, Printer | undefined>>();
 
-function crdPrinterOf(crd: KubeObject, version: string): Printer | undefined {
+function crdPrinterOf(t: Tables, crd: KubeObject, version: string): Printer | undefined {
   let byVersion = crdPrinters.get(crd);
   if (byVersion === undefined) {
     byVersion = new Map();
     crdPrinters.set(crd, byVersion);
   }
-  if (!byVersion.has(version)) byVersion.set(version, crdPrinter(JSON.parse(objectText(crd)) as KubeJson, version));
+  if (!byVersion.has(version)) byVersion.set(version, t.crdPrinter(JSON.parse(objectText(crd)) as KubeJson, version));
   return byVersion.get(version);
 }
 
@@ -817,10 +846,16 @@ function serveTable(
   info: RequestInfo,
   options: ListOptions,
   plan: ReadPlan,
-  table: { readonly printer: Printer; readonly include: IncludeObject; readonly version: TableVersion; readonly now: number },
+  table: {
+    readonly printer: Printer;
+    readonly include: IncludeObject;
+    readonly version: TableVersion;
+    readonly now: number;
+    readonly body: Tables['tableBody'];
+  },
   room: BodyRoom,
 ): CachedResponse | NoRoom | undefined {
-  const { printer, include, version, now } = table;
+  const { printer, include, version, now, body: tableBody } = table;
   if (info.verb === 'get') {
     const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
     const obj = cache.get(key);

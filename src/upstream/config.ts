@@ -62,7 +62,7 @@ export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}
   const prefix = options.inClusterPathPrefix ?? nonEmpty(process.env[IN_CLUSTER_PATH_PREFIX_ENV]);
   if (options.kubeconfig === undefined && prefix !== undefined) checkInCluster(prefix);
   const location = locateKubeconfig({ kubeconfig: options.kubeconfig, inClusterPathPrefix: prefix });
-  const config = readKubeconfig(location);
+  const config = await readKubeconfig(location);
   if (config !== undefined) {
     const context = options.context ?? config.currentContext;
     const { cluster, user } = currentEntries(config, context);

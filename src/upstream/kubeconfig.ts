@@ -13,7 +13,6 @@
 import { accessSync, existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { load } from 'js-yaml';
 // client-node's parsing of clusters, users and contexts (validation, defaults, `token-file`), a
 // module of its own that imports node:fs only.
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
@@ -79,7 +78,7 @@ export interface Kubeconfig {
 }
 
 /** The entries of a located configuration this module reads alone; undefined for the kinds that are client-node's. */
-export function readKubeconfig(location: KubeconfigLocation, env: NodeJS.ProcessEnv = process.env): Kubeconfig | undefined {
+export async function readKubeconfig(location: KubeconfigLocation, env: NodeJS.ProcessEnv = process.env): Promise<Kubeconfig | undefined> {
   switch (location.kind) {
     case 'file':
       return readKubeconfigFile(location.path);
@@ -98,9 +97,14 @@ export function readKubeconfig(location: KubeconfigLocation, env: NodeJS.Process
   }
 }
 
-/** loadFromFile: YAML (or JSON), entries parsed by client-node, relative file paths made absolute against the file's directory. */
-function readKubeconfigFile(path: string): Kubeconfig {
-  const parsed: unknown = load(readFileSync(path, 'utf8'));
+/**
+ * loadFromFile: YAML (or JSON), entries parsed by client-node, relative file paths made absolute
+ * against the file's directory. The YAML parser is loaded here: in a pod (in-cluster) it never is.
+ */
+async function readKubeconfigFile(path: string): Promise<Kubeconfig> {
+  const text = readFileSync(path, 'utf8');
+  const { load } = await import('js-yaml');
+  const parsed: unknown = load(text);
   const obj = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
   const root = dirname(path);
   const absolute = (file: string | undefined): string | undefined =>

@@ -54,11 +54,11 @@ test('kubeconfig: found where client-node looks (--kubeconfig, the in-cluster pr
   assert.equal(locateKubeconfig({ env: { HOME: home }, platform: 'win32' }).kind, 'windows');
 });
 
-test('kubeconfig: relative files are made absolute against the kubeconfig directory, as loadFromFile does', (t) => {
+test('kubeconfig: relative files are made absolute against the kubeconfig directory, as loadFromFile does', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'config');
   writeFileSync(file, kubeconfig({ 'client-certificate': 'c.crt', 'client-key': '/abs/c.key' }));
-  const config = readKubeconfig({ kind: 'file', path: file, source: file });
+  const config = await readKubeconfig({ kind: 'file', path: file, source: file });
   assert.ok(config !== undefined);
   const [cluster] = config.clusters;
   const [user] = config.users;

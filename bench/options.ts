@@ -20,6 +20,7 @@ export const SCENARIOS = [
   'list-protobuf',
   'kubectl',
   'slow-watchers',
+  'footprint',
   'shared',
   'poll',
   'watch',
@@ -68,6 +69,8 @@ export interface BenchOptions {
   readonly applyRate: number;
   readonly applySeconds: number;
   readonly watchSeconds: number;
+  /** The footprint scenario: how long its 8 clients LIST the small namespace. */
+  readonly footprintSeconds: number;
   /** Spread between repeats ((max - min) / median of the p50s) above which figures are called unstable. */
   readonly spread: number;
   /** Runs the proxy with --cpu-prof during the LIST and watch scenarios. */
@@ -106,6 +109,7 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
   --apply-seconds S   scale: how long the apply and absorb measurements run (default 15)
   --watch-seconds S   writer's duration (default 30)
+  --footprint-seconds S  footprint: how long 8 clients LIST the small namespace (default 60)
   --spread F          repeat spread above which figures are unstable (default 0.25)
   --profile           --cpu-prof the proxy during the LIST and watch scenarios
   --dir DIR           the bench control plane's directory (default $TMPDIR/kcp-bench)
@@ -132,6 +136,7 @@ const FLAGS = {
   'apply-rate': { type: 'string' },
   'apply-seconds': { type: 'string' },
   'watch-seconds': { type: 'string' },
+  'footprint-seconds': { type: 'string' },
   spread: { type: 'string' },
   profile: { type: 'boolean' },
   dir: { type: 'string' },
@@ -189,6 +194,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     applyRate: num('apply-rate', 1000),
     applySeconds: num('apply-seconds', 15),
     watchSeconds: num('watch-seconds', 30),
+    footprintSeconds: num('footprint-seconds', 60),
     spread: num('spread', 0.25),
     profile: values.profile === true || env.KCP_BENCH_PROFILE === '1',
     dir: setting('dir') ?? join(tmpdir(), 'kcp-bench'),

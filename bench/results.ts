@@ -19,6 +19,7 @@ import type { ColdRow } from './cold.ts';
 import type { KcmRow } from './controller-manager.ts';
 import type { GoClientRow } from './go-client.ts';
 import type { ScaleRow } from './scale.ts';
+import type { FootprintResult } from './footprint.ts';
 import { renderScaleChart } from './scale.ts';
 import { renderChart } from './chart.ts';
 
@@ -79,6 +80,8 @@ export interface BenchResults {
   readonly poll?: readonly PollRow[];
   /** The scale curve (`npm run bench -- scale`). */
   readonly scale?: readonly ScaleRow[];
+  /** The footprint scenario (`npm run bench -- footprint`). */
+  readonly footprint?: FootprintResult;
   /** The shared-mode scenario (`npm run bench -- shared`). */
   readonly shared?: readonly SharedModeRow[];
   /** The quiet and cold scenarios (`npm run bench -- quiet cold`). */
@@ -128,15 +131,17 @@ export function writeResults(out: string, results: BenchResults): string[] {
   const text = `${JSON.stringify(results, null, 2)}\n`;
   const date = results.environment.date.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
   const scale = results.scale ?? [];
-  // A scale-only run keeps the latest full run's files (the README's) and writes its own.
-  const scaleOnly = scale.length > 0 && results.load.length === 0 && results.watch.length === 0 && results.sync.length === 0;
-  const name = scaleOnly ? 'scale' : 'latest';
-  const stamped = join(out, `${scaleOnly ? 'scale' : 'run'}-${date}.json`);
+  // A scale-only or footprint-only run keeps the latest full run's files (the README's) and writes its own.
+  const only = results.load.length === 0 && results.watch.length === 0 && results.sync.length === 0;
+  const scaleOnly = only && scale.length > 0;
+  const footprintOnly = only && scale.length === 0 && results.footprint !== undefined;
+  const name = scaleOnly ? 'scale' : footprintOnly ? 'footprint' : 'latest';
+  const stamped = join(out, `${scaleOnly || footprintOnly ? name : 'run'}-${date}.json`);
   const latest = join(out, `${name}.json`);
   writeFileSync(stamped, text);
   writeFileSync(latest, text);
   const written = [stamped, latest];
-  if (!scaleOnly) {
+  if (!scaleOnly && !footprintOnly) {
     writeFileSync(join(out, 'latest.svg'), renderChart(results));
     written.push(join(out, 'latest.svg'));
   }

@@ -52,6 +52,8 @@ import { formatSlowWatchers, runSlowWatchers } from './slow-watchers.ts';
 import { screenshotStatusPage } from './status-screenshot.ts';
 import type { SlowWatchersResult } from './slow-watchers.ts';
 import { formatSharedMode, runSharedMode } from './shared-mode.ts';
+import { formatFootprint, runFootprint } from './footprint.ts';
+import type { FootprintResult } from './footprint.ts';
 import type { SharedModeRow } from './shared-mode.ts';
 import { formatQuiet, runQuiet } from './quiet.ts';
 import type { QuietRow } from './quiet.ts';
@@ -474,6 +476,16 @@ async function main(): Promise<number> {
       });
     }
 
+    let footprint: FootprintResult | undefined;
+    if (wants('footprint')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('footprint', async () => {
+        footprint = await runFootprint(state, client, { seconds: o.footprintSeconds }, (detail) =>
+          process.stderr.write(`[${elapsed()}] footprint · ${detail}\n`),
+        );
+      });
+    }
+
     let shared: SharedModeRow[] = [];
     const sharedOptions = { identities: o.identities, namespaces: o.namespaces, connections: 50, seconds: o.duration * o.repeats };
     if (wants('shared')) {
@@ -529,6 +541,7 @@ async function main(): Promise<number> {
       watch,
       poll,
       scale,
+      ...(footprint === undefined ? {} : { footprint }),
       shared,
       quiet,
       cold,
@@ -541,6 +554,7 @@ async function main(): Promise<number> {
     };
     console.log(`\n${formatTables(results)}`);
     if (slowWatchers !== undefined) console.log(formatSlowWatchers(slowWatchers));
+    if (footprint !== undefined) console.log(`\n${formatFootprint(footprint)}`);
     if (shared.length > 0) console.log(`\n${formatSharedMode(shared, sharedOptions)}`);
     if (quiet.length > 0) console.log(`\n${formatQuiet(quiet, quietSpec)}`);
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);

@@ -40,7 +40,11 @@ export interface Container {
   readonly image?: string;
   readonly args?: string[];
   readonly command?: string[];
-  readonly env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  readonly env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { fieldRef?: { fieldPath: string }; resourceFieldRef?: { resource: string; divisor?: string } };
+  }[];
   readonly volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   readonly ports?: { name?: string; containerPort: number }[];
   readonly restartPolicy?: string;

@@ -11,6 +11,8 @@ import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
 import type { Container, KubeObject, PolicyRule, Probe } from './kustomize.ts';
+import { parseMemoryQuantity } from '../../../src/cli/proxy-options.ts';
+import { sidecarMemory } from '../../helpers/sidecar-manifest.ts';
 /** Where the sidecar writes the apps' kubeconfig (deploy/sidecar/sidecar.yaml). */
 const APP_KUBECONFIG = '/var/run/kube-cache-proxy/kubeconfig';
 const shared = useSharedAdmin();
@@ -101,6 +103,13 @@ function assertSidecar(deployment: Deployment): Container {
     assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
     assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
   }
+  // The memory the proxy sizes itself to is the container's limit, the one the memory-limit test
+  // runs it under (test/e2e/cache/memory-limit.test.ts reads it from the manifest).
+  const memory = sidecarMemory();
+  assert.equal(parseMemoryQuantity(proxy.resources?.limits?.memory ?? ''), memory.limitBytes);
+  assert.equal(parseMemoryQuantity(proxy.resources?.requests?.memory ?? ''), memory.requestBytes);
+  assert.ok(memory.requestBytes < memory.limitBytes);
+  assert.deepEqual(proxy.env?.find((e) => e.name === 'KCP_MEMORY_LIMIT')?.valueFrom?.resourceFieldRef?.resource, 'limits.memory');
   const security = proxy.securityContext;
   assert.equal(security?.runAsNonRoot, true);
   assert.ok((security.runAsUser ?? 0) > 0);

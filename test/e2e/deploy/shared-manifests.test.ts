@@ -85,6 +85,7 @@ function assertSharedProxy(workload: Workload, objects: readonly KubeObject[]): 
     assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
     assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
   }
+  assert.deepEqual(proxy.env?.find((e) => e.name === 'KCP_MEMORY_LIMIT')?.valueFrom?.resourceFieldRef?.resource, 'limits.memory');
   const security = proxy.securityContext;
   assert.equal(security?.runAsNonRoot, true);
   assert.equal(security.readOnlyRootFilesystem, true);

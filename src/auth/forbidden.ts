@@ -4,8 +4,9 @@
  * the authorizer's words (endpoints/handlers/responsewriters/errors.go ForbiddenStatusError and
  * forbiddenMessage, wrapped by apierrors.NewForbidden).
  */
-import { StatusError, groupResourceString } from '../server/status.ts';
-import { goQuote } from '../cache/go-format.ts';
+import { StatusError } from '../kube/status.ts';
+import { groupResourceString } from '../kube/group-resource.ts';
+import { goQuote } from '../kube/go-format.ts';
 import type { RequestAttributes } from './user-info.ts';
 
 export function unauthorized(): StatusError {

@@ -51,12 +51,13 @@ import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
-import { BUILT_IN_GROUPS, specOf, typeName } from './cached-resources.ts';
+import { BUILT_IN_GROUPS, specOf } from './cached-resources.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import type { CacheStatus, CachedResourceSpec, WatchCache, WatchCacheSource } from './watch-cache.ts';
 import { newWatchCache } from './watch-cache.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -172,7 +173,8 @@ class CacheRegistry implements WatchCacheSource {
     this.#delegate = options.delegate;
     this.#discovery = options.discovery;
     this.#namedSpecs = options.resources ?? [];
-    this.#named = options.resources === undefined ? undefined : new Set(options.resources.map((s) => typeName(s.group, s.resource)));
+    this.#named =
+      options.resources === undefined ? undefined : new Set(options.resources.map((s) => qualifiedResource(s.group, s.resource)));
     this.#namespace = options.namespace;
     this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
@@ -187,7 +189,7 @@ class CacheRegistry implements WatchCacheSource {
   start(): void {
     if (this.#started || this.#stopping !== undefined) return;
     this.#started = true;
-    for (const spec of this.#namedSpecs) this.#namedPending.add(typeName(spec.group, spec.resource));
+    for (const spec of this.#namedSpecs) this.#namedPending.add(qualifiedResource(spec.group, spec.resource));
     let discovered: () => void = () => undefined;
     this.#discovered = this.#discovery.hasSynced()
       ? Promise.resolve()
@@ -207,7 +209,7 @@ class CacheRegistry implements WatchCacheSource {
   synced(): boolean {
     if (!this.#started) return false;
     for (const want of this.#wanted.values()) {
-      const name = typeName(want.spec.group, want.spec.resource);
+      const name = qualifiedResource(want.spec.group, want.spec.resource);
       if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.delegator.cache.hasSynced() === true) {
         this.#namedPending.delete(name);
       }
@@ -239,7 +241,7 @@ class CacheRegistry implements WatchCacheSource {
     const now = this.#clock.now();
     const checks = new Map<string, CacheStatus>();
     for (const spec of this.#namedSpecs) {
-      const type = typeName(spec.group, spec.resource);
+      const type = qualifiedResource(spec.group, spec.resource);
       const pending = !this.#started || this.#namedPending.has(type);
       const name = `cache-${type}`;
       checks.set(name, {
@@ -266,7 +268,7 @@ class CacheRegistry implements WatchCacheSource {
   /** cache-<type>, with the version and the namespace when they are not the type's own cache's. */
   #checkName(want: Want): string {
     const { group, version, resource } = want.spec;
-    let name = `cache-${typeName(group, resource)}`;
+    let name = `cache-${qualifiedResource(group, resource)}`;
     if (version !== this.#discovery.preferredVersion(group)) name += `-${version}`;
     if (want.namespace !== undefined && want.namespace !== this.#namespace) name += `-in-${want.namespace}`;
     return name;
@@ -356,7 +358,7 @@ class CacheRegistry implements WatchCacheSource {
       return undefined;
     }
     if (!isCacheable(info)) return undefined;
-    const name = typeName(group, resource);
+    const name = qualifiedResource(group, resource);
     if (this.#named === undefined ? name === 'secrets' : !this.#named.has(name)) return undefined;
     if (!BUILT_IN_GROUPS.has(group) && this.#servedLocally(group, version) !== true) return undefined;
     let spec = this.#specs.get(info);
@@ -381,7 +383,7 @@ class CacheRegistry implements WatchCacheSource {
 
   /** A named type's own cache: its preferred version, in the --namespace scope. */
   #isNamedScope(spec: CachedResourceSpec, scope: string | undefined): boolean {
-    if (this.#named?.has(typeName(spec.group, spec.resource)) !== true) return false;
+    if (this.#named?.has(qualifiedResource(spec.group, spec.resource)) !== true) return false;
     return spec.version === this.#discovery.preferredVersion(spec.group) && scope === (spec.namespaced ? this.#namespace : undefined);
   }
 
@@ -456,7 +458,7 @@ class CacheRegistry implements WatchCacheSource {
     if (this.#stopping !== undefined) return;
     const now = this.#clock.now();
     for (const named of this.#namedSpecs) {
-      const name = typeName(named.group, named.resource);
+      const name = qualifiedResource(named.group, named.resource);
       const version = this.#discovery.preferredVersion(named.group);
       const info = version === undefined ? undefined : this.#discovery.resolve(named.group, version, named.resource);
       if (info === undefined || !isCacheable(info)) continue; // gone since resolved: passed through until it is back
@@ -513,7 +515,7 @@ class CacheRegistry implements WatchCacheSource {
     if (this.#running.get(want.key)?.want !== want || this.#wanted.get(want.key) !== want) return;
     if (isForbidden(error)) {
       this.#forbidden.set(want.key, this.#clock.now() + this.#forbiddenMs);
-      if (want.pinned) this.#namedPending.delete(typeName(want.spec.group, want.spec.resource));
+      if (want.pinned) this.#namedPending.delete(qualifiedResource(want.spec.group, want.spec.resource));
       const fallback =
         want.spec.namespaced && want.namespace === undefined
           ? 'reads in one namespace get a cache of that namespace'
@@ -646,7 +648,7 @@ function parseKey(key: string): ResourceScope {
 /** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
 function cacheStatus(name: string, cache: WatchCache, failure: string | undefined, now: number): CacheStatus {
   const { group, version, resource } = cache.spec;
-  const base = { name, type: typeName(group, resource), version, namespace: cache.namespace, failure };
+  const base = { name, type: qualifiedResource(group, resource), version, namespace: cache.namespace, failure };
   if (!cache.hasSynced()) {
     return { ...base, phase: 'listing', state: 'listing', objects: 0, resourceVersion: undefined, heardAgoMs: undefined };
   }
@@ -662,6 +664,6 @@ function cacheStatus(name: string, cache: WatchCache, failure: string | undefine
 
 function describe(want: Want): string {
   const { group, version, resource } = want.spec;
-  const type = group === '' ? `${resource} (${version})` : `${resource}.${group} (${version})`;
+  const type = `${qualifiedResource(group, resource)} (${version})`;
   return want.namespace === undefined ? type : `${type} in ${want.namespace}`;
 }

@@ -61,11 +61,6 @@ export function resolveCachedResources(map: ResourceMap, names: readonly string[
   return { specs, skipped };
 }
 
-/** `configmaps`, `deployments.apps`: kubectl's resource.group form, as --resources names types. */
-export function typeName(group: string, resource: string): string {
-  return group === '' ? resource : `${resource}.${group}`;
-}
-
 /** The spec of a cacheable top-level resource. */
 export function specOf(info: ResourceInfo): CachedResourceSpec {
   const { group, version, resource, kind, namespaced } = info;

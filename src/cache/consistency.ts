@@ -14,6 +14,7 @@
  *   apiserver's RV and is served once the cache has reached it, else passed through.
  */
 import { LRUCache } from 'lru-cache';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 export type ReadConsistency = 'bounded' | 'strong';
 
@@ -46,7 +47,7 @@ export function newConsistencyPolicy(options: ConsistencyPolicyOptions = {}): Co
   const strong = new Set(options.strongTypes ?? []);
   return {
     modeOf(group, resource) {
-      return strong.has(group === '' ? resource : `${resource}.${group}`) ? 'strong' : mode;
+      return strong.has(qualifiedResource(group, resource)) ? 'strong' : mode;
     },
     maxStalenessMs: options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS,
   };

@@ -37,6 +37,7 @@ import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistenc
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
 import type { WatchCache } from './watch-cache.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 /**
  * How long a read waits for the cache to reach an RV it needs before it is passed through. The
@@ -180,7 +181,7 @@ class Delegator implements CacheDelegator {
     this.#clock = options.clock ?? realClock;
     this.#waitMs = options.freshnessWaitMs ?? FRESHNESS_WAIT_MS;
     const { group, resource } = cache.spec;
-    this.#metrics = options.metrics?.(group === '' ? resource : `${resource}.${group}`) ?? noopDelegatorMetrics;
+    this.#metrics = options.metrics?.(qualifiedResource(group, resource)) ?? noopDelegatorMetrics;
     cache.addListener({
       event: () => undefined,
       replaced: () => undefined,

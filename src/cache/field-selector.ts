@@ -8,7 +8,7 @@
  *   <selector> ::= <term> | <term> "," <selector>      (empty terms are skipped)
  *   <term>     ::= FIELD ("!=" | "==" | "=") VALUE       (first operator wins; `\,` `\=` `\\` escape VALUE)
  */
-import { compareGoStrings } from './go-format.ts';
+import { compareGoStrings } from '../kube/go-format.ts';
 import { SelectorParseError } from './selector-error.ts';
 import type { KubeObject, SelectableFields } from '../informer/object.ts';
 import { fieldValue, hasName } from '../informer/object.ts';

@@ -8,7 +8,7 @@
  *
  * Pure and synchronous: used by the LIST path and, per event, by the watch cache.
  */
-import { compareGoStrings, goQuote } from './go-format.ts';
+import { compareGoStrings, goQuote } from '../kube/go-format.ts';
 import { isLabelKey, isLabelValue } from './label-validation.ts';
 import { SelectorParseError } from './selector-error.ts';
 

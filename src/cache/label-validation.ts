@@ -4,7 +4,7 @@
  * IsLabelValue, IsDNS1123Subdomain, RegexError, MaxLenError, EmptyError). Each function returns
  * the list of problems, empty when the input is valid. Lengths are UTF-8 bytes, as Go's len.
  */
-import { goLen } from './go-format.ts';
+import { goLen } from '../kube/go-format.ts';
 
 const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const LABEL_KEY_ERR_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";

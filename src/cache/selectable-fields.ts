@@ -12,7 +12,7 @@
  */
 import type { FieldLabelConversion } from './field-selector.ts';
 import type { FieldExtractor, ParsedObject } from '../informer/object.ts';
-import { goQuote } from './go-format.ts';
+import { goQuote } from '../kube/go-format.ts';
 
 export interface ResourceSelectableFields {
   readonly conversion: FieldLabelConversion;

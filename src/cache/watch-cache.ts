@@ -31,6 +31,7 @@ import type { OrderedMap, OrderedView } from './ordered-map.ts';
 import { newOrderedMap } from './ordered-map.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
+import { groupVersionString } from '../kube/group-resource.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
 export interface CachedResourceSpec {
@@ -282,7 +283,7 @@ class WatchCacheImpl implements WatchCache {
     const indexed = indexedFieldOf(this.spec);
     this.#index = indexed === undefined ? undefined : newFieldIndex(indexed);
     const { group, version, kind, unstructured } = this.spec;
-    this.#bookmarks = newBookmarkFrames(kind, group === '' ? version : `${group}/${version}`, unstructured);
+    this.#bookmarks = newBookmarkFrames(kind, groupVersionString(group, version), unstructured);
     this.store = {
       getByKey: (key) => this.#tree.get(key),
       listKeys: () => Array.from(this.#tree.values(), (o) => o.key),

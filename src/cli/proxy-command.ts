@@ -23,7 +23,7 @@ import { newCacheRegistry } from '../cache/cache-registry.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../cache/consistency.ts';
 import { delegatorFactory } from '../cache/delegator.ts';
 import type { CacheRegistryLog } from '../cache/cache-registry.ts';
-import { resolveCachedResources, typeName } from '../cache/cached-resources.ts';
+import { resolveCachedResources } from '../cache/cached-resources.ts';
 import type { CachedResourceSpec } from '../cache/watch-cache.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import { newUnsentBudget } from '../cache/unsent-budget.ts';
@@ -48,6 +48,7 @@ import { newTokenAuthenticator } from '../auth/token-review.ts';
 import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
 import type { ResolvedTls } from './serving-tls.ts';
 import type { ProxyOptions, SharedServing } from './proxy-options.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 export const PROXY_USAGE = `Usage: kube-cache-proxy proxy [options]
 
@@ -351,7 +352,7 @@ async function resolveCaches(
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
   return {
     reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, log }),
-    cached: (named?.specs ?? []).map((s) => typeName(s.group, s.resource)),
+    cached: (named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
     skipped: named?.skipped ?? [],
   };
 }

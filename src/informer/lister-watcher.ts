@@ -11,6 +11,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { arrayElements, objectMembers } from './json-scan.ts';
 import type { FieldExtractor, KubeObject } from './object.ts';
 import { decodeObject, isParsedObject, metadataFields } from './object.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 /** The query of a LIST or WATCH (metav1.ListOptions), without the selectors of the scope. */
 export interface ListOptions {
@@ -74,7 +75,7 @@ export interface ResourceScope {
 
 /** A short name for logs and metrics: `pods`, `deployments.apps`, `pods in ns`. */
 export function describeScope(scope: ResourceScope): string {
-  const resource = scope.group === '' ? scope.resource : `${scope.resource}.${scope.group}`;
+  const resource = qualifiedResource(scope.group, scope.resource);
   return scope.namespace === undefined ? resource : `${resource} in ${scope.namespace}`;
 }
 

@@ -19,7 +19,7 @@
  * The input is the apiserver's own JSON of the object, so it decodes into its Go type; a member
  * the type does not have is skipped, as Go's decoder skips it.
  */
-import { compareGoStrings } from '../cache/go-format.ts';
+import { compareGoStrings } from '../kube/go-format.ts';
 import type { Span } from '../informer/json-scan.ts';
 import { arrayElements, objectMembers } from '../informer/json-scan.ts';
 import type { FieldSchema, MessageSchema, Schema, ValueType } from './schema.ts';

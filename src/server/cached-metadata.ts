@@ -19,8 +19,10 @@ import type { KubeObject } from '../informer/object.ts';
 import { objectBytes } from '../informer/object.ts';
 import type { Span } from '../informer/json-scan.ts';
 import { PieceWriter } from '../cache/piece-writer.ts';
-import { goMarshal } from './go-json.ts';
-import type { GoJsonValue } from './go-json.ts';
+import { goMarshal } from '../kube/go-json.ts';
+import type { GoJsonValue } from '../kube/go-json.ts';
+import type { ListMeta } from '../kube/list-meta.ts';
+import { listMetaJson } from '../kube/list-meta.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -190,23 +192,9 @@ export function metadataGetBody(obj: KubeObject, version: MetaVersion, unstructu
   return [head(version), objectMetadataBytes(obj, unstructured), CLOSE_LINE];
 }
 
-export interface MetadataListMeta {
-  readonly resourceVersion: string;
-  readonly continue: string;
-  readonly remainingItemCount: bigint | undefined;
-}
-
 /** A LIST's answer: the page's items as PartialObjectMetadata, in the list's order, in large pieces. */
-export function metadataListBody(
-  objects: readonly KubeObject[],
-  meta: MetadataListMeta,
-  version: MetaVersion,
-  unstructured: boolean,
-): Buffer[] {
-  let listMeta = `"resourceVersion":"${meta.resourceVersion}"`;
-  if (meta.continue !== '') listMeta += `,"continue":"${meta.continue}"`;
-  if (meta.remainingItemCount !== undefined) listMeta += `,"remainingItemCount":${String(meta.remainingItemCount)}`;
-  const listHead = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{${listMeta}},"items":`;
+export function metadataListBody(objects: readonly KubeObject[], meta: ListMeta, version: MetaVersion, unstructured: boolean): Buffer[] {
+  const listHead = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"items":`;
   if (objects.length === 0) return [Buffer.from(`${listHead}null}\n`)];
   const out = new PieceWriter();
   out.bytes(Buffer.from(`${listHead}[`));

@@ -25,6 +25,8 @@ import { encodeObject } from '../protobuf/encode-object.ts';
 import { ENVELOPE_TAIL, envelope, envelopeHead } from '../protobuf/envelope.ts';
 import { goTypeOf } from '../protobuf/schema.ts';
 import { Writer } from '../protobuf/wire.ts';
+import { groupVersionString } from '../kube/group-resource.ts';
+import type { ListMeta } from '../kube/list-meta.ts';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
@@ -50,7 +52,7 @@ export function protobufShape(spec: CachedResourceSpec): ProtobufShape | undefin
   const goType = goTypeOf(spec.group, spec.version, spec.kind);
   const listGoType = goTypeOf(spec.group, spec.version, `${spec.kind}List`);
   if (goType === undefined || listGoType === undefined) return undefined;
-  const apiVersion = spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
+  const apiVersion = groupVersionString(spec.group, spec.version);
   return { apiVersion, kind: spec.kind, listKind: `${spec.kind}List`, goType, listGoType };
 }
 
@@ -88,14 +90,8 @@ export function protobufStatusBody(statusJson: Buffer): Buffer {
   return envelope('v1', 'Status', encodeObject(STATUS, statusJson));
 }
 
-export interface ProtobufListMeta {
-  readonly resourceVersion: string;
-  readonly continue: string;
-  readonly remainingItemCount: bigint | undefined;
-}
-
 /** ListMeta {1: selfLink, 2: resourceVersion, 3: continue, 4: remainingItemCount (when known)}. */
-function listMetaField(meta: ProtobufListMeta): Writer {
+function listMetaField(meta: ListMeta): Writer {
   const listMeta = new Writer(64);
   listMeta.string(1, '');
   listMeta.string(2, meta.resourceVersion);
@@ -126,7 +122,7 @@ function varintLength(n: number): number {
  */
 export function protobufListBody(
   items: Iterable<KubeObject>,
-  meta: ProtobufListMeta,
+  meta: ListMeta,
   shape: ProtobufShape,
 ): { length: number; pieces: Iterable<Buffer> } {
   const bodies: Buffer[] = [];

@@ -34,13 +34,13 @@ import type { DecodedContinue } from './continue-token.ts';
 import { decodeContinue, encodeContinue } from './continue-token.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import type { RequestInfo } from './request-info.ts';
-import { notFound } from './status.ts';
+import { notFound } from '../kube/status.ts';
 import { PieceWriter, freePieces, releasePieces } from '../cache/piece-writer.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../cache/memory-budget.ts';
 import type { ByteBudget, MemoryBudget } from '../cache/memory-budget.ts';
 import { newSharedLists } from './shared-lists.ts';
 import type { SharedLists } from './shared-lists.ts';
-import { indentJson } from './json-indent.ts';
+import { indentJson } from '../kube/json-indent.ts';
 import type * as CachedTable from './cached-table.ts';
 import { metadataGetBody, metadataListBody, metadataWatchRepresentation, objectMetadataLength } from './cached-metadata.ts';
 import type { ProtobufShape } from './cached-protobuf.ts';
@@ -62,6 +62,9 @@ import type { Clock } from '../clock/clock.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from './negotiation.ts';
 import { selectionOf, serveWatch } from './cached-watch.ts';
 import { writtenResourceVersion } from './written-resource-version.ts';
+import { groupVersionString } from '../kube/group-resource.ts';
+import type { ListMeta } from '../kube/list-meta.ts';
+import { listMetaJson, unstructuredListMetaJson } from '../kube/list-meta.ts';
 
 export interface CachedResponse {
   readonly statusCode: number;
@@ -897,7 +900,7 @@ function shapeOf(spec: CachedResourceSpec): ListShape {
   let shape = shapes.get(spec);
   if (shape === undefined) {
     shape = {
-      apiVersion: JSON.stringify(spec.group === '' ? spec.version : `${spec.group}/${spec.version}`),
+      apiVersion: JSON.stringify(groupVersionString(spec.group, spec.version)),
       listKind: JSON.stringify(`${spec.kind}List`),
     };
     shapes.set(spec, shape);
@@ -915,21 +918,20 @@ const COMMA_BYTE = 0x2c;
  */
 function listBody(spec: CachedResourceSpec, page: ListItems): { length: number; pieces: Iterable<Buffer> } {
   const { apiVersion, listKind } = shapeOf(spec);
-  const rv = `"resourceVersion":"${String(page.resourceVersion)}"`;
-  const cont = page.continue === '' ? '' : `"continue":"${page.continue}"`;
-  const remaining = page.remainingItemCount === undefined ? '' : `"remainingItemCount":${String(page.remainingItemCount)}`;
+  const meta: ListMeta = {
+    resourceVersion: String(page.resourceVersion),
+    continue: page.continue,
+    remainingItemCount: page.remainingItemCount,
+  };
   const typed = !spec.unstructured;
   let head: Buffer;
   let tail: Buffer;
   if (typed) {
-    const metadata = [rv, cont, remaining].filter((s) => s !== '').join(',');
-    head = Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${metadata}},"items":[`);
+    head = Buffer.from(`{"kind":${listKind},"apiVersion":${apiVersion},"metadata":{${listMetaJson(meta)}},"items":[`);
     tail = Buffer.from(']}\n');
   } else {
-    // UnstructuredList.SetContinue always sets the field, empty or not; remainingItemCount only when known.
-    const metadata = [`"continue":"${page.continue}"`, remaining, rv].filter((s) => s !== '').join(',');
     head = Buffer.from(`{"apiVersion":${apiVersion},"items":[`);
-    tail = Buffer.from(`],"kind":${listKind},"metadata":{${metadata}}}\n`);
+    tail = Buffer.from(`],"kind":${listKind},"metadata":{${unstructuredListMetaJson(meta)}}}\n`);
   }
   const { items, count } = page;
   let length = head.length + tail.length + Math.max(0, count - 1);

@@ -17,7 +17,9 @@ import type { WatchRepresentation } from '../cache/window-event.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectText } from '../informer/object.ts';
 import type { KubeJson, Printer, TableRow } from '../table/model.ts';
-import { goJsonString, goMarshal } from './go-json.ts';
+import { goJsonString, goMarshal } from '../kube/go-json.ts';
+import type { ListMeta } from '../kube/list-meta.ts';
+import { listMetaJson } from '../kube/list-meta.ts';
 import { metadataBytes, objectMetadataBytes, partialObjectMetadata, writePartialObjectMetadata } from './cached-metadata.ts';
 import { PieceWriter } from '../cache/piece-writer.ts';
 
@@ -29,12 +31,6 @@ export function parseIncludeObject(value: string | null): IncludeObject | undefi
   if (value === null || value === '' || value === 'Metadata') return 'Metadata';
   if (value === 'None' || value === 'Object') return value;
   return undefined;
-}
-
-export interface TableListMeta {
-  readonly resourceVersion: string;
-  readonly continue: string;
-  readonly remainingItemCount: bigint | undefined;
 }
 
 /** The column definitions' JSON, made once per printer. */
@@ -85,13 +81,6 @@ function rowJson(row: TableRow, object: string): string {
   return `${rowPrefix(row)}${object}}`;
 }
 
-function listMetaJson(meta: TableListMeta): string {
-  let json = `"resourceVersion":${goJsonString(meta.resourceVersion)}`;
-  if (meta.continue !== '') json += `,"continue":${goJsonString(meta.continue)}`;
-  if (meta.remainingItemCount !== undefined) json += `,"remainingItemCount":${String(meta.remainingItemCount)}`;
-  return json;
-}
-
 /** A row up to its object: `{"cells":[…]` and, if any, `,"conditions":[…]`, then `,"object":`. */
 function rowPrefix(row: TableRow): string {
   const cells = goMarshal(row.cells);
@@ -139,7 +128,7 @@ function writeRowObject(out: PieceWriter, obj: KubeObject, wanted: IncludeObject
 export function tableBody(
   printer: Printer,
   objects: readonly KubeObject[],
-  meta: TableListMeta,
+  meta: ListMeta,
   include: IncludeObject,
   version: TableVersion,
   now: number,

@@ -20,7 +20,7 @@ import { representedWatchFrame, watchFrame } from '../cache/window-event.ts';
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from './list-options.ts';
-import { tooOldResourceVersion } from './status.ts';
+import { tooOldResourceVersion } from '../kube/status.ts';
 import type { RequestInfo } from './request-info.ts';
 
 /**

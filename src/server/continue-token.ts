@@ -4,10 +4,10 @@
  * Decoding keeps Go's exact error texts, which clients see in the 400 (`invalid continue token:
  * continue key is not valid: ...`).
  */
-import { goMarshal } from './go-json.ts';
-import { goJsonSyntaxError } from './go-json-syntax.ts';
-import type { StatusError } from './status.ts';
-import { badRequest } from './status.ts';
+import { goMarshal } from '../kube/go-json.ts';
+import { goJsonSyntaxError } from '../kube/go-json-syntax.ts';
+import type { StatusError } from '../kube/status.ts';
+import { badRequest } from '../kube/status.ts';
 
 export const CONTINUE_TOKEN_VERSION = 'meta.k8s.io/v1';
 

@@ -11,13 +11,13 @@
  *      every violation.
  * The storage layer then checks the continue token and the resourceVersion (`listStart`).
  */
-import type { FieldError } from './field-error.ts';
-import { fieldForbidden, fieldInvalid, fieldNotSupported } from './field-error.ts';
-import { GoNumError, goParseInt64, goParseUint64 } from './go-strconv.ts';
+import type { FieldError } from '../kube/field-error.ts';
+import { fieldForbidden, fieldInvalid, fieldNotSupported } from '../kube/field-error.ts';
+import { GoNumError, goParseInt64, goParseUint64 } from '../kube/go-strconv.ts';
 import type { DecodedContinue } from './continue-token.ts';
 import { ContinueTokenError, decodeContinue, invalidContinueToken } from './continue-token.ts';
-import type { StatusError } from './status.ts';
-import { badRequest, invalidListOptions, unknownError } from './status.ts';
+import type { StatusError } from '../kube/status.ts';
+import { badRequest, invalidListOptions, unknownError } from '../kube/status.ts';
 
 export type ResourceVersionMatch = '' | 'Exact' | 'NotOlderThan';
 

@@ -2,9 +2,9 @@
  * A request as the proxy sees it, parsed once when it arrives (app.ts) and handed down to what
  * decides how to answer it: the metrics label, the cache's reads and watches, read-your-writes.
  */
-import { typeName } from '../cache/cached-resources.ts';
 import type { RequestInfo } from './request-info.ts';
 import { parseRequestInfo } from './request-info.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 export interface ParsedRequest {
   readonly method: string;
@@ -33,7 +33,7 @@ export function parseRequest(method: string, url: string): ParsedRequest {
     url,
     info,
     verb: info?.verb ?? method.toLowerCase(),
-    typeName: info?.isResourceRequest === true ? typeName(info.apiGroup, info.resource) : '',
+    typeName: info?.isResourceRequest === true ? qualifiedResource(info.apiGroup, info.resource) : '',
     query() {
       query ??= new URL(url, 'http://proxy').searchParams;
       return query;

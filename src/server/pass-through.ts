@@ -8,7 +8,7 @@ import { Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isConnectionError } from '../upstream/api-error.ts';
 import type { ForwardIdentity, UpstreamClient } from '../upstream/client.ts';
-import { badGateway, serviceUnavailable } from './status.ts';
+import { badGateway, serviceUnavailable } from '../kube/status.ts';
 
 /**
  * Connection-specific fields, never forwarded by a proxy (RFC 9110 §7.6.1), plus the fields

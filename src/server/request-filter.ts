@@ -15,7 +15,7 @@
  */
 import { posix } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { forbidden } from './status.ts';
+import { forbidden } from '../kube/status.ts';
 
 /** DefaultHostAcceptRE (proxy_server.go). */
 export const DEFAULT_ACCEPT_HOSTS = '^localhost$,^127\\.0\\.0\\.1$,^\\[::1\\]$';

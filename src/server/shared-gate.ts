@@ -15,7 +15,7 @@ import { unauthorized } from '../auth/forbidden.ts';
 import type { ForwardIdentity } from '../upstream/client.ts';
 import type { ParsedRequest } from './parsed-request.ts';
 import { asksImpersonation } from './pass-through.ts';
-import { StatusError, serviceUnavailable } from './status.ts';
+import { StatusError, serviceUnavailable } from '../kube/status.ts';
 
 /** What the gate let through, or that it answered. */
 export type Admission =

@@ -33,7 +33,7 @@ import { admit } from './shared-gate.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './pass-through.ts';
 import { filterRequest, logFilterDecision } from './request-filter.ts';
 import type { RequestFilterOptions } from './request-filter.ts';
-import { badGateway, serviceUnavailable } from './status.ts';
+import { badGateway, serviceUnavailable } from '../kube/status.ts';
 
 /**
  * rstAvoidanceDelay (Go's net/http/server.go, closeWriteAndWait): after our last byte and FIN,

@@ -2,7 +2,7 @@
  * Go's formatting that several printers lean on (printers.go helpers and the Go standard library
  * they call), shared by the printer files.
  */
-import { compareGoStrings } from '../cache/go-format.ts';
+import { compareGoStrings } from '../kube/go-format.ts';
 import { translateTimestampSince } from './duration.ts';
 import { at, str } from './model.ts';
 

@@ -21,7 +21,7 @@
  * apiserver's first result varies from call to call. Here maps are walked in Go's sorted key
  * order, one of the orders the apiserver may produce.
  */
-import { compareGoStrings } from '../cache/go-format.ts';
+import { compareGoStrings } from '../kube/go-format.ts';
 
 /** A value of a Go type that JSON data does not produce. */
 export class GoScalar {

@@ -14,7 +14,8 @@ import { realClock } from '../clock/clock.ts';
 import { ApiStatusError } from './api-error.ts';
 import type { UpstreamClient, UpstreamResponse } from './client.ts';
 import type { GroupVersionKind, ResourceInfo, ResourceMap, SubresourceInfo } from './resource-map.ts';
-import { emptyResourceMap, groupVersionString, isCacheable, newResourceMap, resourceKey } from './resource-map.ts';
+import { emptyResourceMap, isCacheable, newResourceMap, resourceKey } from './resource-map.ts';
+import { groupVersionString } from '../kube/group-resource.ts';
 
 /** discovery_client.go AcceptV2 + AcceptV1: aggregated if the server has it, else the legacy documents. */
 export const AGGREGATED_DISCOVERY_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';

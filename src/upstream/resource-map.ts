@@ -66,11 +66,6 @@ export function resourceKey(info: Pick<ResourceInfo, 'group' | 'version' | 'reso
   return `${info.group}/${info.version}/${info.resource}`;
 }
 
-/** "apps/v1", "v1" for the core group (schema.GroupVersion.String()). */
-export function groupVersionString(group: string, version: string): string {
-  return group === '' ? version : `${group}/${version}`;
-}
-
 export interface ResourceMapInput {
   /** Top-level resources, kindless ones included (their subresources still resolve). */
   readonly resources: readonly ResourceInfo[];

@@ -18,6 +18,7 @@ import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { Cell, ColumnDefinition, KubeJson, Printer, TableRow } from '../model.ts';
 import { arr, at, map, num, optionalBool, optionalNum, str } from '../model.ts';
+import { qualifiedResource } from '../../kube/group-resource.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Column definitions, as the apiserver answers them.
@@ -1121,7 +1122,7 @@ const STORAGE_VERSION_MIGRATIONS = rowPrinter(
       const type = str(c, 'type');
       if (type === 'Running' || type === 'Failed' || type === 'Succeeded') condStatus = type;
     }
-    return [name(obj), group === '' ? resource : `${resource}.${group}`, condStatus];
+    return [name(obj), qualifiedResource(group, resource), condStatus];
   },
 );
 

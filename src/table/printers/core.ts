@@ -8,7 +8,7 @@
  * reportingComponent). Column descriptions are the apiserver's own columnDefinitions, byte for byte.
  */
 // Go sorts strings by their UTF-8 bytes (sets.String.List, sort.Strings).
-import { compareGoStrings } from '../../cache/go-format.ts';
+import { compareGoStrings } from '../../kube/go-format.ts';
 import { age, formatLabels, goTrimSpace, layoutContainerCells, name } from '../format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';

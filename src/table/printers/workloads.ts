@@ -11,12 +11,13 @@
  * except for autoscaling/v1 HorizontalPodAutoscalers, whose internal (v2-shaped) metrics are
  * rebuilt here as Go's conversion rebuilds them (see hpaFromV1).
  */
-import { compareGoStrings } from '../../cache/go-format.ts';
+import { compareGoStrings } from '../../kube/go-format.ts';
 import { age, formatLabels, layoutContainerCells, listWithMoreString, name } from '../format.ts';
 import { AGE_COLUMN, NAME_COLUMN, column } from '../columns.ts';
 import { humanDuration, parseTime, translateTimestampSince } from '../duration.ts';
 import type { KubeJson, Printer } from '../model.ts';
 import { arr, at, map, num, optionalBool, optionalNum, str } from '../model.ts';
+import { groupKindString, qualifiedResource } from '../../kube/group-resource.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Shared columns and cells
@@ -298,7 +299,7 @@ const CONTROLLER_REVISIONS: Printer = {
       }
       const kind = str(ref, 'kind');
       const name = str(ref, 'name');
-      controller = group === '' && kind === '' ? name : `${(group === '' ? kind : `${kind}.${group}`).toLowerCase()}/${name}`;
+      controller = group === '' && kind === '' ? name : `${groupKindString(group, kind).toLowerCase()}/${name}`;
     }
     return [{ cells: [name(obj), controller, num(obj, 'revision'), age(obj, now)] }];
   },
@@ -852,7 +853,7 @@ const IP_ADDRESSES: Printer = {
     if (ref != null) {
       const group = str(ref, 'group');
       const resource = str(ref, 'resource');
-      parent = (group === '' ? resource : `${resource}.${group}`).toLowerCase();
+      parent = qualifiedResource(group, resource).toLowerCase();
       const namespace = str(ref, 'namespace');
       if (namespace !== '') parent += `/${namespace}`;
       parent += `/${str(ref, 'name')}`;

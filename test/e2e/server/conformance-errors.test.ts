@@ -16,7 +16,7 @@ import {
   notFound,
   resourceVersionTooLarge,
   unsupportedMediaType,
-} from '../../../src/server/status.ts';
+} from '../../../src/kube/status.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 
 const shared = useSharedAdmin();

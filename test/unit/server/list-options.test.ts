@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { listStart, parseListOptions, parseResourceVersion } from '../../../src/server/list-options.ts';
-import { StatusError } from '../../../src/server/status.ts';
+import { StatusError } from '../../../src/kube/status.ts';
 
 function failure(query: string, forceWatch = false): { code: number; message: string } {
   try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareGoStrings, goLen, goQuote } from '../../../src/cache/go-format.ts';
+import { compareGoStrings, goLen, goQuote } from '../../../src/kube/go-format.ts';
 
 test('goQuote: renders as Go %q', () => {
   assert.equal(goQuote('abc'), '"abc"');

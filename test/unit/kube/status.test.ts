@@ -1,8 +1,8 @@
 /** The Status catalogue: byte-identical bodies (recorded from kube-apiserver v1.37.2) and headers. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fieldForbidden } from '../../../src/server/field-error.ts';
-import { goJsonString } from '../../../src/server/go-json.ts';
+import { fieldForbidden } from '../../../src/kube/field-error.ts';
+import { goJsonString } from '../../../src/kube/go-json.ts';
 import {
   StatusError,
   expiredContinue,
@@ -15,7 +15,7 @@ import {
   statusBody,
   tooManyRequests,
   tooOldResourceVersion,
-} from '../../../src/server/status.ts';
+} from '../../../src/kube/status.ts';
 
 test('Status: notFound for a core and a grouped resource', () => {
   assert.equal(

@@ -11,7 +11,9 @@
 import type { FieldError } from './field-error.ts';
 import { aggregateString } from './field-error.ts';
 import { goMarshal } from './go-json.ts';
-import { goQuote } from '../cache/go-format.ts';
+import { goQuote } from './go-format.ts';
+import type { GroupResource } from './group-resource.ts';
+import { groupResourceString, parseGroupResource, groupKindString } from './group-resource.ts';
 
 /** metav1.StatusCause; `reason` is its Go field `Type`. */
 export interface V1StatusCause {
@@ -70,12 +72,6 @@ export type StatusReason =
 
 /** How the body is written: `compact` (json + "\n"), or `indent` (two spaces, no newline). */
 export type StatusEncoding = 'compact' | 'indent';
-
-/** A schema.GroupResource; `group` is '' for the core group. */
-export interface GroupResource {
-  readonly group: string;
-  readonly resource: string;
-}
 
 /** An error that is answered as a Status. */
 export class StatusError extends Error {
@@ -167,17 +163,6 @@ function failure(code: number, reason: StatusReason | undefined, message: string
   };
 }
 
-/** schema.ParseGroupResource: `deployments.apps` is resource deployments in group apps. */
-export function parseGroupResource(qualified: string): GroupResource {
-  const dot = qualified.indexOf('.');
-  return dot < 0 ? { group: '', resource: qualified } : { group: qualified.slice(dot + 1), resource: qualified.slice(0, dot) };
-}
-
-/** GroupResource.String(): `configmaps`, `deployments.apps`. */
-export function groupResourceString(gr: GroupResource): string {
-  return gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`;
-}
-
 function toGroupResource(r: GroupResource | string): GroupResource {
   return typeof r === 'string' ? parseGroupResource(r) : r;
 }
@@ -209,7 +194,7 @@ export function invalid(
   name: string,
   errs: readonly FieldError[],
 ): StatusError {
-  const gk = groupKind.group === '' ? groupKind.kind : `${groupKind.kind}.${groupKind.group}`;
+  const gk = groupKindString(groupKind.group, groupKind.kind);
   const message = errs.length === 0 ? `${gk} ${goQuote(name)} is invalid` : `${gk} ${goQuote(name)} is invalid: ${aggregateString(errs)}`;
   return new StatusError(
     failure(422, 'Invalid', message, {

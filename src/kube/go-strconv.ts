@@ -4,7 +4,7 @@
  * APIObjectVersioner.ParseResourceVersion uses ParseUint).
  */
 
-import { goQuote } from '../cache/go-format.ts';
+import { goQuote } from './go-format.ts';
 
 /** A *strconv.NumError: its message is what the apiserver sends. */
 export class GoNumError extends Error {

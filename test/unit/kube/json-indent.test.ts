@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { indentJson } from '../../../src/server/json-indent.ts';
+import { indentJson } from '../../../src/kube/json-indent.ts';
 import { seededRandom } from '../../helpers/prng.ts';
 
 /** JSON.stringify(value, null, 2) is json.MarshalIndent's layout for the same compact text. */

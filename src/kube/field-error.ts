@@ -2,7 +2,7 @@
  * apimachinery's field.Error (pkg/util/validation/field/errors.go): the unit of a 422 Invalid
  * Status. `error()` is Error(), `body()` is ErrorBody(), as the Status message and causes show them.
  */
-import { goQuote } from '../cache/go-format.ts';
+import { goQuote } from './go-format.ts';
 
 /** field.ErrorType values (the `reason` of a StatusCause) used by the server. */
 export type FieldErrorType = 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueInvalid';

@@ -3,7 +3,7 @@
  * client's bad continue token is answered with them verbatim, e.g. `invalid character '\u0081'
  * looking for beginning of value` or `unexpected end of JSON input`.
  */
-import { goQuote } from '../cache/go-format.ts';
+import { goQuote } from './go-format.ts';
 
 /** scanner.go quoteChar: the offending byte as Go prints it, `'x'`, `'\u0081'`. */
 export function goQuoteChar(byte: number): string {

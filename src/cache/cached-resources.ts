@@ -6,7 +6,20 @@
  */
 import type { ResourceInfo, ResourceMap } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
-import type { CachedResourceSpec } from './watch-cache.ts';
+
+/** A resource type served from a cache: what discovery says of it. */
+export interface CachedResourceSpec {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  /**
+   * Served by the apiserver as unstructured objects (custom resources): lists have their keys
+   * sorted and their items keep kind and apiVersion. Built-in types have typed lists.
+   */
+  readonly unstructured: boolean;
+}
 
 /**
  * The API groups served by kube-apiserver itself. Their list bodies are typed (`kind`,

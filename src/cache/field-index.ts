@@ -13,7 +13,7 @@ import type { KubeObject } from '../informer/object.ts';
 import { fieldValue } from '../informer/object.ts';
 import { newOrderedMap } from './ordered-map.ts';
 import type { OrderedMap, OrderedView } from './ordered-map.ts';
-import type { CachedResourceSpec } from './watch-cache.ts';
+import type { CachedResourceSpec } from './cached-resources.ts';
 
 /**
  * The field a type's cache is indexed by, as the apiserver's: pods by spec.nodeName (its LIST

@@ -24,7 +24,7 @@ import { newConsistencyPolicy, newReadYourWrites } from '../cache/consistency.ts
 import { delegatorFactory } from '../cache/delegator.ts';
 import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { resolveCachedResources } from '../cache/cached-resources.ts';
-import type { CachedResourceSpec } from '../cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../cache/cached-resources.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import { newUnsentBudget } from '../cache/unsent-budget.ts';
 import { readMemoryLimit } from '../cache/memory-limit.ts';

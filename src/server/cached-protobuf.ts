@@ -17,7 +17,7 @@
  */
 import type { WatchRepresentation } from '../cache/window-event.ts';
 import { PieceWriter } from '../cache/piece-writer.ts';
-import type { CachedResourceSpec } from '../cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../cache/cached-resources.ts';
 import { objectMembers } from '../informer/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectBytes } from '../informer/object.ts';

@@ -14,7 +14,7 @@
  * `kubectl get --raw '/readyz?verbose'` tells an operator what each cache is doing. Probes read
  * the status code only.
  */
-import type { CacheCheck } from '../cache/watch-cache.ts';
+import type { CacheCheck } from '../cache/cache-source.ts';
 
 /** A check: a cache's (watch-cache.ts CacheCheck), or the proxy's own ping. `state` is said after `ok` in the verbose answer. */
 export type HealthCheck = CacheCheck;

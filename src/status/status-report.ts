@@ -9,7 +9,7 @@
 import type { Registry } from 'prom-client';
 import { realClock } from '../clock/clock.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
-import type { CacheStatus } from '../cache/watch-cache.ts';
+import type { CacheStatus } from '../cache/cache-source.ts';
 import type { UpstreamIdentity } from '../upstream/identity.ts';
 import { readProxyTotals } from './proxy-totals.ts';
 import type { ProxyTotals, Served } from './proxy-totals.ts';

@@ -8,7 +8,7 @@
  * another such proxy in front of the apiserver: its informers, probes and pass-throughs all go
  * through the first (a sidecar in front of a node proxy), and the suite's assertions hold of the chain.
  */
-import type { CachedResourceSpec } from '../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../../src/cache/cached-resources.ts';
 import type { CachingReadsOptions } from '../../src/cli/proxy-command.ts';
 import { newCachingReads } from '../../src/cli/proxy-command.ts';
 import { newSharedInformerFactory } from '../../src/informer/factory.ts';

@@ -1,5 +1,5 @@
 /** The cached-resource specs the tests use, as discovery describes them. */
-import type { CachedResourceSpec } from '../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../../src/cache/cached-resources.ts';
 
 export const CONFIGMAPS: CachedResourceSpec = {
   group: '',

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../../../src/cache/cached-resources.ts';
 import { startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
-import type { CachedResourceSpec } from '../../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../../../src/cache/cached-resources.ts';
 import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
 import { startCachingProxy as startInProcessProxy } from '../../helpers/caching-proxy.ts';

@@ -5,7 +5,7 @@ import { newCacheRegistry } from '../../../src/cache/cache-registry.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
 import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import type { CacheRegistryOptions } from '../../../src/cache/cache-registry.ts';
-import type { WatchCacheSource } from '../../../src/cache/watch-cache.ts';
+import type { WatchCacheSource } from '../../../src/cache/cache-source.ts';
 import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import type { Discovery } from '../../../src/upstream/discovery.ts';

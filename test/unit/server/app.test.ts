@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newProxyServer } from '../../../src/server/app.ts';
-import type { CacheCheck, CacheStatus } from '../../../src/cache/watch-cache.ts';
+import type { CacheCheck, CacheStatus } from '../../../src/cache/cache-source.ts';
 import type { CachedReads } from '../../../src/server/cached-reads.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 

@@ -3,7 +3,7 @@
  * (endpoints/filters/authorization.go GetAuthorizerAttributes over request/requestinfo.go).
  */
 import { parseRawFieldSelector } from '../cache/field-selector.ts';
-import type { ParsedRequest } from '../server/parsed-request.ts';
+import type { ParsedRequest } from '../request/parsed-request.ts';
 import type { RequestAttributes, UserInfo } from './user-info.ts';
 
 /** path.IsValidPathSegmentName: not `.` or `..`, no `/` or `%`. */

@@ -16,7 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { StatusError } from '../kube/status.ts';
-import type { ParsedRequest } from '../server/parsed-request.ts';
+import type { ParsedRequest } from '../request/parsed-request.ts';
 import type { ForwardIdentity } from '../upstream/client.ts';
 import { forbiddenFor, unauthorized } from './forbidden.ts';
 import { requestAttributes } from './request-attributes.ts';

@@ -18,7 +18,7 @@ export const APP_KUBECONFIG_NAME = 'kube-cache-proxy';
  * The user's token: a placeholder, no credential. kubectl asks for a username and a password on
  * stdin (failing with EOF where there is none, as in a container) when an HTTPS cluster's user
  * has nothing that identifies it (clientcmd's canIdentifyUser); the proxy in sidecar mode drops
- * every client's Authorization header and sends its own (server/pass-through.ts), so this value
+ * every client's Authorization header and sends its own (server/pass-through/pass-through.ts), so this value
  * never leaves the pod and grants nothing.
  */
 export const SIDECAR_PLACEHOLDER_TOKEN = 'kube-cache-proxy-sidecar-no-credentials';

@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import type { RequestFilterOptions } from '../server/request-filter.ts';
+import type { RequestFilterOptions } from '../request/request-filter.ts';
 import {
   DEFAULT_ACCEPT_HOSTS,
   DEFAULT_ACCEPT_PATHS,
@@ -14,10 +14,10 @@ import {
   DEFAULT_REJECT_PATHS,
   RegexpSyntaxError,
   makeRegexpArray,
-} from '../server/request-filter.ts';
+} from '../request/request-filter.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
-import { ipBytes } from '../server/serving-certificate.ts';
+import { ipBytes } from '../server/tls/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';

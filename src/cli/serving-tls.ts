@@ -7,8 +7,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import type { ServingTls } from '../server/app.ts';
-import { LOOPBACK_NAMES, generateServingCertificate, pemCertificates } from '../server/serving-certificate.ts';
+import type { ServingTls } from '../server/http/app.ts';
+import { LOOPBACK_NAMES, generateServingCertificate, pemCertificates } from '../server/tls/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
 import type { TlsServing } from './proxy-options.ts';
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import type { IncomingHttpHeaders } from 'node:http';
-import { parseRequestInfo } from '../../../src/server/request-info.ts';
-import { invalidResourceVersion, listStart, parseListOptions, parseResourceVersion } from '../../../src/server/list-options.ts';
+import { parseRequestInfo } from '../../../src/request/request-info.ts';
+import { invalidResourceVersion, listStart, parseListOptions, parseResourceVersion } from '../../../src/request/list-options.ts';
 import {
   StatusError,
   methodNotAllowed,

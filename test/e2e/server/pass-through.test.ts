@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { splitLines } from '../../../src/informer/lister-watcher.ts';
-import { newProxyServer } from '../../../src/server/app.ts';
+import { newProxyServer } from '../../../src/server/http/app.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { runCommand } from '../../helpers/cli.ts';

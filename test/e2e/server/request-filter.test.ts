@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { newProxyServer } from '../../../src/server/app.ts';
-import { defaultRequestFilterOptions } from '../../../src/server/request-filter.ts';
+import { newProxyServer } from '../../../src/server/http/app.ts';
+import { defaultRequestFilterOptions } from '../../../src/request/request-filter.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SIDECAR_PLACEHOLDER_TOKEN, appKubeconfig, writeFileAtomically } from '../../../src/cli/app-kubeconfig.ts';
-import { LOOPBACK_NAMES, generateServingCertificate } from '../../../src/server/serving-certificate.ts';
+import { LOOPBACK_NAMES, generateServingCertificate } from '../../../src/server/tls/serving-certificate.ts';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-kubeconfig-'));

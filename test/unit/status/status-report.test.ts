@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newProxyMetrics } from '../../../src/server/metrics.ts';
+import { newProxyMetrics } from '../../../src/server/http/metrics.ts';
 import type { CacheStatus } from '../../../src/cache/cache-source.ts';
 import { HISTORY_SAMPLES, SAMPLE_INTERVAL_MS, newStatusReporter } from '../../../src/status/status-report.ts';
 import type { StatusSources } from '../../../src/status/status-report.ts';

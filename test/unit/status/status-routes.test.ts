@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { newProxyServer } from '../../../src/server/app.ts';
-import { newProxyMetrics } from '../../../src/server/metrics.ts';
-import { defaultRequestFilterOptions } from '../../../src/server/request-filter.ts';
+import { newProxyServer } from '../../../src/server/http/app.ts';
+import { newProxyMetrics } from '../../../src/server/http/metrics.ts';
+import { defaultRequestFilterOptions } from '../../../src/request/request-filter.ts';
 import { newStatusReporter } from '../../../src/status/status-report.ts';
 import type { StatusReporter } from '../../../src/status/status-report.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';

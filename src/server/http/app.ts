@@ -1,0 +1,366 @@
+/**
+ * The proxy's HTTP server (Fastify). Requests are never parsed into objects here: bodies stream
+ * through untouched, and what the cache answers is built from stored bytes.
+ *
+ * Each request is offered to the cache first (cached-reads.ts); what it does not answer is
+ * passed through to the apiserver.
+ */
+import { mayWrite, nextTurn } from './write-turns.ts';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UpstreamClient } from '../../upstream/client.ts';
+import type { CachedReads, CachedResponse } from '../serving/cached-reads.ts';
+import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from '../../request/client-errors.ts';
+import { asksImpersonation, passThrough } from '../pass-through/pass-through.ts';
+import type { ResponseObserver } from '../pass-through/pass-through.ts';
+import type { ProxyMetrics, ServedFrom } from './metrics.ts';
+import { parseRequest } from '../../request/parsed-request.ts';
+import type { ParsedRequest } from '../../request/parsed-request.ts';
+import { MAX_WRITE_ANSWER_BYTES } from '../serving/written-resource-version.ts';
+import { filterRequest, installRequestFilter, logFilterDecision } from '../../request/request-filter.ts';
+import type { RequestFilterOptions } from '../../request/request-filter.ts';
+import { installUpgradeProxy } from '../pass-through/upgrade.ts';
+import { parseEveryHttpVersion } from '../../request/http-versions.ts';
+import { PING, rootHealth, singleHealth } from './health.ts';
+import { firstAccept } from '../../request/negotiation.ts';
+import type { HealthCheck } from './health.ts';
+import { installStatusRoutes } from '../../status/status-routes.ts';
+import type { StatusReporter } from '../../status/status-report.ts';
+import type { SharedAccess } from '../../auth/shared-access.ts';
+import type { ForwardIdentity } from '../../upstream/client.ts';
+import { admit, admitOwnPage, writeStatus } from '../pass-through/shared-gate.ts';
+
+export interface ProxyServerOptions {
+  readonly client: UpstreamClient;
+  /** Fastify's logger option (pino): false to log nothing. */
+  readonly logger?:
+    boolean | { readonly level: string; readonly transport?: { readonly target: string; readonly options?: Record<string, unknown> } };
+  /** kubectl proxy's request filter; none when undefined (tests that talk to the app directly). */
+  readonly filter?: RequestFilterOptions | undefined;
+  /** Reads answered from the watch caches; none: everything is passed through. */
+  readonly cachedReads?: CachedReads | undefined;
+  /** Served at /metrics; none: /metrics is the apiserver's, passed through. */
+  readonly metrics?: ProxyMetrics | undefined;
+  /** The status page (/kube-cache-proxy/); none: those paths are passed through. */
+  readonly status?: StatusReporter | undefined;
+  /** Serve HTTPS with this certificate and key (PEM); none: plain HTTP. */
+  readonly tls?: ServingTls | undefined;
+  /**
+   * Shared mode (shared-gate.ts): every client identified and every cached read authorized, and
+   * what goes upstream goes as the client; none: sidecar mode, everything as the proxy.
+   */
+  readonly access?: SharedAccess | undefined;
+  /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
+  readonly memoryState?: (() => string) | undefined;
+}
+
+/** A serving certificate (followed by its chain, if any) and its private key, PEM. */
+export interface ServingTls {
+  readonly cert: string;
+  readonly key: string;
+  /** CA certificates that client certificates are verified against (--client-ca-file); none: no client certificate is asked for. */
+  readonly clientCa?: string | undefined;
+}
+
+/** Fastify's own refusals of a request's Content-Type (fastify lib/handle-request.js), made before any handler. */
+const CONTENT_TYPE_REFUSALS = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'FST_ERR_CTP_INVALID_MEDIA_TYPE']);
+
+/** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: ResponseObserver; maxBytes: number } {
+  return {
+    maxBytes: MAX_WRITE_ANSWER_BYTES,
+    observer: (statusCode, headers, body) => {
+      reads.observeWrite(request, {
+        statusCode,
+        contentType: headers['content-type'] ?? '',
+        contentEncoding: headers['content-encoding'] ?? '',
+        body,
+      });
+    },
+  };
+}
+
+/**
+ * Pieces (64 KiB) one writer writes between yields to the event loop, at most: 16 MiB, so that
+ * a 10,000-pod LIST (13 MB) can leave in one turn while a 100,000-pod one never holds the loop
+ * for its whole length. Within that, the writers' share of each loop turn (write-turns.ts),
+ * checked every TURN_CHECK_PIECES pieces, bounds how long upstream watch events wait.
+ */
+const PIECES_PER_TURN = 256;
+const TURN_CHECK_PIECES = 16;
+/** A cached body past this many unsent bytes waits for the connection to drain before its next turn. */
+const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Writes a cached body and ends the response. HOT PATH: a body of up to TURN_CHECK_PIECES pieces
+ * leaves in one vectored write at once; a larger one in turns, within the writers' share of the
+ * loop (write-turns.ts), waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
+ */
+async function writeBody(res: ServerResponse, cached: CachedResponse): Promise<void> {
+  // Done once the kernel has every byte ('finish'), or cut short ('close' first).
+  const { written: done } = cached;
+  if (done !== undefined) {
+    res.once('finish', () => {
+      done(true);
+    });
+    res.once('close', () => {
+      done(false);
+    });
+  }
+  let written = 0;
+  res.cork();
+  for (const piece of cached.body) {
+    res.write(piece);
+    if (++written % TURN_CHECK_PIECES !== 0) continue;
+    if (written % PIECES_PER_TURN !== 0 && mayWrite()) continue;
+    res.uncork();
+    if (res.writableLength > BODY_HIGH_WATER_BYTES) await drained(res);
+    else await nextTurn();
+    while (!res.destroyed && !mayWrite()) await nextTurn();
+    if (res.destroyed) return;
+    res.cork();
+  }
+  // end() uncorks.
+  res.end();
+}
+
+/** Resolves once `res` drains or closes. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** The request's line at debug, once it is answered (never its headers: they may carry credentials). */
+function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): void {
+  const started = performance.now();
+  res.once('close', () => {
+    log.debug({ method: req.method, url: req.url, statusCode: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+  });
+}
+
+export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // One line per request only at debug (handle() logs it): at info, a busy proxy's log would be
+    // nothing but requests, and the lines that matter (upstream failures, relists) lost in them.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Paths as long as the apiserver takes them: the whole header section is its only limit.
+    routerOptions: { maxParamLength: MAX_HEADER_BYTES },
+    // Keep-alive sockets of watch clients must not hold shutdown forever.
+    forceCloseConnections: 'idle',
+    // The apiserver's header limit and its answers to malformed requests (client-errors.ts).
+    // Over TLS the same HTTP/1.1 server (node:https is node:http on TLS sockets): the same
+    // events (upgrade, checkContinue, clientError) and limits. HTTP/1.1 only, as the ALPN
+    // default: exec and port-forward need its Upgrade, and a client that offers h2 gets 1.1.
+    serverFactory: (handler) => {
+      const listener = (req: IncomingMessage, res: ServerResponse): void => {
+        const refusal = goRequestRefusal(req);
+        if (refusal === undefined) handler(req, res);
+        else writeGoRefusal(res, refusal);
+      };
+      // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
+      const http = { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false };
+      if (options.tls === undefined) return parseEveryHttpVersion(createServer(http, listener));
+      const { cert, key, clientCa } = options.tls;
+      // A client certificate is asked for, never required: a client may present a token instead
+      // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
+      // authenticator refuses it, not by the handshake.
+      const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
+      return parseEveryHttpVersion(createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener));
+    },
+    clientErrorHandler: goClientErrorHandler,
+    // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
+    // apiserver's to answer, as is anything else the framework would refuse on its own.
+    frameworkErrors: (_error, request, reply) => {
+      reply.hijack();
+      void routeUndecodable(request.raw, reply.raw, request.log);
+    },
+  });
+  let routeUndecodable = (_req: IncomingMessage, _res: ServerResponse, _log: FastifyBaseLogger): Promise<void> => Promise.resolve();
+  // Leave every body as the raw stream: the pass-through forwards it byte for byte.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(null);
+  });
+  if (options.filter !== undefined) installRequestFilter(app, options.filter);
+  // Expect: 100-continue. Go sends the interim 100 when a handler first reads the body, so a GET
+  // (its body never read) gets none, where Node would send one at once; a write's body is read by
+  // the pass-through at once, so its 100 goes now.
+  app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') res.writeContinue();
+    app.server.emit('request', req, res);
+  });
+  // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
+  installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log, access: options.access });
+  // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
+  // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
+  const { memoryState } = options;
+  const healthChecks = (endpoint: string): readonly HealthCheck[] =>
+    endpoint === 'readyz'
+      ? [
+          PING,
+          ...(memoryState === undefined ? [] : [{ name: 'memory', failure: undefined, state: memoryState() }]),
+          ...(options.cachedReads?.checks() ?? []),
+        ]
+      : [PING];
+  for (const endpoint of ['livez', 'readyz', 'healthz']) {
+    app.get(`/${endpoint}`, (request, reply) => {
+      const mark = request.url.indexOf('?');
+      const query = new URLSearchParams(mark < 0 ? '' : request.url.slice(mark + 1));
+      const { statusCode, headers, body } = rootHealth(endpoint, healthChecks(endpoint), query);
+      return reply.code(statusCode).headers(headers).send(body);
+    });
+    app.get(`/${endpoint}/*`, (request, reply) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      const check = healthChecks(endpoint).find((c) => path === `/${endpoint}/${c.name}`);
+      reply.hijack();
+      if (check === undefined) return handle(request.raw, reply.raw, request.log);
+      const { statusCode, headers, body } = singleHealth(check);
+      reply.raw.writeHead(statusCode, headers);
+      reply.raw.end(body);
+      return undefined;
+    });
+  }
+  const reads = options.cachedReads;
+  const metrics = options.metrics;
+  const access = options.access;
+  if (access !== undefined) {
+    // The proxy's own pages in shared mode: for whom the apiserver's authorizer lets read them.
+    // (Its health endpoints stay open to all, as the apiserver's are by system:public-info-viewer.)
+    app.addHook('onRequest', async (request, reply) => {
+      const route = request.routeOptions.url ?? '';
+      if (route !== '/metrics' && !route.startsWith('/kube-cache-proxy')) return;
+      if (!(await admitOwnPage(access, request.raw, reply.raw, parseRequest(request.raw.method ?? 'GET', request.url)))) reply.hijack();
+    });
+  }
+  if (metrics !== undefined) {
+    app.get('/metrics', async (_request, reply) =>
+      reply
+        .code(200)
+        .header('content-type', metrics.registry.contentType)
+        .send(await metrics.registry.metrics()),
+    );
+  }
+  if (options.status !== undefined) installStatusRoutes(app, options.status);
+  const countServed = (request: ParsedRequest, from: ServedFrom): void => {
+    metrics?.served(request.verb, request.typeName, from);
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
+    // Parsed once, here: everything below decides on this reading of the request.
+    const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
+    if (log.level === 'debug' || log.level === 'trace') logRequest(req, res, log);
+    // Shared mode: who the client is decides what it may read, and as whom the rest goes upstream.
+    let as: ForwardIdentity | undefined;
+    if (access !== undefined) {
+      const admission = await admit(access, req, request);
+      if (admission.kind === 'refused') {
+        writeStatus(res, admission.error);
+        return;
+      }
+      as = admission.as;
+      if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) {
+        countServed(request, 'apiserver');
+        return passThrough(options.client, req, res, undefined, as);
+      }
+    }
+    if (reads === undefined) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, undefined, as);
+    }
+    if (WRITE_METHODS.has(request.method)) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined, as);
+    }
+    // The cache answers as the proxy's identity (sidecar mode): a read that asks to act as someone
+    // else is the apiserver's to grant or refuse. (Shared mode's gate has sent these upstream.)
+    if (asksImpersonation(req.headers)) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, undefined, as);
+    }
+    const gone = new AbortController();
+    const onClose = (): void => {
+      gone.abort();
+    };
+    res.on('close', onClose);
+    let cached: CachedResponse | undefined;
+    try {
+      if (await reads.tryWatch(request, req, res)) {
+        countServed(request, 'cache');
+        metrics?.answeredIn(request.typeName, String(res.getHeader('content-type') ?? ''));
+        return;
+      }
+      cached = await reads.tryServe(request, { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] }, gone.signal);
+    } catch (error) {
+      // Never a client's failure: the apiserver answers instead.
+      log.warn({ err: error }, 'serving from the cache failed; passing through');
+    } finally {
+      res.off('close', onClose);
+    }
+    if (gone.signal.aborted || res.headersSent) {
+      // Never written: no socket holds its pieces.
+      cached?.written?.(true);
+      // A failure after the cache began to answer: the client re-requests; no second answer.
+      if (res.headersSent) res.destroy();
+      return;
+    }
+    if (cached === undefined) {
+      countServed(request, 'apiserver');
+      return passThrough(options.client, req, res, undefined, as);
+    }
+    countServed(request, 'cache');
+    metrics?.answeredIn(request.typeName, cached.headers['content-type'] ?? '');
+    log.debug({ servedFrom: 'cache' }, 'served from cache');
+    res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
+    await writeBody(res, cached);
+  };
+  // Fastify refuses a body's Content-Type on its own before any handler (a QUERY without one, one
+  // it cannot parse) with a JSON error of its own. The proxy never parses bodies: such a request
+  // is the apiserver's to answer (405 for QUERY, its 415 Status), as any other. Other errors keep
+  // Fastify's default handling.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (!CONTENT_TYPE_REFUSALS.has(error.code)) throw error;
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
+  // No onRequest hook runs for a path the router rejected: the filter is applied here.
+  routeUndecodable = (req, res, log) => {
+    if (options.filter !== undefined) {
+      const decision = filterRequest(options.filter, req.method ?? '', req.url ?? '/', req.headers.host ?? '', req.headers.origin);
+      logFilterDecision(log, decision);
+      if (decision.kind !== 'accept') {
+        const { statusCode, headers, body } = decision.answer;
+        res.writeHead(statusCode, headers);
+        res.end(body);
+        return Promise.resolve();
+      }
+    }
+    return handle(req, res, log);
+  };
+  app.all('/*', (request, reply) => {
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
+  app.all('/', (request, reply) => {
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
+  // Methods the router has no routes for (PROPFIND, ...): the apiserver's to answer as well,
+  // never the framework's own 404 body.
+  app.setNotFoundHandler((request, reply) => {
+    reply.hijack();
+    return handle(request.raw, reply.raw, request.log);
+  });
+  return app;
+}

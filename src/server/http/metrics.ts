@@ -1,0 +1,288 @@
+/**
+ * The proxy's own metrics (prom-client), served at the proxy's /metrics beside the informers'
+ * and workqueues' metrics registered on the same registry. They answer the questions an
+ * operator asks of a cache: how much of the read load it took off the apiserver
+ * (served_from="cache" against "apiserver"), and what the consistency probes cost.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacherMetrics } from '../../cache/cacher.ts';
+import type { MemoryBudget } from '../../cache/memory-budget.ts';
+import type { CollectionValve } from '../../cache/collection-valve.ts';
+import { piecePoolBytes } from '../../cache/piece-writer.ts';
+import type { DelegatorMetrics } from '../../cache/delegator.ts';
+import { noopDelegatorMetrics } from '../../cache/delegator.ts';
+
+export type ServedFrom = 'cache' | 'apiserver';
+
+export interface ProxyMetrics {
+  readonly registry: Registry;
+  /** One request answered; `resource` is '' for non-resource paths. */
+  served(verb: string, resource: string, from: ServedFrom): void;
+  /** One answer from the cache, by the Content-Type it was written in (a set the proxy itself writes: JSON, protobuf, their watch forms). */
+  answeredIn(resource: string, contentType: string): void;
+  /** The read-decision and watch metrics of one resource's caches. */
+  delegator(resource: string): DelegatorMetrics;
+  /** Serves the memory budget's sizes and use, and the collection valve's collections (read at each scrape). */
+  memory(budget: MemoryBudget, valve?: CollectionValve): void;
+}
+
+/** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
+const KNOWN_VERBS = new Set([
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'proxy',
+  'head',
+  'options',
+  'post',
+  'put',
+  'connect',
+  'trace',
+]);
+/** `resource` or `resource.group`: DNS-1123 subdomain characters only. */
+const RESOURCE_NAME = /^[a-z0-9][a-z0-9.-]{0,252}$/;
+
+/** Distinct `resource` labels of the request counter; later ones are counted as "other". */
+const MAX_RESOURCE_LABELS = 256;
+
+export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetrics {
+  // process_* and nodejs_*: RSS, CPU, descriptors, heap spaces, GC, event-loop lag, as every Node
+  // service serves them, with prom-client's defaults (its 10 ms lag sampling included: Node's
+  // histogram counts the period in each sample, so another period would shift every figure).
+  collectDefaultMetrics({ register: registry });
+  const resources = new Set<string>();
+  const requests = new Counter({
+    name: 'kube_cache_proxy_requests_total',
+    help: 'Requests answered by the proxy, by verb, resource and whether the cache or the apiserver answered.',
+    labelNames: ['verb', 'resource', 'served_from'] as const,
+    registers: [registry],
+  });
+  const answers = new Counter({
+    name: 'kube_cache_proxy_cache_answers_total',
+    help: 'Answers from the cache by resource and the Content-Type they were written in (JSON, protobuf, protobuf;stream=watch).',
+    labelNames: ['resource', 'content_type'] as const,
+    registers: [registry],
+  });
+  const probes = new Counter({
+    name: 'kube_cache_proxy_consistency_probes_total',
+    help: 'Consistency probes (a zero-object RV-unset WatchList, or a LIST with limit=1 where WatchLists are refused) sent to the apiserver for RV-unset reads and freshness proofs, by resource.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+  const proofs = new Counter({
+    name: 'kube_cache_proxy_freshness_proofs_total',
+    help: 'Freshness proofs of quiet caches (a zero-object WatchList, then at most a 3 s watch from the cache RV), by resource and result (proven, or why not).',
+    labelNames: ['resource', 'result'] as const,
+    registers: [registry],
+  });
+  const staleness = new Histogram({
+    name: 'kube_cache_proxy_read_staleness_seconds',
+    help: 'RV-unset reads answered from the cache: seconds since the cache last proved progress (an event, a bookmark, or a freshness proof as of when it asked), by resource.',
+    labelNames: ['resource'] as const,
+    // From a watch delivery (milliseconds) to the default bound (75 s: one bookmark period plus margin).
+    buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 75, 120],
+    registers: [registry],
+  });
+  const passedThrough = new Counter({
+    name: 'kube_cache_proxy_consistency_pass_through_total',
+    help: 'RV-unset reads the cache could not answer within its consistency mode, passed to the apiserver, by resource and reason.',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [registry],
+  });
+  const labelNames = ['resource'] as const;
+  const watchers = new Gauge({
+    name: 'kube_cache_proxy_watchers',
+    help: 'Client watches served from the cache, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const events = new Counter({
+    name: 'kube_cache_proxy_watch_cache_events_total',
+    help: 'Changes received by the watch cache (each serialized once, whatever the number of watchers), by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const framesSent = new Counter({
+    name: 'kube_cache_proxy_watch_events_sent_total',
+    help: 'Watch events written to clients, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const bytesSent = new Counter({
+    name: 'kube_cache_proxy_watch_sent_bytes_total',
+    help: 'Bytes of watch events written to clients, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const closedSlow = new Counter({
+    name: 'kube_cache_proxy_watchers_closed_slow_total',
+    help: 'Client watches closed because their connection stayed backed up past the per-watcher buffer, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const capacity = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_capacity',
+    help: 'Capacity of the event window, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const size = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_size',
+    help: 'Events held in the event window, by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const oldest = new Gauge({
+    name: 'kube_cache_proxy_watch_cache_oldest_resource_version',
+    help: 'The resourceVersion of the oldest event in the window (a watch from an older one gets 410), by resource.',
+    labelNames,
+    registers: [registry],
+  });
+  const cacher = (resource: string): CacherMetrics => {
+    const l = { resource };
+    return {
+      // The cachers report each start (+1) and end (-1): the gauge adds them up.
+      watchers: (delta) => {
+        watchers.inc(l, delta);
+      },
+      events: (count) => {
+        events.inc(l, count);
+      },
+      sent: (bytes) => {
+        framesSent.inc(l);
+        bytesSent.inc(l, bytes);
+      },
+      closedSlow: () => {
+        closedSlow.inc(l);
+      },
+      window: (cap, held, oldestRv) => {
+        capacity.set(l, cap);
+        size.set(l, held);
+        if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
+      },
+    };
+  };
+  return {
+    registry,
+    memory: (budget, valve) => {
+      memoryMetrics(registry, budget, valve);
+    },
+    delegator(resource) {
+      return {
+        probe: () => {
+          probes.inc({ resource });
+        },
+        staleness: (seconds) => {
+          staleness.observe({ resource }, seconds);
+        },
+        passedThrough: (reason) => {
+          passedThrough.inc({ resource, reason });
+        },
+        proof: (result) => {
+          proofs.inc({ resource, result });
+        },
+        cacher: cacher(resource),
+      };
+    },
+    answeredIn(resource, contentType) {
+      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
+      if (!resources.has(resource) && resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
+      answers.inc({ resource, content_type: contentType });
+    },
+    served(verb, resource, from) {
+      // Labels come from request paths and methods, the client's to choose: only names a type or a
+      // verb can have become label values, and a bounded set of them, so invented ones cannot grow it.
+      if (!KNOWN_VERBS.has(verb)) verb = 'other';
+      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
+      if (!resources.has(resource)) {
+        if (resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
+        else resources.add(resource);
+      }
+      requests.inc({ verb, resource, served_from: from });
+    },
+  };
+}
+
+/** The memory budget's gauges and counters (memory-budget.ts), each read when scraped. */
+function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: CollectionValve | undefined): void {
+  const { sizes } = budget;
+  const source = budget.limitSource;
+  new Gauge({
+    name: 'kube_cache_proxy_memory_limit_bytes',
+    help: 'The memory limit the budget follows (--memory-limit, or the cgroup: memory.max, memory.limit_in_bytes), by where it was read; absent when none is known.',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    collect() {
+      if (sizes.limitBytes !== undefined && source !== undefined) this.set({ source }, sizes.limitBytes);
+    },
+  });
+  const uses = {
+    bodies: { budget: sizes.bodiesBytes, used: () => budget.bodies.used() },
+    piece_pool: { budget: sizes.piecePoolBytes, used: piecePoolBytes },
+    unsent_watch: { budget: sizes.unsentWatchBytes, used: () => budget.unsentWatchBytes() },
+    objects: { budget: sizes.objectsBytes, used: () => budget.measureObjects() },
+  };
+  new Gauge({
+    name: 'kube_cache_proxy_memory_budget_bytes',
+    help: 'What the proxy may hold, by use: response bodies made from the cache, pooled LIST pieces, unsent watch bytes, cached objects (estimated); absent where unbounded (no limit known).',
+    labelNames: ['use'] as const,
+    registers: [registry],
+    collect() {
+      for (const [use, { budget: bytes }] of Object.entries(uses)) if (Number.isFinite(bytes)) this.set({ use }, bytes);
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_memory_used_bytes',
+    help: 'What the proxy holds, by use (as kube_cache_proxy_memory_budget_bytes; objects: an estimate from their JSON bytes).',
+    labelNames: ['use'] as const,
+    registers: [registry],
+    collect() {
+      for (const [use, { used }] of Object.entries(uses)) this.set({ use }, Math.round(used()));
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_memory_pressure',
+    help: '1 while the cached objects are near their budget: new caches are refused and their reads passed through.',
+    registers: [registry],
+    collect() {
+      this.set(budget.underPressure() ? 1 : 0);
+    },
+  });
+  let collected = 0;
+  new Counter({
+    name: 'kube_cache_proxy_memory_collections_total',
+    help: 'Full garbage collections the proxy made because its anonymous memory neared the limit (collection-valve.ts).',
+    registers: [registry],
+    collect() {
+      const now = valve?.collections() ?? 0;
+      this.inc(now - collected);
+      collected = now;
+    },
+  });
+  const refused = { cache: 0, body: 0 };
+  new Counter({
+    name: 'kube_cache_proxy_memory_refused_total',
+    help: 'What the memory budget refused: a new cache (cache), or room for a response body after waiting (body); the reads went to the apiserver.',
+    labelNames: ['what'] as const,
+    registers: [registry],
+    collect() {
+      const now = { cache: budget.refusedCaches(), body: budget.passedThrough() };
+      this.inc({ what: 'cache' }, now.cache - refused.cache);
+      this.inc({ what: 'body' }, now.body - refused.body);
+      Object.assign(refused, now);
+    },
+  });
+}
+
+/** No metrics (tests and embedders that do not scrape). */
+export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
+  served: () => undefined,
+  answeredIn: () => undefined,
+  memory: () => undefined,
+  delegator: () => noopDelegatorMetrics,
+};

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { negotiateRead, parseAccept, parseGoFloat32, prettyByRequest } from '../../../src/request/negotiation.ts';
+
+const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+const METADATA_CLIENT =
+  'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const TYPED_PROTOBUF = 'application/vnd.kubernetes.protobuf, */*';
+const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+test('negotiateRead: what the apiserver would answer in plain JSON, the cache answers', () => {
+  for (const accept of [
+    undefined,
+    '',
+    'application/json',
+    '*/*',
+    '*',
+    'application/*',
+    BROWSER,
+    'application/json;q=0',
+    'application/json;stream=watch',
+    'application/json, application/yaml',
+  ]) {
+    assert.deepEqual(negotiateRead(accept, true), { kind: 'json', pretty: false }, String(accept));
+  }
+  assert.deepEqual(negotiateRead('application/json;pretty=1', true), { kind: 'json', pretty: true });
+  assert.deepEqual(
+    negotiateRead('application/json;charset=utf-8', true),
+    { kind: 'json', pretty: false },
+    'unknown parameters are ignored',
+  );
+});
+
+test('negotiateRead: YAML and the unacceptable go to the apiserver', () => {
+  for (const accept of [
+    'application/yaml',
+    'application/yaml, application/json',
+    'application/json;q=0.5, application/yaml',
+    'text/plain',
+    'application/yaml;stream=watch',
+  ]) {
+    assert.deepEqual(negotiateRead(accept, true), { kind: 'apiserver' }, accept);
+  }
+});
+
+test('negotiateRead: client-go’s metadata client gets PartialObjectMetadata(List) in protobuf, its first choice; in JSON when asked first', () => {
+  assert.deepEqual(negotiateRead(METADATA_CLIENT, true), { kind: 'metadata', version: 'v1', list: true, pretty: false, protobuf: true });
+  assert.deepEqual(negotiateRead('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json', true), {
+    kind: 'metadata',
+    version: 'v1beta1',
+    list: false,
+    pretty: false,
+    protobuf: false,
+  });
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1,application/json', true),
+    { kind: 'metadata', version: 'v1', list: false, pretty: false, protobuf: true },
+    'protobuf is never indented',
+  );
+});
+
+test('negotiateRead: kubectl get gets a JSON Table, v1 or v1beta1 as asked first', () => {
+  assert.deepEqual(negotiateRead(KUBECTL_GET, true), { kind: 'table', version: 'v1', pretty: false });
+  assert.deepEqual(negotiateRead('application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json', true), {
+    kind: 'table',
+    version: 'v1beta1',
+    pretty: false,
+  });
+  assert.deepEqual(negotiateRead('application/yaml;as=Table;v=v1;g=meta.k8s.io', true), { kind: 'apiserver' }, 'a YAML Table');
+});
+
+test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skips it', () => {
+  // as=Table without g and v, or in another group: not a conversion the endpoint does; the next clause decides.
+  assert.deepEqual(negotiateRead('application/json;as=Table, application/json', true), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead('application/json;as=Table;g=apps;v=v1, application/json', true), { kind: 'json', pretty: false });
+  // A Table in protobuf is not served: the JSON Table after it is the apiserver's choice.
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1, application/json;as=Table;g=meta.k8s.io;v=v1', true),
+    { kind: 'table', version: 'v1', pretty: false },
+  );
+});
+
+test('negotiateRead: client-go typed clients get protobuf for built-in types, JSON for custom resources (which have none)', () => {
+  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, true), { kind: 'protobuf' });
+  assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', true), { kind: 'protobuf' }, 'protobuf alone');
+  assert.deepEqual(negotiateRead(TYPED_PROTOBUF, false), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', false), { kind: 'apiserver' }, '406 for a custom resource');
+});
+
+test('parseAccept: preference order as goautoneg sorts it, quirks included (Go insertion-sorts with a Less that is no strict order)', () => {
+  const order = parseAccept('*/*;q=0.8, text/*, application/json;q=0.9, application/yaml').map((c) => `${c.type}/${c.subType}`);
+  // application/json (q=0.9) before text/* (q=1): Go's Less puts a specific subtype before a wildcard whatever the q.
+  assert.deepEqual(order, ['application/yaml', 'application/json', 'text/*', '*/*']);
+  assert.deepEqual(
+    parseAccept('application, a/b/c, application/json;q=x').map((c) => `${c.type}/${c.subType}:${String(c.q)}`),
+    ['application/json:0'],
+  );
+});
+
+test('prettyByRequest: ?pretty= as strconv.ParseBool, else curl, Wget and browsers', () => {
+  const q = (s: string): URLSearchParams => new URLSearchParams(s);
+  assert.equal(prettyByRequest(q(''), 'curl/8.5.0'), true);
+  assert.equal(prettyByRequest(q(''), 'Wget/1.21'), true);
+  assert.equal(prettyByRequest(q(''), 'Mozilla/5.0 (X11; Linux x86_64)'), true);
+  assert.equal(prettyByRequest(q(''), 'kubectl/v1.37.2'), false);
+  assert.equal(prettyByRequest(q(''), undefined), false);
+  for (const v of ['1', 't', 'T', 'true', 'TRUE', 'True']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'go'), true, v);
+  for (const v of ['0', 'false', 'yes', 'xyz']) assert.equal(prettyByRequest(q(`pretty=${v}`), 'curl/8'), false, v);
+  assert.equal(prettyByRequest(q('pretty='), 'curl/8'), true, 'an empty value leaves it to the User-Agent');
+});
+
+test('negotiateRead: goautoneg’s parsing to the letter (cases the apiserver was asked, each answered as it answered)', () => {
+  const table = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+  // A parameter without a value is dropped: `q=` leaves q at 1, `as=` asks for nothing.
+  assert.deepEqual(negotiateRead(`application/json;q=,${table};q=0.5`, true), { kind: 'json', pretty: false });
+  assert.deepEqual(negotiateRead(`application/json;as=,${table}`, true), { kind: 'json', pretty: false });
+  // sv=v1 is the meta group's version: allowed.
+  assert.deepEqual(negotiateRead(`application/json;sv=v1, ${table}`, true), { kind: 'json', pretty: false });
+  // ParseFloat reads Inf.
+  assert.deepEqual(negotiateRead(`${table};q=0.9,application/json;q=Inf`, true), { kind: 'json', pretty: false });
+  // Only spaces are trimmed: a tab makes `\tapplication/json` another type, and `\tg` another parameter.
+  assert.deepEqual(negotiateRead('text/html,\tapplication/json', true), { kind: 'apiserver' });
+  assert.deepEqual(negotiateRead('application/json;as=Table;\tg=meta.k8s.io;v=v1, application/json', true), {
+    kind: 'json',
+    pretty: false,
+  });
+  // Past 12 clauses Go's sort is another algorithm: the apiserver decides.
+  const thirteen =
+    'text/html;q=0.5,image/png;q=0.1,application/yaml;q=0.5,image/png;q=0.9,image/png;q=0.5,*/*,*/*,*/*;q=0.1,text/plain,text/plain;q=0.5,*/*,image/png,text/html;q=0.9';
+  assert.deepEqual(negotiateRead(thirteen, true), { kind: 'apiserver' });
+  // A custom resource's metadata in protobuf is served (conversions have protobuf): not the plain JSON after it.
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json', false),
+    { kind: 'metadata', version: 'v1', list: true, pretty: false, protobuf: true },
+  );
+});
+
+test('parseGoFloat32: strconv.ParseFloat(s, 32) with its error ignored', () => {
+  assert.equal(parseGoFloat32('0.5'), 0.5);
+  assert.equal(parseGoFloat32('Inf'), Infinity);
+  assert.equal(parseGoFloat32('-infinity'), -Infinity);
+  assert.ok(Number.isNaN(parseGoFloat32('NaN')));
+  assert.equal(parseGoFloat32('1e39'), Infinity, 'out of float32 range');
+  assert.equal(parseGoFloat32('0x1p-2'), 0.25);
+  assert.equal(parseGoFloat32('0x1_0p0'), 16);
+  assert.equal(parseGoFloat32(' 0.5'), 0, 'not trimmed');
+  assert.equal(parseGoFloat32('1_0'), 0, 'underscores only after a base prefix');
+  assert.equal(parseGoFloat32(''), 0);
+});

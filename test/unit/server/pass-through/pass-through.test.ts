@@ -1,0 +1,64 @@
+/**
+ * The headers a passed-through request carries upstream, by whose identity it goes as: the
+ * proxy's (sidecar mode), the proxy's impersonating a certificate's user, or the client's own.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { asksImpersonation, requestHeadersForUpstream } from '../../../../src/server/pass-through/pass-through.ts';
+
+const TOKEN_PROTOCOL = 'base64url.bearer.authorization.k8s.io.c2VjcmV0';
+
+const client = {
+  accept: 'application/json',
+  authorization: 'Basic c29tZW9uZTpzZWNyZXQ=',
+  cookie: 'session=secret',
+  'impersonate-user': 'alice',
+  'impersonate-extra-scopes': 'view',
+  'sec-websocket-protocol': `v5.channel.k8s.io,${TOKEN_PROTOCOL} , v4.channel.k8s.io`,
+  connection: 'Upgrade, x-hop',
+  'x-hop': 'by hop',
+  upgrade: 'websocket',
+} as const;
+
+test('upstream headers as the proxy (sidecar): no Authorization, cookie or subprotocol token; Impersonate-* and the other protocols go on', () => {
+  assert.deepEqual(requestHeadersForUpstream(client), {
+    accept: 'application/json',
+    'impersonate-user': 'alice',
+    'impersonate-extra-scopes': 'view',
+    'sec-websocket-protocol': 'v5.channel.k8s.io, v4.channel.k8s.io',
+  });
+  assert.deepEqual(requestHeadersForUpstream({ ...client, 'sec-websocket-protocol': TOKEN_PROTOCOL })['sec-websocket-protocol'], undefined);
+  // Without a token, the client's protocols go exactly as it wrote them.
+  assert.equal(requestHeadersForUpstream({ 'sec-websocket-protocol': 'a,b ,  c' })['sec-websocket-protocol'], 'a,b ,  c');
+  // The prefix is case-sensitive, as the apiserver reads it.
+  assert.equal(
+    requestHeadersForUpstream({ 'sec-websocket-protocol': 'Base64url.bearer.authorization.k8s.io.x' })['sec-websocket-protocol'],
+    'Base64url.bearer.authorization.k8s.io.x',
+  );
+});
+
+test("upstream headers as the proxy impersonating a certificate's user: the client's Impersonate-* are dropped too", () => {
+  const as = { kind: 'impersonate', username: 'carol', uid: '', groups: [], extra: {} } as const;
+  assert.deepEqual(requestHeadersForUpstream(client, as), {
+    accept: 'application/json',
+    'sec-websocket-protocol': 'v5.channel.k8s.io, v4.channel.k8s.io',
+  });
+});
+
+test('upstream headers as the client (shared mode, its own token or none): everything but hop-by-hop fields and the Authorization the upstream client sets', () => {
+  for (const as of [{ kind: 'bearer', authorization: 'Bearer mine' } as const, { kind: 'anonymous' } as const]) {
+    assert.deepEqual(requestHeadersForUpstream(client, as), {
+      accept: 'application/json',
+      cookie: 'session=secret',
+      'impersonate-user': 'alice',
+      'impersonate-extra-scopes': 'view',
+      'sec-websocket-protocol': client['sec-websocket-protocol'],
+    });
+  }
+});
+
+test('asksImpersonation: any Impersonate-* header', () => {
+  assert.equal(asksImpersonation({ 'impersonate-uid': '1' }), true);
+  assert.equal(asksImpersonation({ 'impersonate-extra-x': 'y' }), true);
+  assert.equal(asksImpersonation({ accept: '*/*', 'x-impersonate-user': 'a' }), false);
+});

@@ -1,0 +1,595 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { newCachedReads } from '../../../../src/server/serving/cached-reads.ts';
+import type { CachedReads, CachedResponse } from '../../../../src/server/serving/cached-reads.ts';
+import { parseRequest } from '../../../../src/request/parsed-request.ts';
+import type { ReadConsistency } from '../../../../src/cache/consistency.ts';
+import { newConsistencyPolicy, newReadYourWrites } from '../../../../src/cache/consistency.ts';
+import { delegatorFactory } from '../../../../src/cache/delegator.ts';
+import type { ProofOutcome } from '../../../../src/cache/delegator.ts';
+import type { OrderedView } from '../../../../src/cache/ordered-map.ts';
+import { newOrderedMap } from '../../../../src/cache/ordered-map.ts';
+import { decodeContinue } from '../../../../src/request/continue-token.ts';
+import { selectableFieldsFor } from '../../../../src/cache/selectable-fields.ts';
+import type { WatchCache } from '../../../../src/cache/watch-cache.ts';
+import type { CachedResourceSpec } from '../../../../src/cache/cached-resources.ts';
+import { listItemBytes } from '../../../../src/cache/watch-cache.ts';
+import type { KubeObject } from '../../../../src/informer/object.ts';
+import { decodeObject } from '../../../../src/informer/object.ts';
+import { newSharedLists } from '../../../../src/server/serving/shared-lists.ts';
+import { newByteBudget, newMemoryBudget } from '../../../../src/cache/memory-budget.ts';
+import type { MemoryBudget as Budget } from '../../../../src/cache/memory-budget.ts';
+import { FakeClock } from '../../../helpers/fake-clock.ts';
+import { jsonResponse, newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
+import { CONFIGMAPS } from '../../../helpers/resource-specs.ts';
+import { recordProofOutcomes } from '../../../helpers/proof-outcomes.ts';
+
+function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
+  const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };
+  return decodeObject(Buffer.from(JSON.stringify(json)));
+}
+
+/** A watch cache over a fixed list at a settable RV; snapshots are kept of every RV it was at. */
+interface FakeCache extends WatchCache {
+  rv: bigint;
+  /** The upstream watch is open. */
+  open: boolean;
+  /** When the watch last said anything / last brought a change (performance.now() ms). */
+  progressAt: number;
+  changeAt: number;
+}
+
+function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec = CONFIGMAPS): FakeCache {
+  // Weighed as a watch cache weighs its objects: by their bytes as list items.
+  const ordered = newOrderedMap<KubeObject>(listItemBytes(spec));
+  ordered.replace(objects.map((o) => [o.key, o] as const));
+  const kept = new Map<bigint, OrderedView<KubeObject>>();
+  const cache: FakeCache = {
+    rv,
+    open: true,
+    progressAt: performance.now(),
+    changeAt: Number.NEGATIVE_INFINITY,
+    spec,
+    fields: selectableFieldsFor(spec.group, spec.resource, spec.namespaced),
+    namespace: undefined,
+    store: undefined as unknown as WatchCache['store'],
+    hasSynced: () => true,
+    resourceVersion: () => cache.rv,
+    waitUntilFresh: (want) => Promise.resolve(cache.rv >= want ? cache.rv : undefined),
+    get: (key) => ordered.get(key),
+    current: () => {
+      const view = ordered.snapshot();
+      kept.set(cache.rv, view);
+      return view;
+    },
+    snapshot: (want) => (want === cache.rv ? cache.current() : kept.get(want)),
+    indexed: () => undefined,
+    lastProgressAt: () => cache.progressAt,
+    lastChangeAt: () => cache.changeAt,
+    proven: (rv, at) => {
+      if (rv > cache.rv) cache.rv = rv;
+      if (at > cache.progressAt) cache.progressAt = at;
+    },
+    startedAfter: () => false,
+    watching: () => cache.open,
+    addListener: () => () => undefined,
+    bookmarkFrame: () => Buffer.alloc(0),
+    since: () => ({ kind: 'events', events: [] }),
+    windowStats: () => ({ capacity: 0, size: 0, oldest: undefined }),
+    held: () => ({ objects: ordered.size, bytes: ordered.weight() }),
+    inUse: () => false,
+    close: () => undefined,
+    isClosed: () => false,
+  };
+  return cache;
+}
+
+interface Reads {
+  readonly reads: CachedReads;
+  /** Paths of the consistency probes sent (zero-object WatchLists; LISTs with limit=1 where those are refused). */
+  readonly probes: readonly string[];
+  /** Freshness proofs: their outcomes so far, and the next one's. */
+  readonly proofs: { readonly outcomes: readonly ProofOutcome[]; readonly paths: readonly string[]; next(): Promise<ProofOutcome> };
+  /** GET `url` from the cache (undefined: passed through). */
+  readonly serve: (url: string) => Promise<CachedResponse | undefined>;
+  /** A write through the proxy answered `statusCode` with `body` (JSON). */
+  readonly wrote: (method: string, url: string, statusCode: number, body: unknown) => void;
+}
+
+/** A BOOKMARK watch line at `rv`, the initial-events-end one or not. */
+function bookmarkLine(rv: string, initialEventsEnd: boolean): string {
+  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: rv, ...annotations } } })}\n`;
+}
+
+/**
+ * Reads from `cache` through a delegator whose apiserver is at `probeRv` with no change of the
+ * type since the cache's RV: its probes answer `probeRv`, and a freshness proof's WatchList and
+ * probe watch answer bookmarks at it (`proofs: 'refused'`: the watches are refused, 503).
+ */
+function readsOver(
+  cache: WatchCache,
+  probeRv: string,
+  mode: ReadConsistency = 'bounded',
+  maxStalenessMs = 75_000,
+  proofs: 'quiet' | 'refused' = 'quiet',
+  memory?: MemoryBudget,
+): Reads {
+  const probes: string[] = [];
+  const proofPaths: string[] = [];
+  const upstream = newFakeUpstream({
+    respond: (request) => {
+      probes.push(request.path);
+      return jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: probeRv }, items: [] });
+    },
+    refuseWatch: (request) => {
+      // The zero-object WatchList is the consistency probe; a watch from an RV, a proof's second step.
+      (request.path.includes('sendInitialEvents=true') ? probes : proofPaths).push(request.path);
+      return proofs === 'refused' ? jsonResponse(503, { kind: 'Status', code: 503, reason: 'ServiceUnavailable' }) : undefined;
+    },
+    onWatch: (stream) => {
+      stream.write(bookmarkLine(probeRv, stream.path.includes('sendInitialEvents=true')));
+    },
+  });
+  const recorded = recordProofOutcomes();
+  const writes = newReadYourWrites();
+  const delegate = delegatorFactory({
+    client: upstream.client,
+    policy: newConsistencyPolicy({ mode, maxStalenessMs }),
+    writes,
+    freshnessWaitMs: 0,
+    metrics: recorded.metrics,
+  });
+  const delegator = delegate(cache);
+  const source = {
+    cacheFor: () => delegator,
+    cacheWhenSynced: () => Promise.resolve(delegator),
+    start: () => undefined,
+    synced: () => true,
+    checks: () => [],
+    held: () => ({ objects: 0, bytes: 0, windowEvents: 0 }),
+    stop: () => Promise.resolve(),
+  };
+  const reads = newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory, clock: memory.clock }) });
+  return {
+    reads,
+    probes,
+    proofs: { outcomes: recorded.outcomes, paths: proofPaths, next: recorded.next },
+    serve: (url) => reads.tryServe(parseRequest('GET', url), {}),
+    wrote: (method, url, statusCode, body) => {
+      reads.observeWrite(parseRequest(method, url), {
+        statusCode,
+        contentType: 'application/json',
+        contentEncoding: '',
+        body: Buffer.from(JSON.stringify(body)),
+      });
+    },
+  };
+}
+
+/** A memory budget whose response bodies may hold `bodiesBytes`, waits on `clock` (which the shared bodies' ages read too). */
+interface MemoryBudget extends Budget {
+  readonly clock: FakeClock;
+}
+
+function bodiesBudget(bodiesBytes: number, clock: FakeClock): MemoryBudget {
+  return { ...newMemoryBudget({ limit: undefined, clock }), bodies: newByteBudget(bodiesBytes, clock), clock };
+}
+
+interface ListJson {
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: { metadata: { name: string; namespace: string } }[];
+}
+
+/** The body's pieces, taken; their length is checked against the Content-Length announced. */
+function piecesOf(res: CachedResponse): Buffer[] {
+  const pieces = [...res.body];
+  assert.equal(
+    pieces.reduce((n, p) => n + p.length, 0),
+    res.length,
+    'the length announced',
+  );
+  return pieces;
+}
+
+function listOf(res: CachedResponse | undefined): ListJson {
+  assert.ok(res !== undefined, 'served from the cache');
+  assert.equal(res.statusCode, 200);
+  return JSON.parse(Buffer.concat(piecesOf(res)).toString()) as ListJson;
+}
+
+const names = (list: ListJson): string[] => list.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+
+const FIVE = [
+  configMap('b', 'x', { app: 'web' }),
+  configMap('a', 'z'),
+  configMap('a', 'y', { app: 'web' }),
+  configMap('b', 'w'),
+  configMap('a', 'x'),
+];
+
+test('cached reads: pages follow key order with the apiserver continue token and remainingItemCount', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100');
+  const first = listOf(await serve('/api/v1/configmaps?limit=2'));
+  assert.deepEqual(names(first), ['a/x', 'a/y']);
+  assert.equal(first.metadata.resourceVersion, '100');
+  assert.equal(first.metadata.remainingItemCount, 3);
+  const token = first.metadata.continue ?? '';
+  assert.deepEqual(decodeContinue(token, '/'), { fromKey: '/a/y\u0000', resourceVersion: 100 });
+  // The cache moves on; the next pages still read the state at 100.
+  cache.rv = 101n;
+  const second = listOf(await serve(`/api/v1/configmaps?limit=2&continue=${token}`));
+  assert.deepEqual(names(second), ['a/z', 'b/w']);
+  assert.equal(second.metadata.resourceVersion, '100');
+  const third = listOf(await serve(`/api/v1/configmaps?limit=2&continue=${second.metadata.continue ?? ''}`));
+  assert.deepEqual(names(third), ['b/x']);
+  assert.equal(third.metadata.continue, undefined, 'the last page has no continue');
+  assert.equal(third.metadata.remainingItemCount, undefined);
+});
+
+test('cached reads: a namespace pages within its own keys; a selector gives no remainingItemCount', async () => {
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  const ns = listOf(await serve('/api/v1/namespaces/a/configmaps?limit=2'));
+  assert.deepEqual(names(ns), ['a/x', 'a/y']);
+  assert.equal(ns.metadata.remainingItemCount, 1);
+  assert.deepEqual(decodeContinue(ns.metadata.continue ?? '', '/a/'), { fromKey: '/a/y\u0000', resourceVersion: 100 });
+  const rest = listOf(await serve(`/api/v1/namespaces/a/configmaps?limit=2&continue=${ns.metadata.continue ?? ''}`));
+  assert.deepEqual(names(rest), ['a/z']);
+  const selected = listOf(await serve('/api/v1/configmaps?limit=1&labelSelector=app%3Dweb'));
+  assert.deepEqual(names(selected), ['a/y']);
+  assert.equal(selected.metadata.remainingItemCount, undefined, 'unknown with a selector (PrepareContinueToken)');
+  assert.ok(selected.metadata.continue !== undefined, 'more items follow, matching or not');
+});
+
+test('cached reads: RV=0 ignores the limit; Exact and unknown snapshots are passed through', async () => {
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  const all = listOf(await serve('/api/v1/configmaps?resourceVersion=0&limit=2'));
+  assert.equal(all.items.length, 5);
+  assert.equal(all.metadata.continue, undefined);
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&resourceVersionMatch=Exact'), undefined);
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&limit=2'), undefined, 'RV=N + limit is Exact');
+  assert.ok((await serve('/api/v1/configmaps?resourceVersion=100&resourceVersionMatch=Exact')) !== undefined);
+  assert.ok((await serve('/api/v1/configmaps?resourceVersion=99')) !== undefined, 'not older than 99');
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=101'), undefined, 'ahead of the cache');
+  const foreign = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 42, start: 'a/x' })).toString('base64url');
+  assert.equal(await serve(`/api/v1/configmaps?limit=2&continue=${foreign}`), undefined, 'no snapshot at 42');
+  assert.equal(await serve('/api/v1/configmaps?continue=garbage'), undefined, 'the apiserver words it');
+});
+
+test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items without their TypeMeta', async () => {
+  const many = Array.from({ length: 300 }, (_, i) => {
+    const json = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: `cm-${String(i).padStart(3, '0')}`, namespace: 'a', resourceVersion: '5' },
+      data: { v: 'x'.repeat(500) },
+    };
+    return decodeObject(Buffer.from(JSON.stringify(json)));
+  });
+  const { serve } = readsOver(fakeCache(many, 100n), '100');
+  const res = await serve('/api/v1/configmaps?resourceVersion=0');
+  assert.ok(res !== undefined);
+  const pieces = piecesOf(res);
+  assert.ok(pieces.length >= 3 && pieces.length <= 4, `${String(pieces.length)} pieces for ${String(res.length)} bytes`);
+  const text = Buffer.concat(pieces).toString();
+  const list = JSON.parse(text) as { items: { kind?: string; metadata: { name: string } }[] };
+  assert.equal(list.items.length, 300);
+  assert.equal(list.items[299]?.metadata.name, 'cm-299');
+  assert.ok(
+    list.items.every((item) => item.kind === undefined),
+    'typed list items carry no kind',
+  );
+  assert.ok(
+    text.startsWith('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"cm-000"'),
+  );
+});
+
+test('cached reads: whole LISTs at one RV share one body; a new RV, a selector or a page gets its own', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100');
+  const first = await serve('/api/v1/configmaps');
+  const second = await serve('/api/v1/configmaps');
+  assert.ok(first !== undefined && second !== undefined);
+  assert.equal(piecesOf(first)[0], piecesOf(second)[0], 'the same bytes, not a copy');
+  assert.equal(piecesOf((await serve('/api/v1/configmaps?resourceVersion=0')) ?? first)[0], piecesOf(first)[0], 'RV=0 too');
+  const inA = await serve('/api/v1/namespaces/a/configmaps');
+  assert.ok(inA !== undefined);
+  assert.deepEqual(names(listOf(inA)), ['a/x', 'a/y', 'a/z']);
+  assert.equal(piecesOf(inA)[0], piecesOf((await serve('/api/v1/namespaces/a/configmaps')) ?? first)[0], 'per namespace');
+  assert.notEqual(piecesOf(inA)[0], piecesOf(first)[0]);
+  // The next RV: a body of its own, at that RV, for an RV-unset LIST.
+  cache.rv = 101n;
+  const later = await serve('/api/v1/configmaps');
+  assert.equal(listOf(later).metadata.resourceVersion, '101');
+  assert.notEqual(piecesOf(later ?? first)[0], piecesOf(first)[0]);
+  // Selected or paged: made for the request, in pooled pieces.
+  for (const url of [
+    '/api/v1/configmaps?labelSelector=app%3Dweb',
+    '/api/v1/configmaps?limit=2',
+    '/api/v1/configmaps?fieldSelector=metadata.name%3Dx',
+  ]) {
+    const one = await serve(url);
+    const two = await serve(url);
+    assert.ok(one !== undefined && two !== undefined, url);
+    assert.notEqual(piecesOf(one)[0], piecesOf(two)[0], url);
+  }
+});
+
+test('pooled pieces: a per-request body goes back to the pool once written whole; a shared body once dropped and written by all its readers; never after a write cut short', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100');
+  const buffersOf = (res: CachedResponse | undefined): Set<ArrayBufferLike> => {
+    assert.ok(res !== undefined);
+    return new Set(piecesOf(res).map((p) => p.buffer));
+  };
+  /** Whether the next per-request body is made in memory from `buffers` (the pool gives the last piece given back first). */
+  const reused = async (buffers: Set<ArrayBufferLike>): Promise<boolean> => {
+    const next = await serve('/api/v1/configmaps?limit=2');
+    const hit = [...buffersOf(next)].some((b) => buffers.has(b));
+    next?.written?.(false);
+    return hit;
+  };
+
+  const cut = await serve('/api/v1/configmaps?labelSelector=app%3Dweb');
+  const cutBuffers = buffersOf(cut);
+  cut?.written?.(false);
+  assert.equal(await reused(cutBuffers), false, 'a write cut short may still hold its pieces');
+  const whole = await serve('/api/v1/configmaps?labelSelector=app%3Dweb');
+  const wholeBuffers = buffersOf(whole);
+  whole?.written?.(true);
+  assert.equal(await reused(wholeBuffers), true, 'written whole: back to the pool');
+
+  const reader = await serve('/api/v1/configmaps');
+  const other = await serve('/api/v1/configmaps');
+  const sharedBuffers = buffersOf(reader);
+  assert.ok(reader !== undefined && other !== undefined);
+  reader.written?.(true);
+  other.written?.(true);
+  assert.equal(await reused(sharedBuffers), false, 'kept for the next readers');
+  const last = await serve('/api/v1/configmaps');
+  cache.rv = 101n;
+  await serve('/api/v1/configmaps'); // a body at the next RV replaces it
+  assert.equal(await reused(sharedBuffers), false, 'dropped, but a response still writes it');
+  last?.written?.(true);
+  assert.equal(await reused(sharedBuffers), true, 'dropped and written by all: back to the pool');
+
+  const cutShared = await serve('/api/v1/namespaces/a/configmaps');
+  const cutSharedBuffers = buffersOf(cutShared);
+  cutShared?.written?.(false);
+  cache.rv = 102n;
+  await serve('/api/v1/namespaces/a/configmaps');
+  assert.equal(await reused(cutSharedBuffers), false, 'a shared body one write cut short is left to the collector');
+});
+
+test('shared LIST bodies: an RV=0 LIST may get one up to a second old, labelled with its own RV; an RV-unset LIST never; bodies are made lazily, once', () => {
+  const clock = new FakeClock();
+  const shared = newSharedLists({ clock, maxBytes: 1_000 });
+  const cache = fakeCache(FIVE, 100n);
+  let made = 0;
+  const pieces = function* (): Generator<Buffer> {
+    for (const text of ['{"a":', '1}']) {
+      made++;
+      yield Buffer.from(text);
+    }
+  };
+  const body = shared.keep(cache, '', 100n, 7, pieces());
+  assert.ok(body !== undefined);
+  assert.equal(made, 0, 'nothing made before it is read');
+  const reader: Iterator<Buffer> = body[Symbol.iterator]();
+  const firstPiece = reader.next();
+  assert.equal(firstPiece.done === true ? undefined : firstPiece.value.toString(), '{"a":');
+  assert.equal(made, 1);
+  assert.equal(Buffer.concat([...body]).toString(), '{"a":1}', 'a second reader reads what the first made, and makes the rest');
+  assert.equal(Buffer.concat([...body]).toString(), '{"a":1}');
+  assert.equal(made, 2, 'each piece made once');
+  assert.equal(shared.find(cache, '', 100n, false), body);
+  assert.equal(shared.find(cache, '', 101n, false), undefined, 'RV unset: the current RV only');
+  assert.equal(shared.find(cache, '', 101n, true), body, 'RV=0: any RV, if recent');
+  clock.step(1_001);
+  assert.equal(shared.find(cache, '', 101n, true), undefined, 'older than a second');
+  assert.equal(shared.keep(cache, '', 102n, 2_000, pieces()), undefined, 'larger than all bodies may hold: made per request');
+  assert.equal(shared.find(cache, 'ns', 100n, false), undefined, 'per scope');
+});
+
+test('shared LIST bodies: a body is kept while a response reads it, and dropped a second after its last use', () => {
+  const clock = new FakeClock();
+  const shared = newSharedLists({ clock });
+  const cache = fakeCache(FIVE, 100n);
+  const pieces = Array.from({ length: 200 }, (_, i) => Buffer.from(String(i)));
+  const body = shared.keep(cache, '', 100n, 490, pieces);
+  assert.ok(body !== undefined);
+  const reader = body[Symbol.iterator]();
+  // A slow response: 10 pieces a second, for longer than the idle time.
+  for (let i = 0; i < 150; i++) {
+    reader.next();
+    clock.step(100);
+  }
+  assert.equal(shared.find(cache, '', 100n, false), body, 'still in use after 15 s of reading');
+  while (reader.next().done !== true) clock.step(100);
+  clock.step(900);
+  assert.equal(shared.find(cache, '', 100n, false), body, 'within a second of the last read');
+  clock.step(1_100);
+  assert.equal(shared.find(cache, '', 100n, false), undefined, 'a second after its last use');
+});
+
+test('cached reads: a path the apiserver would not route as written is passed through', async () => {
+  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200, 'the premise: the clean path is served');
+  for (const path of [
+    '//api/v1/configmaps',
+    '/api//v1/configmaps',
+    '/api/v1/configmaps/',
+    '/api/v1/./configmaps',
+    '/api/v1/namespaces/a/configmaps/x/..',
+  ]) {
+    assert.equal(await serve(path), undefined, path);
+  }
+});
+
+test('cached reads, strong: an RV-unset GET passes straight through; a LIST is served once the probe shows the cache fresh', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const fresh = readsOver(cache, '100', 'strong');
+  assert.equal(await fresh.serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver reads etcd for it too');
+  assert.deepEqual(fresh.probes, [], 'no probe for a GET');
+  assert.equal(await fresh.serve('/api/v1/configmaps'), undefined, 'a quiet type: passed through without a probe');
+  assert.deepEqual(fresh.probes, []);
+  cache.changeAt = performance.now();
+  assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, 'changes in flight: probed, and fresh');
+  assert.equal(fresh.probes.length, 1);
+  assert.match(fresh.probes.join(), /^\/api\/v1\/configmaps\?watch=1&labelSelector=[^&]+&resourceVersionMatch=NotOlderThan&/);
+  const behind = readsOver(cache, '120', 'strong');
+  assert.equal(await behind.serve('/api/v1/configmaps'), undefined, 'the apiserver is ahead: passed through');
+  assert.equal(behind.probes.length, 1);
+});
+
+test('cached reads, strong: concurrent RV-unset LISTs share probes', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  cache.changeAt = performance.now();
+  const { serve, probes } = readsOver(cache, '100', 'strong');
+  const answers = await Promise.all(Array.from({ length: 50 }, () => serve('/api/v1/configmaps')));
+  assert.ok(answers.every((a) => a?.statusCode === 200));
+  assert.ok(probes.length <= 2, `50 reads, ${String(probes.length)} probes`);
+});
+
+test('cached reads, bounded: served without a probe while the watch is open and recently heard from', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, probes, proofs } = readsOver(cache, '100', 'bounded', 1000);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
+  cache.open = false;
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'the watch is down: passed through');
+  assert.equal((await serve('/api/v1/configmaps?resourceVersion=0'))?.statusCode, 200, 'RV=0 reads any state, as from the apiserver');
+  cache.open = true;
+  assert.deepEqual(probes, []);
+  assert.deepEqual(proofs.outcomes, [], 'heard from within the bound: no proof');
+});
+
+test('cached reads, bounded: a read past the bound waits for one proof; fifty such reads share it', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, probes, proofs } = readsOver(cache, '100', 'bounded', 1000);
+  cache.progressAt = performance.now() - 2000;
+  const answers = await Promise.all(Array.from({ length: 50 }, () => serve('/api/v1/namespaces/a/configmaps/x')));
+  assert.ok(
+    answers.every((a) => a?.statusCode === 200),
+    'the proof showed the type unchanged: all served',
+  );
+  assert.deepEqual(proofs.outcomes, ['proven'], 'one proof for fifty reads');
+  assert.equal(probes.length, 1, 'its consistency probe');
+  assert.equal(proofs.paths.length, 0, 'the cache was at the apiserver RV: the probe alone proved it');
+  assert.ok(performance.now() - cache.progressAt < 1000, 'fresh as of the proof');
+});
+
+test('cached reads, bounded: a read past the bound whose proof fails is passed through, and the next reads do not wait until the retry', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, proofs } = readsOver(cache, '100', 'bounded', 1000, 'refused');
+  cache.progressAt = performance.now() - 2000;
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'not proven: passed through');
+  assert.deepEqual(proofs.outcomes, ['read-failed']);
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined);
+  assert.deepEqual(proofs.outcomes, ['read-failed'], 'right after a failed proof: no second one');
+});
+
+test("cached reads, bounded: reads wait for the proxy's own writes, whatever the answer's form", async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, wrote, probes, proofs } = readsOver(cache, '100');
+  wrote('POST', '/api/v1/namespaces/a/configmaps', 201, {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name: 'n', resourceVersion: '105' },
+  });
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'the write is not in the cache yet');
+  cache.rv = 105n;
+  assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
+  assert.deepEqual(probes, [], 'the answer named the RV: no probe');
+  // A delete answered with a Status names no RV: the object is doubted until the cache shows it caught up.
+  wrote('DELETE', '/api/v1/namespaces/a/configmaps/x', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'another object: not doubted');
+  const proof = proofs.next();
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'a quiet type: passed through at once');
+  assert.equal(await proof, 'proven', 'a proof settles the doubt meanwhile');
+  assert.equal(probes.length, 1, "the proof's probe, none for the read");
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'settled: from the cache again');
+  // With changes of the type in flight, the doubted read probes and waits briefly instead.
+  wrote('DELETE', '/api/v1/namespaces/a/configmaps/y', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
+  cache.changeAt = performance.now();
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'the probe finds the cache fresh');
+  assert.equal(probes.length, 2);
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200);
+  assert.equal(probes.length, 2, 'settled: no second probe');
+});
+
+test('cached reads, bounded: after a conflict, reads of the object wait for the cache to catch up or pass through', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  // Changes of the type in flight: doubted reads probe and wait (a quiet type's pass at once, above).
+  cache.changeAt = performance.now();
+  const { serve, wrote, probes } = readsOver(cache, '110');
+  wrote('PUT', '/api/v1/namespaces/a/configmaps/x', 409, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    reason: 'Conflict',
+    code: 409,
+  });
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'another object is not doubted');
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver is at 110, the cache at 100');
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, "a LIST of the object's namespace too");
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps'))?.statusCode, 200, 'another namespace is not');
+  assert.equal(probes.length, 1, 'one probe named the RV to reach; later reads wait for it without probing');
+  cache.rv = 110n;
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'caught up');
+  // A create of what exists, and an update of what is gone, say the same.
+  wrote('POST', '/api/v1/namespaces/b/configmaps', 409, { kind: 'Status', reason: 'AlreadyExists', code: 409 });
+  wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 404, { kind: 'Status', reason: 'NotFound', code: 404 });
+  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'probed: the cache is at the probe');
+  assert.equal(probes.length, 2);
+});
+
+/** Lets every pending promise of the reads run (they reach their wait for room). */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+test('cached reads, memory: a body that finds no room waits for it, first come first served, else is passed through; room comes back once written', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const path = '/api/v1/configmaps?labelSelector=app%3Dweb';
+  const size = (await readsOver(cache, '100').serve(path))?.length ?? 0;
+  assert.ok(size > 0);
+  const clock = new FakeClock();
+  const memory = bodiesBudget(size + 10, clock);
+  const { serve } = readsOver(cache, '100', 'bounded', 75_000, 'quiet', memory);
+  const first = await serve(path);
+  assert.ok(first !== undefined);
+  assert.equal(first.length, size);
+  assert.equal(memory.bodies.used(), size, 'a body takes its length');
+
+  let second: CachedResponse | undefined | 'waiting' = 'waiting';
+  const waiting = serve(path).then((res) => (second = res));
+  await settled();
+  assert.equal(second, 'waiting', 'no room: it waits');
+  first.written?.(true);
+  const served = await waiting;
+  assert.ok(served !== undefined, 'served once the first body was written');
+  assert.equal(listOf(served).items.length, 2);
+  assert.equal(memory.bodies.used(), size);
+
+  const starved = serve(path);
+  await settled();
+  clock.step(2_000);
+  assert.equal(await starved, undefined, 'passed through after the wait');
+  assert.equal(memory.passedThrough(), 1);
+  served.written?.(false);
+  assert.equal(memory.bodies.used(), 0, 'a body cut short gives its room back too');
+
+  // A body larger than all the room is passed through at once; a whole LIST that fits shares
+  // one body, which takes its length once, whatever its readers.
+  assert.equal(await serve('/api/v1/configmaps?resourceVersion=0'), undefined);
+  const wholeSize = (await readsOver(cache, '100').serve('/api/v1/configmaps?resourceVersion=0'))?.length ?? 0;
+  const roomy = bodiesBudget(wholeSize, new FakeClock());
+  const wide = readsOver(cache, '100', 'bounded', 75_000, 'quiet', roomy);
+  const whole = await wide.serve('/api/v1/configmaps?resourceVersion=0');
+  const shared = await wide.serve('/api/v1/configmaps?resourceVersion=0');
+  assert.equal(whole?.length, wholeSize);
+  assert.equal(shared?.length, wholeSize);
+  assert.equal(roomy.bodies.used(), wholeSize);
+});

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { newConsistencyPolicy, newReadYourWrites } from '../../../../src/cache/consistency.ts';
+import { delegatorFactory } from '../../../../src/cache/delegator.ts';
+import { selectableFieldsFor } from '../../../../src/cache/selectable-fields.ts';
+import { YOUNG_CACHE_MS, newWatchCache } from '../../../../src/cache/watch-cache.ts';
+import { decodeObject } from '../../../../src/informer/object.ts';
+import { serveWatch } from '../../../../src/server/serving/cached-watch.ts';
+import { parseListOptions } from '../../../../src/request/list-options.ts';
+import { parseRequest } from '../../../../src/request/parsed-request.ts';
+import { FakeClock } from '../../../helpers/fake-clock.ts';
+import { newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
+import { CONFIGMAPS } from '../../../helpers/resource-specs.ts';
+
+test("cached watch: from before a young cache's first list, passed to the apiserver; once the cache is older, the cache's own 410, byte for byte the apiserver's", async (t) => {
+  const clock = new FakeClock();
+  const cache = newWatchCache({ spec: CONFIGMAPS, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  const cm = decodeObject(
+    Buffer.from(JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'n', resourceVersion: '90' } })),
+  );
+  cache.store.replace([cm], '100');
+  cache.store.watchConnected?.(true);
+  const delegator = delegatorFactory({
+    client: newFakeUpstream().client,
+    policy: newConsistencyPolicy(),
+    writes: newReadYourWrites(),
+    clock,
+  })(cache);
+  const server = createServer((req, res) => {
+    const parsed = parseRequest('GET', req.url ?? '');
+    const info = parsed.info;
+    assert.ok(info !== undefined);
+    void serveWatch({ delegator, info, options: parseListOptions(parsed.query()), res, consistentReady: () => Promise.resolve(true) }).then(
+      (served) => {
+        if (served) return;
+        res.writeHead(299);
+        res.end('to the apiserver');
+      },
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.close();
+    cache.close();
+  });
+  const url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}/api/v1/configmaps?watch=1&resourceVersion=50`;
+  const young = await request(url);
+  assert.equal(young.statusCode, 299);
+  assert.equal(await young.body.text(), 'to the apiserver');
+  clock.step(YOUNG_CACHE_MS);
+  const old = await request(url);
+  assert.equal(old.statusCode, 200);
+  assert.equal(
+    await old.body.text(),
+    '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 50 (100)","reason":"Expired","code":410}}\n',
+  );
+});

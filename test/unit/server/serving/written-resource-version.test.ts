@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { writtenResourceVersion } from '../../../../src/server/serving/written-resource-version.ts';
+
+// A protobuf encoder for the few messages the test needs (apimachinery's generated.proto field numbers).
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
+function bytesField(number: number, value: Buffer | string): Buffer {
+  const bytes = typeof value === 'string' ? Buffer.from(value) : value;
+  return Buffer.concat([varint(number * 8 + 2), varint(bytes.length), bytes]);
+}
+function varintField(number: number, value: number): Buffer {
+  return Buffer.concat([varint(number * 8), varint(value)]);
+}
+/** k8s\0 + runtime.Unknown{typeMeta{apiVersion, kind}, raw, contentEncoding, contentType}. */
+function envelope(kind: string, raw: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from('k8s\u0000', 'latin1'),
+    bytesField(1, Buffer.concat([bytesField(1, 'v1'), bytesField(2, kind)])),
+    bytesField(2, raw),
+    bytesField(3, ''),
+    bytesField(4, ''),
+  ]);
+}
+/** A ConfigMap: ObjectMeta{name 1, namespace 3, uid 5, resourceVersion 6, generation 7 (varint)} as field 1, data as field 2. */
+function configMap(rv: string): Buffer {
+  const meta = Buffer.concat([bytesField(1, 'cm'), bytesField(3, 'ns'), bytesField(5, 'uid'), bytesField(6, rv), varintField(7, 300)]);
+  return Buffer.concat([bytesField(1, meta), bytesField(2, Buffer.concat([bytesField(1, 'k'), bytesField(2, 'v')]))]);
+}
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+test('written RV: compact and indented JSON (as curl gets it), gzip or not', () => {
+  const object = {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name: 'cm', resourceVersion: '12345' },
+    data: { resourceVersion: '9' },
+  };
+  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(object))), 12345n);
+  assert.equal(writtenResourceVersion('application/json; charset=utf-8', '', Buffer.from(JSON.stringify(object, null, 2))), 12345n);
+  assert.equal(writtenResourceVersion('application/json', 'gzip', gzipSync(JSON.stringify(object))), 12345n);
+  // A custom resource's keys are sorted: labels and annotations come before resourceVersion.
+  const cr = { apiVersion: 'x/v1', kind: 'W', metadata: { labels: { resourceVersion: '1' }, name: 'w', resourceVersion: '77' } };
+  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(cr))), 77n);
+});
+
+test('written RV: a Status, a list, or an unreadable answer names none', () => {
+  const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'cm' } };
+  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(status))), undefined);
+  const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [] };
+  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(list))), undefined);
+  assert.equal(writtenResourceVersion('application/json', '', Buffer.from('{"kind":"ConfigMap","metadata":{"resourceV')), undefined);
+  assert.equal(writtenResourceVersion('application/yaml', '', Buffer.from('kind: ConfigMap')), undefined);
+  assert.equal(writtenResourceVersion('application/json', 'br', Buffer.from('{}')), undefined);
+  assert.equal(writtenResourceVersion('application/json', 'gzip', Buffer.from('not gzip')), undefined);
+});
+
+test('written RV: protobuf, from the envelope without a schema', () => {
+  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('ConfigMap', configMap('987654321012'))), 987654321012n);
+  assert.equal(writtenResourceVersion(PROTOBUF, 'gzip', gzipSync(envelope('ConfigMap', configMap('42')))), 42n);
+  const statusMeta = bytesField(1, Buffer.concat([bytesField(2, '')]));
+  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('Status', Buffer.concat([statusMeta, bytesField(2, 'Success')]))), undefined);
+  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('ConfigMapList', configMap('5'))), undefined);
+  // Truncated or not protobuf at all.
+  const whole = envelope('ConfigMap', configMap('42'));
+  assert.equal(writtenResourceVersion(PROTOBUF, '', whole.subarray(0, whole.length - 12)), undefined);
+  assert.equal(writtenResourceVersion(PROTOBUF, '', Buffer.from('{"kind":"ConfigMap"}')), undefined);
+});

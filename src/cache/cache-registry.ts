@@ -60,6 +60,7 @@ import { newWatchCache } from './watch-cache.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import type { Faults } from './faults.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -89,6 +90,8 @@ export interface CacheRegistryOptions {
   readonly admitsNewCache?: () => boolean;
   /** Snapshots each cache keeps for paging (memory-budget.ts); default watch-cache.ts MAX_SNAPSHOTS. */
   readonly maxSnapshots?: number;
+  /** Where the caches' listener failures are reported (faults.ts); default: stderr, once each. */
+  readonly faults?: Faults;
 }
 
 /** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */
@@ -150,6 +153,7 @@ class CacheRegistry implements WatchCacheSource {
   readonly #log: CacheRegistryLog;
   readonly #admitsNewCache: () => boolean;
   readonly #maxSnapshots: number | undefined;
+  readonly #faults: Faults | undefined;
   readonly #queue: RateLimitingQueue<string>;
   readonly #wanted = new Map<string, Want>();
   readonly #running = new Map<string, Running>();
@@ -182,6 +186,7 @@ class CacheRegistry implements WatchCacheSource {
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
     this.#admitsNewCache = options.admitsNewCache ?? (() => true);
     this.#maxSnapshots = options.maxSnapshots;
+    this.#faults = options.faults;
     this.#forbiddenMs = options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS;
     this.#clock = options.clock ?? realClock;
     this.#log = options.log ?? (() => undefined);
@@ -540,6 +545,7 @@ class CacheRegistry implements WatchCacheSource {
       fields,
       namespace: want.namespace,
       ...(this.#maxSnapshots === undefined ? {} : { maxSnapshots: this.#maxSnapshots }),
+      ...(this.#faults === undefined ? {} : { faults: this.#faults }),
     });
     const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract, store: cache.store });
     const detachError = informer.onListAndWatchError((error) => {

@@ -20,6 +20,9 @@ import type { CloseReason, WatcherFilter } from './cache-watcher.ts';
 import { CacheWatcher } from './cache-watcher.ts';
 import type { WatchCache } from './watch-cache.ts';
 import type { WatchRepresentation, WatchEncoding, WindowEvent } from './window-event.ts';
+import { stderrFaults } from './faults.ts';
+import type { Faults } from './faults.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -79,6 +82,8 @@ export interface CacherOptions {
   readonly budget?: UnsentBudget;
   /** The cache proven fresh before a bookmark (CacheWatcherOptions.freshen); none: as it is. */
   readonly freshen?: (waitMs: number) => Promise<void>;
+  /** Where a watcher's failure to take an event is reported (faults.ts); default: stderr, once. */
+  readonly faults?: Faults;
 }
 
 /** Bucket key separators: no name or value contains a NUL or a SOH. */
@@ -88,6 +93,8 @@ const TRIGGER = '\u0000';
 export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cacher {
   const clock = options.clock ?? realClock;
   const metrics = options.metrics ?? noopCacherMetrics;
+  const faults = options.faults ?? stderrFaults;
+  const resource = qualifiedResource(cache.spec.group, cache.spec.resource);
   /**
    * Watchers by bucket: namespace ('' for all namespaces and cluster-scoped types), then the
    * trigger field's value when the watcher selects one exactly (pods by spec.nodeName: a
@@ -122,8 +129,9 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     for (const watcher of set) {
       try {
         watcher.deliver(event);
-      } catch {
+      } catch (error) {
         // This watcher's failure ends it alone; the others, and the cache, go on.
+        faults.report('watcher', resource, error);
         watcher.terminate();
       }
     }

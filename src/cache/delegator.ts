@@ -38,6 +38,8 @@ import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
 import type { WatchCache } from './watch-cache.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import type { ConsistencyReason, PassReason } from './pass-reason.ts';
+import type { Faults } from './faults.ts';
 
 /**
  * How long a read waits for the cache to reach an RV it needs before it is passed through. The
@@ -89,17 +91,8 @@ export function proofDueMs(maxStalenessMs: number): number {
   return maxStalenessMs - Math.min(PROOF_LEAD_MS, maxStalenessMs / 2);
 }
 
-/** Why an RV-unset read went to the apiserver (a metric label). */
-export type PassReason =
-  | 'not-watching'
-  | 'stale'
-  | 'own-write-pending'
-  | 'doubted'
-  | 'doubted-quiet'
-  | 'probe-failed'
-  | 'strong-get'
-  | 'strong-quiet'
-  | 'strong-behind';
+/** A read decision: 'cache' (the cache answers), or why the read goes to the apiserver (pass-reason.ts). */
+export type Decision<Reason extends PassReason = PassReason> = 'cache' | Reason;
 
 /** How a freshness proof ended (a metric label): proven, or why not (freshness-proof.ts). */
 export type ProofOutcome = 'proven' | ProofFailure;
@@ -110,7 +103,7 @@ export interface DelegatorMetrics {
   /** An RV-unset read answered from the cache, this many seconds after the cache last proved progress. */
   staleness(seconds: number): void;
   /** An RV-unset read passed through, and why. */
-  passedThrough(reason: PassReason): void;
+  passedThrough(reason: ConsistencyReason): void;
   /** A freshness proof ended (two requests upstream), and how. */
   proof(outcome: ProofOutcome): void;
   /** The cacher's watch metrics. */
@@ -129,8 +122,8 @@ export interface CacheDelegator {
   readonly cache: WatchCache;
   /** The watches of the cache (made on first use). */
   cacher(): Cacher;
-  /** RV-unset: resolves true when the cache may answer a read of `target` as the most recent state. */
-  mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<boolean>;
+  /** RV-unset: 'cache' when the cache may answer a read of `target` as the most recent state, else why not. */
+  mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<Decision<ConsistencyReason>>;
   /** RV=N, not older than: resolves true once the cache is at `rv` or later. */
   notOlderThan(rv: bigint, signal?: AbortSignal): Promise<boolean>;
 }
@@ -147,6 +140,8 @@ export interface DelegatorOptions {
   readonly freshnessWaitMs?: number;
   /** The proxy-wide bound on watchers' unsent bytes, shared by every cache's watchers. */
   readonly unsentBudget?: UnsentBudget;
+  /** Where watchers' failures are reported (faults.ts); default: stderr, once each. */
+  readonly faults?: Faults;
 }
 
 /** Makes the delegator of each cache the registry starts. */
@@ -194,12 +189,13 @@ class Delegator implements CacheDelegator {
   }
 
   cacher(): Cacher {
-    const budget = this.#options.unsentBudget;
+    const { unsentBudget: budget, faults } = this.#options;
     this.#cacher ??= newCacher(this.cache, {
       clock: this.#clock,
       metrics: this.#metrics.cacher,
       freshen: (waitMs) => this.#freshen(waitMs),
       ...(budget === undefined ? {} : { budget }),
+      ...(faults === undefined ? {} : { faults }),
     });
     return this.#cacher;
   }
@@ -208,14 +204,14 @@ class Delegator implements CacheDelegator {
     return (await this.cache.waitUntilFresh(rv, this.#waitMs, signal)) !== undefined;
   }
 
-  mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<boolean> {
+  mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<Decision<ConsistencyReason>> {
     const { group, resource } = this.cache.spec;
     return this.#options.policy.modeOf(group, resource) === 'strong' ? this.#strong(verb, signal) : this.#bounded(target, signal);
   }
 
-  #pass(reason: PassReason): false {
+  #pass(reason: ConsistencyReason): ConsistencyReason {
     this.#metrics.passedThrough(reason);
-    return false;
+    return reason;
   }
 
   /** The cache's consistency probe (made on first use). */
@@ -314,7 +310,7 @@ class Delegator implements CacheDelegator {
     });
   }
 
-  async #bounded(target: ReadTarget, signal: AbortSignal | undefined): Promise<boolean> {
+  async #bounded(target: ReadTarget, signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
     const { cache } = this;
     const { writes, policy } = this.#options;
     const { group, resource } = cache.spec;
@@ -360,7 +356,7 @@ class Delegator implements CacheDelegator {
     // The watch may have broken while this read waited.
     if (!cache.watching()) return this.#pass('not-watching');
     this.#metrics.staleness(Math.max(0, this.#clock.now() - cache.lastProgressAt()) / 1000);
-    return true;
+    return 'cache';
   }
 
   /**
@@ -391,7 +387,7 @@ class Delegator implements CacheDelegator {
     void this.#prove();
   }
 
-  async #strong(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<boolean> {
+  async #strong(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
     const { cache } = this;
     if (verb === 'get') return this.#pass('strong-get');
     if (!cache.watching()) return this.#pass('not-watching');
@@ -399,6 +395,6 @@ class Delegator implements CacheDelegator {
     const rv = await this.#probeNow();
     if (rv === undefined) return this.#pass('probe-failed');
     if ((await cache.waitUntilFresh(rv, this.#waitMs, signal)) === undefined) return this.#pass('strong-behind');
-    return true;
+    return 'cache';
   }
 }

@@ -30,7 +30,9 @@ import type { ResourceSelectableFields } from './selectable-fields.ts';
 import type { OrderedMap, OrderedView } from './ordered-map.ts';
 import { newOrderedMap } from './ordered-map.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
-import { groupVersionString } from '../kube/group-resource.ts';
+import { groupVersionString, qualifiedResource } from '../kube/group-resource.ts';
+import { stderrFaults } from './faults.ts';
+import type { Faults } from './faults.ts';
 
 /** What the event window and the watchers are told, synchronously, in RV order. */
 export interface WatchCacheListener {
@@ -145,6 +147,8 @@ export interface WatchCacheOptions {
   readonly clock?: Clock;
   /** Snapshots kept for paging; default MAX_SNAPSHOTS. */
   readonly maxSnapshots?: number;
+  /** Where a listener's failure is reported (faults.ts); default: stderr, once. */
+  readonly faults?: Faults;
 }
 
 export function newWatchCache(options: WatchCacheOptions): WatchCache {
@@ -191,6 +195,7 @@ class WatchCacheImpl implements WatchCache {
   #firstListAt = 0;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
+  readonly #faults: Faults;
   #closed = false;
   readonly #bookmarks: BookmarkFrames;
   readonly #window: EventWindow;
@@ -200,6 +205,7 @@ class WatchCacheImpl implements WatchCache {
     this.fields = options.fields;
     this.namespace = options.namespace;
     this.#clock = options.clock ?? realClock;
+    this.#faults = options.faults ?? stderrFaults;
     this.#snapshots = new LRUCache({
       max: Math.max(1, options.maxSnapshots ?? MAX_SNAPSHOTS),
       ttl: SNAPSHOT_TTL_MS,
@@ -318,14 +324,15 @@ class WatchCacheImpl implements WatchCache {
 
   /**
    * Tells every listener, each guarded: a listener's failure (a watcher's bug) must not reach the
-   * reflector, which would end its watch and relist.
+   * reflector, which would end its watch and relist. The failure is reported (counted, logged once).
    */
   #notify(call: (listener: WatchCacheListener) => void): void {
     for (const listener of [...this.#listeners]) {
       try {
         call(listener);
-      } catch {
-        // the listener's own failure; the others and the cache go on
+      } catch (error) {
+        // The listener's own failure; the others and the cache go on.
+        this.#faults.report('watch-cache-listener', qualifiedResource(this.spec.group, this.spec.resource), error);
       }
     }
   }

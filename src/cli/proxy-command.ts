@@ -49,6 +49,8 @@ import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.
 import type { ResolvedTls } from './serving-tls.ts';
 import type { ProxyOptions, SharedServing } from './proxy-options.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import { newFaults } from '../cache/faults.ts';
+import type { Faults } from '../cache/faults.ts';
 
 export const PROXY_USAGE = `Usage: kube-cache-proxy proxy [options]
 
@@ -180,7 +182,17 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       log(level, message);
     },
   });
-  const cachedReads = await resolveCaches(options, client, factory, metrics, memory, (level, message, fields) => {
+  // A listener's, watcher's or observer's failure: counted, and logged at error once per site and type.
+  let logError: (message: string, fields: Readonly<Record<string, unknown>>) => void = () => undefined;
+  const faults = newFaults({
+    count: (site, resource) => {
+      metrics.fault(site, resource);
+    },
+    log: (message, fields) => {
+      logError(message, fields);
+    },
+  });
+  const cachedReads = await resolveCaches(options, client, factory, metrics, memory, faults, (level, message, fields) => {
     log(level, message, fields);
   });
   const status = newStatusReporter({
@@ -205,6 +217,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     status,
     access,
     memoryState: () => memory.state(),
+    faults,
   });
   try {
     if (options.unixSocket === undefined) {
@@ -221,6 +234,9 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   }
   log = (level, message, fields) => {
     app.log[level](fields ?? {}, message);
+  };
+  logError = (message, fields) => {
+    app.log.error(fields, message);
   };
   for (const { name, reason } of cachedReads.skipped)
     app.log.warn({ resource: name }, `not cached: ${reason}; its reads are passed through`);
@@ -329,6 +345,7 @@ async function resolveCaches(
   factory: SharedInformerFactory,
   metrics: ProxyMetrics,
   memory: MemoryBudget,
+  faults: Faults,
   log: CacheRegistryLog,
 ): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
   const discovery = newDiscovery(client, {
@@ -351,7 +368,7 @@ async function resolveCaches(
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
   return {
-    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, log }),
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, faults, log }),
     cached: (named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
     skipped: named?.skipped ?? [],
   };
@@ -370,6 +387,8 @@ export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readCon
   readonly freshnessWaitMs?: number;
   /** What the proxy may hold (memory-budget.ts); default: no limit, fixed bounds. */
   readonly memory?: MemoryBudget;
+  /** Where listener and watcher failures are reported (cache/faults.ts); default: stderr, once each. */
+  readonly faults?: Faults;
 }
 
 /** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
@@ -392,6 +411,7 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(metrics === undefined ? {} : { metrics: (resource: string) => metrics.delegator(resource) }),
     ...(options.freshnessWaitMs === undefined ? {} : { freshnessWaitMs: options.freshnessWaitMs }),
     unsentBudget,
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
   });
   const source = newCacheRegistry({
     factory: options.factory,
@@ -401,6 +421,7 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     namespace: options.namespace,
     ...(options.log === undefined ? {} : { log: options.log }),
     ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
   });
   memory?.countObjectsOf(() => source.held());
   return newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory }) });

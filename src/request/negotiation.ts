@@ -38,10 +38,19 @@ export type Negotiated =
       readonly pretty: boolean;
       readonly protobuf: boolean;
     }
-  /** Anything else (YAML, metadata, protobuf only, nothing acceptable): the apiserver's to answer. */
-  | { readonly kind: 'apiserver' };
+  /** Anything else: the apiserver's to answer, and why. */
+  | { readonly kind: 'apiserver'; readonly reason: NegotiatedElsewhere };
 
-const APISERVER: Negotiated = { kind: 'apiserver' };
+/** Why the apiserver writes the answer (codes of cache/pass-reason.ts's catalogue). */
+export type NegotiatedElsewhere = 'yaml' | 'protobuf-only' | 'not-acceptable' | 'too-many-accept-clauses' | 'unsupported-conversion';
+
+const elsewhere = {
+  yaml: { kind: 'apiserver', reason: 'yaml' },
+  'protobuf-only': { kind: 'apiserver', reason: 'protobuf-only' },
+  'not-acceptable': { kind: 'apiserver', reason: 'not-acceptable' },
+  'too-many-accept-clauses': { kind: 'apiserver', reason: 'too-many-accept-clauses' },
+  'unsupported-conversion': { kind: 'apiserver', reason: 'unsupported-conversion' },
+} as const satisfies Record<NegotiatedElsewhere, Negotiated>;
 
 /** goautoneg's stringTrimSpaceCutset: spaces only (a tab is part of a token). */
 function trim(s: string): string {
@@ -216,13 +225,17 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
   // An empty Accept gets the first serializer: JSON.
   if (accept === undefined || accept === '') return { kind: 'json', pretty: false };
   const clauses = parseAccept(accept);
-  if (clauses.length > MAX_SORTED_CLAUSES) return APISERVER;
+  if (clauses.length > MAX_SORTED_CLAUSES) return elsewhere['too-many-accept-clauses'];
   const first = choose(clauses, SERVED_TYPES, 0, protobuf);
-  if (first === undefined) return APISERVER;
+  if (first === undefined) {
+    // Nothing acceptable (the apiserver's 406); for a type without protobuf, say so when protobuf is what was asked for.
+    return !protobuf && choose(clauses, SERVED_TYPES, 0, true) !== undefined ? elsewhere['protobuf-only'] : elsewhere['not-acceptable'];
+  }
   if (first.served === JSON_TYPE && (first.convert === 'Table/v1' || first.convert === 'Table/v1beta1')) {
     return { kind: 'table', version: first.convert === 'Table/v1' ? 'v1' : 'v1beta1', pretty: first.pretty };
   }
-  if (first.served !== JSON_TYPE && first.served !== PROTOBUF_TYPE) return APISERVER;
+  if (first.served === YAML_TYPE) return elsewhere.yaml;
+  if (first.served !== JSON_TYPE && first.served !== PROTOBUF_TYPE) return elsewhere['unsupported-conversion'];
   const inProtobuf = first.served === PROTOBUF_TYPE;
   if (first.convert === undefined) return inProtobuf ? { kind: 'protobuf' } : { kind: 'json', pretty: first.pretty };
   const [as = '', version = ''] = first.convert.split('/');
@@ -236,7 +249,7 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
       protobuf: inProtobuf,
     };
   }
-  return APISERVER;
+  return elsewhere['unsupported-conversion'];
 }
 
 /**

@@ -3,7 +3,7 @@
  * decides how to answer it: the metrics label, the cache's reads and watches, read-your-writes.
  */
 import type { RequestInfo } from './request-info.ts';
-import { parseRequestInfo } from './request-info.ts';
+import { RequestInfoError, parseRequestInfo } from './request-info.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
 
 export interface ParsedRequest {
@@ -24,7 +24,9 @@ export function parseRequest(method: string, url: string): ParsedRequest {
   let info: RequestInfo | undefined;
   try {
     info = parseRequestInfo(method, url);
-  } catch {
+  } catch (error) {
+    // A path the apiserver refuses in its own words (request-info.ts): not a resource request here.
+    if (!(error instanceof RequestInfoError)) throw error;
     info = undefined;
   }
   let query: URLSearchParams | undefined;

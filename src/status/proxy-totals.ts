@@ -22,6 +22,8 @@ export interface TypeTotals {
   readonly watchers: number;
   /** JSON bytes of the objects held. */
   readonly bytes: number;
+  /** Reads passed to the apiserver, by reason (kube_cache_proxy_pass_through_total). */
+  readonly passReasons: ReadonlyMap<string, number>;
 }
 
 export interface ProxyTotals {
@@ -54,6 +56,7 @@ interface MutableType {
   relists: number;
   watchers: number;
   bytes: number;
+  passReasons: Map<string, number>;
 }
 
 export async function readProxyTotals(registry: Registry, at: number): Promise<ProxyTotals> {
@@ -63,7 +66,7 @@ export async function readProxyTotals(registry: Registry, at: number): Promise<P
     if (typeof name !== 'string' || name === '' || name === 'other') return undefined;
     let t = types.get(name);
     if (t === undefined) {
-      t = { events: 0, readsCache: 0, readsApiserver: 0, relists: 0, watchers: 0, bytes: 0 };
+      t = { events: 0, readsCache: 0, readsApiserver: 0, relists: 0, watchers: 0, bytes: 0, passReasons: new Map() };
       types.set(name, t);
     }
     return t;
@@ -92,6 +95,11 @@ export async function readProxyTotals(registry: Registry, at: number): Promise<P
   await add('kube_cache_proxy_reflector_relists_total', 'relists');
   await add('kube_cache_proxy_watchers', 'watchers');
   await add('kube_cache_proxy_informer_object_bytes', 'bytes');
+  for (const { labels, value } of await samples(registry, 'kube_cache_proxy_pass_through_total')) {
+    const t = typeOf(labels);
+    const reason = String(labels['reason']);
+    if (t !== undefined && value > 0) t.passReasons.set(reason, (t.passReasons.get(reason) ?? 0) + value);
+  }
   let upstream = 0;
   for (const name of [
     'kube_cache_proxy_reflector_list_pages_total',
@@ -108,6 +116,7 @@ export async function readProxyTotals(registry: Registry, at: number): Promise<P
       relists: t.relists,
       watchers: t.watchers,
       bytes: t.bytes,
+      passReasons: t.passReasons,
     });
   }
   return { at, requests, reads, upstream, types: byType };

@@ -56,6 +56,14 @@ export interface CacheReport {
   readonly eventsPerSecond: number;
   /** get, list and watch requests of the type since start, by where they were answered. */
   readonly reads: Served;
+  /** Why its reads went to the apiserver: the TOP_PASS_REASONS most frequent reasons since start, most first. */
+  readonly passReasons: readonly PassReasonCount[];
+}
+
+/** A pass-through reason (cache/pass-reason.ts) and how many reads it sent to the apiserver. */
+export interface PassReasonCount {
+  readonly reason: string;
+  readonly count: number;
 }
 
 export interface HistoryBar {
@@ -87,8 +95,8 @@ export interface StatusReport {
    */
   readonly upstreamRequests: { readonly total: number; readonly savedLastMinute: number };
   readonly caches: readonly CacheReport[];
-  /** Types read through the proxy that no cache holds: their reads went to the apiserver. */
-  readonly uncached: readonly { readonly type: string; readonly reads: Served }[];
+  /** Types read through the proxy that no cache holds: their reads went to the apiserver, and why. */
+  readonly uncached: readonly { readonly type: string; readonly reads: Served; readonly passReasons: readonly PassReasonCount[] }[];
   readonly history: { readonly intervalSeconds: number; readonly bars: readonly HistoryBar[] };
 }
 
@@ -100,6 +108,17 @@ export interface StatusReporter {
 }
 
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** How many pass-through reasons a type shows: the few that explain most of its pass-throughs. */
+export const TOP_PASS_REASONS = 3;
+
+/** The most frequent reasons, most first (ties by name). */
+function topReasons(counts: ReadonlyMap<string, number> | undefined): PassReasonCount[] {
+  return [...(counts ?? [])]
+    .map(([reason, count]) => ({ reason, count }))
+    .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1))
+    .slice(0, TOP_PASS_REASONS);
+}
 
 export function newStatusReporter(sources: StatusSources): StatusReporter {
   const clock = sources.clock ?? realClock;
@@ -196,12 +215,13 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
           watchers: t?.watchers ?? 0,
           eventsPerSecond: round(rate(t?.events ?? 0, base?.types.get(c.type)?.events), 2),
           reads: t?.reads ?? { cache: 0, apiserver: 0 },
+          passReasons: topReasons(t?.passReasons),
         };
       });
       const cachedTypes = new Set(caches.map((c) => c.type));
       const uncached = [...totals.types]
         .filter(([type, t]) => !cachedTypes.has(type) && t.reads.cache + t.reads.apiserver > 0)
-        .map(([type, t]) => ({ type, reads: t.reads }))
+        .map(([type, t]) => ({ type, reads: t.reads, passReasons: topReasons(t.passReasons) }))
         .sort((a, b) => b.reads.apiserver - a.reads.apiserver || (a.type < b.type ? -1 : 1));
       const allReads = totals.reads.cache + totals.reads.apiserver;
       const saved = totals.requests.cache - (base?.requests.cache ?? 0) - (totals.upstream - (base?.upstream ?? 0));

@@ -15,7 +15,10 @@ import type { UpstreamClient } from '../../upstream/client.ts';
 import type { CachedReads, CachedResponse } from '../serving/cached-reads.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from '../../request/client-errors.ts';
 import { asksImpersonation, passThrough } from '../pass-through/pass-through.ts';
-import type { ResponseObserver } from '../pass-through/pass-through.ts';
+import type { Observation } from '../pass-through/pass-through.ts';
+import type { PassReason } from '../../cache/pass-reason.ts';
+import { stderrFaults } from '../../cache/faults.ts';
+import type { Faults } from '../../cache/faults.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
@@ -55,6 +58,8 @@ export interface ProxyServerOptions {
   readonly access?: SharedAccess | undefined;
   /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
   readonly memoryState?: (() => string) | undefined;
+  /** Where the read-your-writes observer's failures are reported (cache/faults.ts); default: stderr, once each. */
+  readonly faults?: Faults | undefined;
 }
 
 /** A serving certificate (followed by its chain, if any) and its private key, PEM. */
@@ -71,7 +76,7 @@ const CONTENT_TYPE_REFUSALS = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'FS
 /** Methods that change state: their answers tell read-your-writes which RV a later read must see. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: ResponseObserver; maxBytes: number } {
+function observeWrite(reads: CachedReads, request: ParsedRequest, faults: Faults): Observation {
   return {
     maxBytes: MAX_WRITE_ANSWER_BYTES,
     observer: (statusCode, headers, body) => {
@@ -81,6 +86,9 @@ function observeWrite(reads: CachedReads, request: ParsedRequest): { observer: R
         contentEncoding: headers['content-encoding'] ?? '',
         body,
       });
+    },
+    failed: (error) => {
+      faults.report('write-observer', request.typeName, error);
     },
   };
 }
@@ -254,8 +262,15 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     );
   }
   if (options.status !== undefined) installStatusRoutes(app, options.status);
+  const faults = options.faults ?? stderrFaults;
   const countServed = (request: ParsedRequest, from: ServedFrom): void => {
     metrics?.served(request.verb, request.typeName, from);
+  };
+  /** A read the apiserver answers: counted as served by it, and by why (logged at debug). */
+  const countPassed = (request: ParsedRequest, reason: PassReason, log: FastifyBaseLogger): void => {
+    countServed(request, 'apiserver');
+    metrics?.passedThrough(request.typeName, reason);
+    log.debug({ resource: request.typeName, verb: request.verb, reason }, 'passed through');
   };
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     // Parsed once, here: everything below decides on this reading of the request.
@@ -271,7 +286,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       as = admission.as;
       if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) {
-        countServed(request, 'apiserver');
+        countPassed(request, 'shared-forward', log);
         return passThrough(options.client, req, res, undefined, as);
       }
     }
@@ -281,12 +296,12 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     }
     if (WRITE_METHODS.has(request.method)) {
       countServed(request, 'apiserver');
-      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request) : undefined, as);
+      return passThrough(options.client, req, res, reads.observesWrites ? observeWrite(reads, request, faults) : undefined, as);
     }
     // The cache answers as the proxy's identity (sidecar mode): a read that asks to act as someone
     // else is the apiserver's to grant or refuse. (Shared mode's gate has sent these upstream.)
     if (asksImpersonation(req.headers)) {
-      countServed(request, 'apiserver');
+      countPassed(request, 'impersonation', log);
       return passThrough(options.client, req, res, undefined, as);
     }
     const gone = new AbortController();
@@ -294,29 +309,39 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       gone.abort();
     };
     res.on('close', onClose);
-    let cached: CachedResponse | undefined;
+    let cached: CachedResponse | PassReason;
     try {
-      if (await reads.tryWatch(request, req, res)) {
-        countServed(request, 'cache');
-        metrics?.answeredIn(request.typeName, String(res.getHeader('content-type') ?? ''));
-        return;
+      if (request.verb === 'watch') {
+        const decision = await reads.tryWatch(request, req, res);
+        if (decision === 'cache') {
+          countServed(request, 'cache');
+          metrics?.answeredIn(request.typeName, String(res.getHeader('content-type') ?? ''));
+          return;
+        }
+        cached = decision;
+      } else {
+        cached = await reads.tryServe(
+          request,
+          { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] },
+          gone.signal,
+        );
       }
-      cached = await reads.tryServe(request, { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] }, gone.signal);
     } catch (error) {
-      // Never a client's failure: the apiserver answers instead.
+      // Never a client's failure: the apiserver answers instead (a bug: logged, and counted as its reason).
       log.warn({ err: error }, 'serving from the cache failed; passing through');
+      cached = 'cache-error';
     } finally {
       res.off('close', onClose);
     }
     if (gone.signal.aborted || res.headersSent) {
       // Never written: no socket holds its pieces.
-      cached?.written?.(true);
+      if (typeof cached !== 'string') cached.written?.(true);
       // A failure after the cache began to answer: the client re-requests; no second answer.
       if (res.headersSent) res.destroy();
       return;
     }
-    if (cached === undefined) {
-      countServed(request, 'apiserver');
+    if (typeof cached === 'string') {
+      countPassed(request, cached, log);
       return passThrough(options.client, req, res, undefined, as);
     }
     countServed(request, 'cache');

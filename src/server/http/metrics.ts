@@ -11,6 +11,8 @@ import type { CollectionValve } from '../../cache/collection-valve.ts';
 import { piecePoolBytes } from '../../cache/piece-writer.ts';
 import type { DelegatorMetrics } from '../../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../../cache/delegator.ts';
+import type { PassReason } from '../../cache/pass-reason.ts';
+import type { FaultSite } from '../../cache/faults.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -20,6 +22,10 @@ export interface ProxyMetrics {
   served(verb: string, resource: string, from: ServedFrom): void;
   /** One answer from the cache, by the Content-Type it was written in (a set the proxy itself writes: JSON, protobuf, their watch forms). */
   answeredIn(resource: string, contentType: string): void;
+  /** A read passed through to the apiserver, and why (cache/pass-reason.ts); `resource` is '' for non-resource paths. */
+  passedThrough(resource: string, reason: PassReason): void;
+  /** A listener's or observer's failure (cache/faults.ts). */
+  fault(site: FaultSite, resource: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
   /** Serves the memory budget's sizes and use, and the collection valve's collections (read at each scrape). */
@@ -94,6 +100,27 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames: ['resource', 'reason'] as const,
     registers: [registry],
   });
+  const passReasons = new Counter({
+    name: 'kube_cache_proxy_pass_through_total',
+    help: 'Reads (GET, LIST, WATCH, and any other request that is no write) passed to the apiserver, by resource and reason (the catalogue of src/cache/pass-reason.ts).',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [registry],
+  });
+  const faults = new Counter({
+    name: 'kube_cache_proxy_faults_total',
+    help: 'Failures of a watch cache listener, a watcher or the read-your-writes observer (each a bug; the first of each site and resource is logged), by site and resource.',
+    labelNames: ['site', 'resource'] as const,
+    registers: [registry],
+  });
+  /** A bounded `resource` label: only names a type can have, and at most MAX_RESOURCE_LABELS of them. */
+  const resourceLabel = (resource: string): string => {
+    if (resource !== '' && !RESOURCE_NAME.test(resource)) return 'other';
+    if (!resources.has(resource)) {
+      if (resources.size >= MAX_RESOURCE_LABELS) return 'other';
+      resources.add(resource);
+    }
+    return resource;
+  };
   const labelNames = ['resource'] as const;
   const watchers = new Gauge({
     name: 'kube_cache_proxy_watchers',
@@ -198,12 +225,13 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       // Labels come from request paths and methods, the client's to choose: only names a type or a
       // verb can have become label values, and a bounded set of them, so invented ones cannot grow it.
       if (!KNOWN_VERBS.has(verb)) verb = 'other';
-      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
-      if (!resources.has(resource)) {
-        if (resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
-        else resources.add(resource);
-      }
-      requests.inc({ verb, resource, served_from: from });
+      requests.inc({ verb, resource: resourceLabel(resource), served_from: from });
+    },
+    passedThrough(resource, reason) {
+      passReasons.inc({ resource: resourceLabel(resource), reason });
+    },
+    fault(site, resource) {
+      faults.inc({ site, resource: resourceLabel(resource) });
     },
   };
 }
@@ -283,6 +311,8 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
   answeredIn: () => undefined,
+  passedThrough: () => undefined,
+  fault: () => undefined,
   memory: () => undefined,
   delegator: () => noopDelegatorMetrics,
 };

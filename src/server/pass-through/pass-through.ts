@@ -116,8 +116,17 @@ function upstreamFailure(res: ServerResponse, error: unknown): void {
  */
 export type ResponseObserver = (statusCode: number, headers: IncomingHttpHeaders, body: Buffer | undefined) => void;
 
-/** A transform that passes every chunk on untouched and hands the whole body (up to maxBytes) to `observe` at its end. */
-function tap(statusCode: number, headers: IncomingHttpHeaders, observe: ResponseObserver, maxBytes: number): Transform {
+/** What a passed-through answer is shown to: an observer of its whole body (up to maxBytes), and where its failure goes. */
+export interface Observation {
+  readonly observer: ResponseObserver;
+  readonly maxBytes: number;
+  /** The observer threw: the answer still reaches the client; the failure is reported (never swallowed). */
+  readonly failed: (error: unknown) => void;
+}
+
+/** A transform that passes every chunk on untouched and hands the whole body (up to maxBytes) to the observer at its end. */
+function tap(statusCode: number, headers: IncomingHttpHeaders, observation: Observation): Transform {
+  const { observer, maxBytes } = observation;
   let kept: Buffer[] | undefined = [];
   let size = 0;
   return new Transform({
@@ -131,9 +140,10 @@ function tap(statusCode: number, headers: IncomingHttpHeaders, observe: Response
     },
     flush(callback) {
       try {
-        observe(statusCode, headers, kept === undefined ? undefined : Buffer.concat(kept));
-      } catch {
-        // the observer's own failure: the answer still reaches the client
+        observer(statusCode, headers, kept === undefined ? undefined : Buffer.concat(kept));
+      } catch (error) {
+        // The observer's own failure: the answer still reaches the client.
+        observation.failed(error);
       }
       callback();
     },
@@ -144,7 +154,7 @@ export async function passThrough(
   client: UpstreamClient,
   req: IncomingMessage,
   res: ServerResponse,
-  observe?: { readonly observer: ResponseObserver; readonly maxBytes: number },
+  observe?: Observation,
   as?: ForwardIdentity,
 ): Promise<void> {
   const abort = new AbortController();
@@ -172,7 +182,7 @@ export async function passThrough(
   // arrives. An answer of known length leaves with its first chunk, in one write.
   if (upstream.headers['content-length'] === undefined) res.flushHeaders();
   const { body } = upstream;
-  const source = observe === undefined ? body : body.pipe(tap(upstream.statusCode, upstream.headers, observe.observer, observe.maxBytes));
+  const source = observe === undefined ? body : body.pipe(tap(upstream.statusCode, upstream.headers, observe));
   // HOT PATH: pipe() and listeners, not stream.pipeline, which makes (and aborts) an
   // AbortController per call: 5% of a pass-through's CPU.
   await new Promise<void>((resolve) => {

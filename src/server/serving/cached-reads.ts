@@ -1,6 +1,7 @@
 /**
  * GET and LIST answered from the watch caches, for the requests whose answer the cache can give
- * exactly as the apiserver would; everything else is passed through (the answer is undefined).
+ * exactly as the apiserver would; everything else is passed through, with the reason
+ * (cache/pass-reason.ts).
  * The resourceVersion rules (storage/cacher/delegator.go, watch_cache.go waitUntilFreshAndList):
  * - "0" (any): the cache as it is; LIST ignores `limit` and returns everything.
  * - N, NotOlderThan (or a LIST without limit, or a GET): once the cache is at N or later. The
@@ -23,7 +24,8 @@ import { indexedFieldOf } from '../../cache/field-index.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { objectBytes, objectText } from '../../informer/object.ts';
 import type { ReadTarget, ReadYourWrites } from '../../cache/consistency.ts';
-import type { CacheDelegator } from '../../cache/delegator.ts';
+import type { CacheDelegator, Decision } from '../../cache/delegator.ts';
+import type { PassReason } from '../../cache/pass-reason.ts';
 import type { WatchCache } from '../../cache/watch-cache.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
@@ -33,10 +35,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListOptions } from '../../request/list-options.ts';
 import { parseListOptions } from '../../request/list-options.ts';
 import type { DecodedContinue } from '../../request/continue-token.ts';
-import { decodeContinue, encodeContinue } from '../../request/continue-token.ts';
+import { ContinueTokenError, decodeContinue, encodeContinue } from '../../request/continue-token.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import type { RequestInfo } from '../../request/request-info.ts';
-import { notFound } from '../../kube/status.ts';
+import { StatusError, notFound } from '../../kube/status.ts';
 import { PieceWriter, freePieces, releasePieces } from '../../cache/piece-writer.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
 import type { ByteBudget, MemoryBudget } from '../../cache/memory-budget.ts';
@@ -109,13 +111,13 @@ export interface CachedReads {
   /** Each cache's readiness check and state (/readyz, the status page). */
   checks(): CacheStatus[];
   stop(): Promise<void>;
-  /** The answer from the cache, or undefined to pass the request through. */
-  tryServe(request: ParsedRequest, headers: ReadHeaders, signal?: AbortSignal): Promise<CachedResponse | undefined>;
+  /** The answer from the cache, or why the request is passed through. */
+  tryServe(request: ParsedRequest, headers: ReadHeaders, signal?: AbortSignal): Promise<CachedResponse | PassReason>;
   /**
-   * Serves a WATCH from the cache on `res` and resolves true, or resolves false having written
-   * nothing (the request goes to the apiserver).
+   * Serves a WATCH from the cache on `res` and resolves 'cache', or resolves why not having
+   * written nothing (the request goes to the apiserver).
    */
-  tryWatch(request: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  tryWatch(request: ParsedRequest, req: IncomingMessage, res: ServerResponse): Promise<Decision>;
   /** Whether observeWrite is needed: some type's reads are bounded (read-your-writes). */
   readonly observesWrites: boolean;
   /** A write passed through the proxy was answered. */
@@ -190,8 +192,8 @@ function noRoom(bytes: number): NoRoom {
   return { kind: 'no-room', bytes };
 }
 
-function isNoRoom(outcome: CachedResponse | NoRoom | undefined): outcome is NoRoom {
-  return outcome !== undefined && 'kind' in outcome;
+function isNoRoom(outcome: CachedResponse | NoRoom | PassReason): outcome is NoRoom {
+  return typeof outcome !== 'string' && 'kind' in outcome;
 }
 
 /**
@@ -269,26 +271,26 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   });
 
   /**
-   * The delegator of the cache that may answer this collection or object read, or undefined to
-   * pass through. A cache that is starting is waited for, up to `coldWaitMs`.
+   * The delegator of the cache that may answer this collection or object read, or why none may.
+   * A cache that is starting is waited for, up to `coldWaitMs`.
    */
   const delegatorFor = async (
     request: ParsedRequest,
     info: RequestInfo,
     coldWaitMs: number,
     signal: AbortSignal | undefined,
-  ): Promise<CacheDelegator | undefined> => {
-    if (!isCleanPath(request.url)) return undefined;
+  ): Promise<CacheDelegator | PassReason> => {
+    if (!isCleanPath(request.url)) return 'unclean-path';
     // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
-    if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return undefined;
+    if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return 'unusual-name';
     const { apiGroup, apiVersion, resource, namespace } = info;
     const delegator =
       source.cacheFor(apiGroup, apiVersion, resource, namespace) ??
       (await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal));
-    if (delegator === undefined) return undefined;
+    if (delegator === undefined) return 'uncached';
     // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word; but for a
     // Namespace itself, whose name request-info reads as the namespace too.
-    if (!delegator.cache.spec.namespaced && info.namespace !== '' && !isNamespaceObjectPath(info)) return undefined;
+    if (!delegator.cache.spec.namespaced && info.namespace !== '' && !isNamespaceObjectPath(info)) return 'cluster-scoped-in-namespace';
     return delegator;
   };
 
@@ -306,7 +308,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     return crd === undefined ? undefined : crdPrinterOf(t, crd, spec.version);
   };
 
-  /** A WATCH from the cache on `res` (true), or false having written nothing. */
+  /** A WATCH from the cache on `res` ('cache'), or why not, having written nothing. */
   const watchFromCache = async (
     request: ParsedRequest,
     info: RequestInfo,
@@ -314,30 +316,32 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     req: IncomingMessage,
     res: ServerResponse,
     gone: AbortSignal,
-  ): Promise<boolean> => {
+  ): Promise<Decision> => {
     // A watch is long-running: it waits for a cold cache to sync rather than open one more watch upstream.
     const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone);
-    if (delegator === undefined || gone.aborted) return false;
+    if (typeof delegator === 'string') return delegator;
+    if (gone.aborted) return 'uncached';
     // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
     const negotiated = negotiateRead(firstAccept(req.rawHeaders), !delegator.cache.spec.unstructured);
-    if (negotiated.kind === 'apiserver') return false;
+    if (negotiated.kind === 'apiserver') return negotiated.reason;
     let representation: WatchRepresentation | undefined;
     if (negotiated.kind === 'table') {
       const { spec } = delegator.cache;
       const t = await tables();
       const printer = printerOf(t, spec);
       const include = t.parseIncludeObject(request.query().get('includeObject'));
-      if (printer === undefined || include === undefined) return false;
+      if (printer === undefined) return 'no-printer';
+      if (include === undefined) return 'bad-include-object';
       representation = t.tableWatchRepresentation(printer, include, negotiated.version, () => realClock.wallNow(), spec.unstructured);
     } else if (negotiated.kind === 'metadata') {
       // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
-      if (negotiated.list) return false;
+      if (negotiated.list) return 'metadata-kind-mismatch';
       representation = negotiated.protobuf
         ? protobufWatchRepresentation(metadataShape(negotiated.version))
         : metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
     } else if (negotiated.kind === 'protobuf') {
       const shape = protobufShape(delegator.cache.spec);
-      if (shape === undefined) return false;
+      if (shape === undefined) return 'no-protobuf-schema';
       representation = protobufWatchRepresentation(shape);
     }
     return serveWatch({
@@ -383,14 +387,17 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     },
     async tryWatch(request, req, res) {
       const { info } = request;
-      if (request.method !== 'GET' || info === undefined) return false;
+      if (info === undefined || !info.isResourceRequest) return 'not-a-resource';
+      if (request.method !== 'GET' || info.verb !== 'watch') return 'not-a-read';
+      if (info.subresource !== '') return 'subresource';
       // Collections only: a watch of one named object is the apiserver's (it becomes a field selector there).
-      if (!info.isResourceRequest || info.subresource !== '' || info.verb !== 'watch' || info.name !== '') return false;
+      if (info.name !== '') return 'named-watch';
       let options: ListOptions;
       try {
         options = parseListOptions(request.query(), { forceWatch: info.legacyWatch });
-      } catch {
-        return false; // the apiserver words the error
+      } catch (error) {
+        if (error instanceof StatusError) return 'bad-query'; // the apiserver words the error
+        throw error;
       }
       const gone = new AbortController();
       const onClose = (): void => {
@@ -405,38 +412,40 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     },
     async tryServe(request, headers, signal) {
       const { info } = request;
-      if (request.method !== 'GET' || info === undefined) return undefined;
-      if (!info.isResourceRequest || info.subresource !== '' || info.legacyWatch) return undefined;
-      if (info.verb !== 'get' && info.verb !== 'list') return undefined;
+      if (info === undefined || !info.isResourceRequest) return 'not-a-resource';
+      if (request.method !== 'GET' || info.legacyWatch || (info.verb !== 'get' && info.verb !== 'list')) return 'not-a-read';
+      if (info.subresource !== '') return 'subresource';
       let options: ListOptions;
       try {
         options = parseListOptions(request.query());
-      } catch {
-        return undefined; // the apiserver words the error
+      } catch (error) {
+        if (error instanceof StatusError) return 'bad-query'; // the apiserver words the error
+        throw error;
       }
-      if (options.watch) return undefined;
+      if (options.watch) return 'not-a-read';
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
-      if (info.verb === 'get' && request.query().has('export')) return undefined;
+      if (info.verb === 'get' && request.query().has('export')) return 'export-parameter';
       const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal);
-      if (delegator === undefined) return undefined;
+      if (typeof delegator === 'string') return delegator;
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
-      if (negotiated.kind === 'apiserver') return undefined;
+      if (negotiated.kind === 'apiserver') return negotiated.reason;
       let table: { printer: Printer; include: IncludeObject; version: TableVersion; body: Tables['tableBody'] } | undefined;
       if (negotiated.kind === 'table') {
         // Types without a ported printer, and custom resources whose CRD is not at hand, are the apiserver's to print.
         const t = await tables();
         const printer = printerOf(t, cache.spec);
         const include = t.parseIncludeObject(request.query().get('includeObject'));
-        if (printer === undefined || include === undefined) return undefined;
+        if (printer === undefined) return 'no-printer';
+        if (include === undefined) return 'bad-include-object';
         table = { printer, include, version: negotiated.version, body: t.tableBody };
       }
       // The item kind for a GET, the list kind for a LIST; the other way round is the apiserver's 406.
-      if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return undefined;
+      if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return 'metadata-kind-mismatch';
       let protobuf: { shape: ProtobufShape; metadata: boolean } | undefined;
       if (negotiated.kind === 'protobuf') {
         const shape = protobufShape(cache.spec);
-        if (shape === undefined) return undefined;
+        if (shape === undefined) return 'no-protobuf-schema';
         protobuf = { shape, metadata: false };
       } else if (negotiated.kind === 'metadata' && negotiated.protobuf) {
         protobuf = { shape: metadataShape(negotiated.version), metadata: true };
@@ -448,22 +457,23 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         negotiated.kind !== 'protobuf' &&
         (negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']));
       const plan = readPlan(info, options, cache);
-      if (plan === undefined) return undefined;
+      if (typeof plan === 'string') return plan;
       if (plan.kind === 'consistent') {
-        if (!(await delegator.mostRecent(readTarget(cache, info), info.verb === 'get' ? 'get' : 'list', signal))) return undefined;
+        const decision = await delegator.mostRecent(readTarget(cache, info), info.verb === 'get' ? 'get' : 'list', signal);
+        if (decision !== 'cache') return decision;
       } else if (plan.kind === 'latest') {
-        if (!(await delegator.notOlderThan(plan.minRv, signal))) return undefined;
+        if (!(await delegator.notOlderThan(plan.minRv, signal))) return 'rv-not-reached';
       }
       let room = new BodyRoom(bodies);
       for (let waited = false; ; waited = true) {
         // The cache may have been stopped while this request waited: the apiserver answers then.
         if (cache.isClosed()) {
           room.release();
-          return undefined;
+          return 'cache-closed';
         }
         // From here on synchronous: the RV and the contents are read in one turn.
-        let outcome: CachedResponse | NoRoom | undefined;
-        if (cache.resourceVersion() === undefined) outcome = undefined;
+        let outcome: CachedResponse | NoRoom | PassReason;
+        if (cache.resourceVersion() === undefined) outcome = 'not-synced';
         else if (table !== undefined) outcome = serveTable(cache, info, options, plan, { ...table, now: realClock.wallNow() }, room);
         else if (protobuf !== undefined)
           outcome = serveProtobuf(cache, info, options, plan, protobuf.shape, protobuf.metadata, sharedLists, room);
@@ -472,12 +482,12 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         else outcome = serveList(cache, info, options, plan, sharedLists, room);
         if (!isNoRoom(outcome)) {
           room.release();
-          return outcome !== undefined && pretty ? indented(outcome, bodies) : outcome;
+          return typeof outcome !== 'string' && pretty ? indented(outcome, bodies) : outcome;
         }
         // No room for the body now: wait for it once, then read the state again (it may have moved on).
         if (waited || !(await bodies.take(outcome.bytes, BODY_WAIT_MS, signal))) {
           memory?.notePassedThrough();
-          return undefined;
+          return 'no-room';
         }
         room = new BodyRoom(bodies, outcome.bytes);
       }
@@ -514,10 +524,10 @@ function listKeyOf(cache: WatchCache, info: RequestInfo): string {
   return cache.spec.namespaced && info.namespace !== '' ? `${KEY_ROOT}/${info.namespace}` : KEY_ROOT;
 }
 
-/** Which state the request reads, or undefined to pass it through (see the file comment). */
-function readPlan(info: RequestInfo, options: ListOptions, cache: WatchCache): ReadPlan | undefined {
+/** Which state the request reads, or why it is passed through (see the file comment). */
+function readPlan(info: RequestInfo, options: ListOptions, cache: WatchCache): ReadPlan | PassReason {
   const rv = options.resourceVersion;
-  if (rv !== '' && rv !== '0' && !/^[1-9][0-9]{0,18}$/.test(rv)) return undefined;
+  if (rv !== '' && rv !== '0' && !/^[1-9][0-9]{0,18}$/.test(rv)) return 'bad-resource-version';
   if (info.verb === 'get') {
     if (rv === '') return { kind: 'consistent' };
     return { kind: 'latest', minRv: BigInt(rv) };
@@ -526,10 +536,11 @@ function readPlan(info: RequestInfo, options: ListOptions, cache: WatchCache): R
     let from: DecodedContinue;
     try {
       from = decodeContinue(options.continue, `${listKeyOf(cache, info)}/`);
-    } catch {
-      return undefined;
+    } catch (error) {
+      if (error instanceof ContinueTokenError) return 'bad-continue';
+      throw error;
     }
-    if ((rv !== '' && rv !== '0') || from.resourceVersion <= 0) return undefined;
+    if ((rv !== '' && rv !== '0') || from.resourceVersion <= 0) return 'continue-with-resource-version';
     return { kind: 'exact', rv: BigInt(from.resourceVersion), from };
   }
   if (rv === '') return { kind: 'consistent' };
@@ -581,7 +592,7 @@ function serveList(
   plan: ReadPlan,
   shared: SharedLists,
   room: BodyRoom,
-): CachedResponse | NoRoom | undefined {
+): CachedResponse | NoRoom | PassReason {
   // Whole LISTs share their bodies (shared-lists.ts); the rest are made per request, in pooled pieces.
   const scope = wholeListScope(info, options, plan);
   const rv = cache.resourceVersion();
@@ -599,7 +610,7 @@ function serveList(
     return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
   }
   const page = selectPage(cache, info, options, plan);
-  if (page === undefined) return undefined;
+  if (typeof page === 'string') return page;
   const body = listBody(cache.spec, { ...page, count: page.items.length, itemBytes: undefined });
   return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
 }
@@ -667,15 +678,15 @@ function madeWhole(
   return { statusCode: 200, headers: JSON_HEADERS, length, body, written };
 }
 
-/** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; undefined: the apiserver answers. */
-function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): Page | undefined {
+/** The objects a LIST answers, at the plan's RV, with its continue token and remaining count; or why the apiserver answers. */
+function selectPage(cache: WatchCache, info: RequestInfo, options: ListOptions, plan: ReadPlan): Page | PassReason {
   const selection = selectionOf(cache, info, options);
-  if (selection === undefined) return undefined; // the apiserver words the error
+  if (typeof selection === 'string') return selection; // the apiserver words the error
   const { labels, fields } = selection;
   const rv = plan.kind === 'exact' ? plan.rv : cache.resourceVersion();
-  if (rv === undefined) return undefined;
+  if (rv === undefined) return 'not-synced';
   const snapshot = cache.snapshot(rv);
-  if (snapshot === undefined) return undefined;
+  if (snapshot === undefined) return 'no-snapshot';
   // A LIST of the current state selecting one value of the cache's index field (pods on one
   // node) reads that value's objects only (watch_cache.go listItems: store.ByIndex); the other
   // requirements still filter them. Same key order, so ranges and continue keys are the same.
@@ -739,14 +750,14 @@ function serveProtobuf(
   metadataOnly: boolean,
   shared: SharedLists,
   room: BodyRoom,
-): CachedResponse | NoRoom | undefined {
+): CachedResponse | NoRoom | PassReason {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
     if (obj !== undefined) {
       const body = protobufGetBody(obj, shape);
       return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: [body] };
     }
-    if (metadataOnly) return undefined;
+    if (metadataOnly) return 'not-found-converted';
     const status = protobufStatusBody(notFound({ group: cache.spec.group, resource: cache.spec.resource }, info.name).body());
     return { statusCode: 404, headers: PROTOBUF_HEADERS, length: status.length, body: [status] };
   }
@@ -771,7 +782,7 @@ function serveProtobuf(
       : noRoom(body.length);
   }
   const page = selectPage(cache, info, options, plan);
-  if (page === undefined) return undefined;
+  if (typeof page === 'string') return page;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   const body = protobufListBody(page.items, meta, shape);
   return room.fit(body.length)
@@ -786,13 +797,13 @@ function serveMetadata(
   plan: ReadPlan,
   version: MetaVersion,
   room: BodyRoom,
-): CachedResponse | NoRoom | undefined {
+): CachedResponse | NoRoom | PassReason {
   if (info.verb === 'get') {
     const obj = cache.get(cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name);
-    return obj === undefined ? undefined : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
+    return obj === undefined ? 'not-found-converted' : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
   }
   const page = selectPage(cache, info, options, plan);
-  if (page === undefined) return undefined;
+  if (typeof page === 'string') return page;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   const { unstructured } = cache.spec;
   return madeWhole(
@@ -861,19 +872,19 @@ function serveTable(
     readonly body: Tables['tableBody'];
   },
   room: BodyRoom,
-): CachedResponse | NoRoom | undefined {
+): CachedResponse | NoRoom | PassReason {
   const { printer, include, version, now, body: tableBody } = table;
   if (info.verb === 'get') {
     const key = cache.spec.namespaced ? `${info.namespace}/${info.name}` : info.name;
     const obj = cache.get(key);
     // The 404's Status is negotiated without the Table conversion (indented when no plain-JSON
     // clause is left): the apiserver's to word.
-    if (obj === undefined) return undefined;
+    if (obj === undefined) return 'not-found-converted';
     const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
     return whole(200, tableBody(printer, [obj], meta, include, version, now, false, cache.spec.unstructured));
   }
   const page = selectPage(cache, info, options, plan);
-  if (page === undefined) return undefined;
+  if (typeof page === 'string') return page;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
   // A row is its cells and, as asked, nothing more, the object's metadata, or the object.
   const { unstructured } = cache.spec;

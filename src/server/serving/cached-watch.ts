@@ -8,11 +8,12 @@
  * - RV=N otherwise: the window's events after N, then changes; an N older than the window is one
  *   ERROR event (410 Expired) on a 200 stream, unless the cache is young and N predates its first
  *   list (then the apiserver answers); an N the cache has not reached yet simply waits.
- * Returns false, before writing anything, when the request must go to the apiserver.
+ * Returns why, before writing anything, when the request must go to the apiserver.
  */
 import type { ServerResponse } from 'node:http';
 import type { WatcherFilter } from '../../cache/cache-watcher.ts';
-import type { CacheDelegator } from '../../cache/delegator.ts';
+import type { CacheDelegator, Decision } from '../../cache/delegator.ts';
+import { SelectorParseError } from '../../cache/selector-error.ts';
 import { parseFieldSelector } from '../../cache/field-selector.ts';
 import { parseLabelSelector } from '../../cache/label-selector.ts';
 import type { WatchCache } from '../../cache/watch-cache.ts';
@@ -37,8 +38,8 @@ export interface WatchContext {
   readonly info: RequestInfo;
   readonly options: ListOptions;
   readonly res: ServerResponse;
-  /** Resolves true once an RV-unset read may be served from this cache (the delegator's decision). */
-  readonly consistentReady: () => Promise<boolean>;
+  /** Resolves 'cache' once an RV-unset read may be served from this cache, or why not (the delegator's decision). */
+  readonly consistentReady: () => Promise<Decision>;
   readonly random?: () => number;
   /** Objects rendered otherwise than as stored (a Table watch); none: as stored. */
   readonly representation?: WatchRepresentation;
@@ -51,44 +52,48 @@ export function watchTimeoutMs(timeoutSeconds: number | undefined, random: () =>
 }
 
 /**
- * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; undefined
- * for a selector the apiserver rejects (its words, so the request goes to it).
+ * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; or
+ * 'bad-selector' for a selector the apiserver rejects (its words, so the request goes to it).
  */
-export function selectionOf(cache: WatchCache, info: RequestInfo, options: ListOptions): WatcherFilter | undefined {
+export function selectionOf(cache: WatchCache, info: RequestInfo, options: ListOptions): WatcherFilter | 'bad-selector' {
   try {
     return {
       namespace: cache.spec.namespaced ? info.namespace : '',
       labels: parseLabelSelector(options.labelSelector),
       fields: parseFieldSelector(options.fieldSelector, cache.fields.conversion),
     };
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (error instanceof SelectorParseError) return 'bad-selector';
+    throw error;
   }
 }
 
-export async function serveWatch(ctx: WatchContext): Promise<boolean> {
+export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   const { delegator, info, options, res } = ctx;
   const { cache } = delegator;
   const filter = selectionOf(cache, info, options);
-  if (filter === undefined) return false;
+  if (typeof filter === 'string') return filter;
   const rv = options.resourceVersion;
   if (rv === '') {
     // Most recent state, except for the legacy watch the defaulting left alone: from any state
     // (getWatchCacheResourceVersion's "legacy case").
-    if (options.sendInitialEvents !== undefined && !(await ctx.consistentReady())) return false;
+    if (options.sendInitialEvents !== undefined) {
+      const decision = await ctx.consistentReady();
+      if (decision !== 'cache') return decision;
+    }
   } else if (rv !== '0') {
-    if (!/^[1-9][0-9]{0,18}$/.test(rv)) return false;
+    if (!/^[1-9][0-9]{0,18}$/.test(rv)) return 'bad-resource-version';
     const from = BigInt(rv);
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
-    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(from))) return false;
+    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(from))) return 'rv-not-reached';
     // A watch from before a young cache's first list asks for changes the cache never saw; the
     // apiserver may still have them (a client that listed there, or on another proxy, before
     // this cache began), so its answer is the apiserver's, not a 410 of the cache's making.
-    if (options.sendInitialEvents !== true && cache.startedAfter(from) && cache.since(from).kind === 'too-old') return false;
+    if (options.sendInitialEvents !== true && cache.startedAfter(from) && cache.since(from).kind === 'too-old') return 'young-cache';
   }
-  if (res.destroyed) return true;
+  if (res.destroyed) return 'cache';
   // The cache may have been stopped while this request waited: the apiserver answers then.
-  if (cache.isClosed()) return false;
+  if (cache.isClosed()) return 'cache-closed';
   const contentType = ctx.representation?.contentType;
   res.writeHead(200, contentType === undefined ? WATCH_HEADERS : { ...WATCH_HEADERS, 'content-type': contentType });
   res.flushHeaders();
@@ -120,5 +125,5 @@ export async function serveWatch(ctx: WatchContext): Promise<boolean> {
   } else if (start.kind === 'closed') {
     res.end(chunked ? HTTP_CHUNKED.end : undefined);
   }
-  return true;
+  return 'cache';
 }

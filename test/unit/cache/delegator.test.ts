@@ -61,13 +61,13 @@ function rig(maxStalenessMs: number): Rig {
 test('delegator: a quiet type that is read is proven fresh before its bound, period after period, with no read waiting', async () => {
   const bound = 10_000;
   const { clock, cache, delegator, outcomes, nextProof } = rig(bound);
-  assert.equal(await delegator.mostRecent(ALL, 'list'), true);
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache');
   for (let period = 1; period <= 5; period++) {
     const proof = nextProof();
     clock.step(proofDueMs(bound));
     assert.equal(await proof, 'proven', `period ${String(period)}`);
     assert.equal(clock.now() - cache.lastProgressAt(), 0, 'fresh as of the proof');
-    assert.equal(await delegator.mostRecent(ALL, 'get'), true, 'served: never past the bound');
+    assert.equal(await delegator.mostRecent(ALL, 'get'), 'cache', 'served: never past the bound');
   }
   assert.equal(outcomes.length, 5, 'one proof per period, no more');
   cache.close();
@@ -80,7 +80,7 @@ test('delegator: a cache nobody reads or watches costs no proof; reads stopping 
   assert.deepEqual(paths, [], 'never read: never proven');
   // The first read past the bound waits for one proof, and is served.
   const read = delegator.mostRecent(ALL, 'list');
-  assert.equal(await read, true);
+  assert.equal(await read, 'cache');
   assert.equal(paths.length, 1);
   const proof = nextProof();
   clock.step(proofDueMs(bound));
@@ -100,6 +100,6 @@ test('delegator: a quiet type with client watches is kept fresh, so its watchers
   clock.step(proofDueMs(bound));
   assert.equal(await proof, 'proven', 'watched, though never read');
   stopped();
-  assert.equal(await delegator.mostRecent(ALL, 'get'), true);
+  assert.equal(await delegator.mostRecent(ALL, 'get'), 'cache');
   cache.close();
 });

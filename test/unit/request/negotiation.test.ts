@@ -32,14 +32,14 @@ test('negotiateRead: what the apiserver would answer in plain JSON, the cache an
 });
 
 test('negotiateRead: YAML and the unacceptable go to the apiserver', () => {
-  for (const accept of [
-    'application/yaml',
-    'application/yaml, application/json',
-    'application/json;q=0.5, application/yaml',
-    'text/plain',
-    'application/yaml;stream=watch',
-  ]) {
-    assert.deepEqual(negotiateRead(accept, true), { kind: 'apiserver' }, accept);
+  for (const [accept, reason] of [
+    ['application/yaml', 'yaml'],
+    ['application/yaml, application/json', 'yaml'],
+    ['application/json;q=0.5, application/yaml', 'yaml'],
+    ['text/plain', 'not-acceptable'],
+    ['application/yaml;stream=watch', 'not-acceptable'],
+  ] as const) {
+    assert.deepEqual(negotiateRead(accept, true), { kind: 'apiserver', reason }, accept);
   }
 });
 
@@ -66,7 +66,11 @@ test('negotiateRead: kubectl get gets a JSON Table, v1 or v1beta1 as asked first
     version: 'v1beta1',
     pretty: false,
   });
-  assert.deepEqual(negotiateRead('application/yaml;as=Table;v=v1;g=meta.k8s.io', true), { kind: 'apiserver' }, 'a YAML Table');
+  assert.deepEqual(
+    negotiateRead('application/yaml;as=Table;v=v1;g=meta.k8s.io', true),
+    { kind: 'apiserver', reason: 'yaml' },
+    'a YAML Table',
+  );
 });
 
 test('negotiateRead: a conversion the apiserver cannot do is skipped, as it skips it', () => {
@@ -84,7 +88,11 @@ test('negotiateRead: client-go typed clients get protobuf for built-in types, JS
   assert.deepEqual(negotiateRead(TYPED_PROTOBUF, true), { kind: 'protobuf' });
   assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', true), { kind: 'protobuf' }, 'protobuf alone');
   assert.deepEqual(negotiateRead(TYPED_PROTOBUF, false), { kind: 'json', pretty: false });
-  assert.deepEqual(negotiateRead('application/vnd.kubernetes.protobuf', false), { kind: 'apiserver' }, '406 for a custom resource');
+  assert.deepEqual(
+    negotiateRead('application/vnd.kubernetes.protobuf', false),
+    { kind: 'apiserver', reason: 'protobuf-only' },
+    '406 for a custom resource',
+  );
 });
 
 test('parseAccept: preference order as goautoneg sorts it, quirks included (Go insertion-sorts with a Less that is no strict order)', () => {
@@ -119,7 +127,7 @@ test('negotiateRead: goautoneg’s parsing to the letter (cases the apiserver wa
   // ParseFloat reads Inf.
   assert.deepEqual(negotiateRead(`${table};q=0.9,application/json;q=Inf`, true), { kind: 'json', pretty: false });
   // Only spaces are trimmed: a tab makes `\tapplication/json` another type, and `\tg` another parameter.
-  assert.deepEqual(negotiateRead('text/html,\tapplication/json', true), { kind: 'apiserver' });
+  assert.deepEqual(negotiateRead('text/html,\tapplication/json', true), { kind: 'apiserver', reason: 'not-acceptable' });
   assert.deepEqual(negotiateRead('application/json;as=Table;\tg=meta.k8s.io;v=v1, application/json', true), {
     kind: 'json',
     pretty: false,
@@ -127,7 +135,7 @@ test('negotiateRead: goautoneg’s parsing to the letter (cases the apiserver wa
   // Past 12 clauses Go's sort is another algorithm: the apiserver decides.
   const thirteen =
     'text/html;q=0.5,image/png;q=0.1,application/yaml;q=0.5,image/png;q=0.9,image/png;q=0.5,*/*,*/*,*/*;q=0.1,text/plain,text/plain;q=0.5,*/*,image/png,text/html;q=0.9';
-  assert.deepEqual(negotiateRead(thirteen, true), { kind: 'apiserver' });
+  assert.deepEqual(negotiateRead(thirteen, true), { kind: 'apiserver', reason: 'too-many-accept-clauses' });
   // A custom resource's metadata in protobuf is served (conversions have protobuf): not the plain JSON after it.
   assert.deepEqual(
     negotiateRead('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json', false),

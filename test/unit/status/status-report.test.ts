@@ -50,9 +50,11 @@ test("status: the figures are the metrics registry's: reads by where they were a
   const informers = newPrometheusInformerMetricsProvider(metrics.registry);
   for (let i = 0; i < 3; i++) metrics.served('list', 'pods', 'cache');
   metrics.served('get', 'pods', 'apiserver');
+  metrics.passedThrough('pods', 'stale');
   metrics.served('watch', 'pods', 'cache');
   metrics.served('create', 'pods', 'apiserver');
   metrics.served('list', 'namespaces', 'apiserver');
+  metrics.passedThrough('namespaces', 'uncached');
   metrics.served('get', '', 'apiserver');
   const pods = metrics.delegator('pods').cacher;
   pods.watchers(1);
@@ -86,9 +88,12 @@ test("status: the figures are the metrics registry's: reads by where they were a
     watchers: 1,
     eventsPerSecond: 0,
     reads: { cache: 4, apiserver: 1 },
+    passReasons: [{ reason: 'stale', count: 1 }],
   });
   // Types read but not cached; a non-resource path ('') is no type.
-  assert.deepEqual(report.uncached, [{ type: 'namespaces', reads: { cache: 0, apiserver: 1 } }]);
+  assert.deepEqual(report.uncached, [
+    { type: 'namespaces', reads: { cache: 0, apiserver: 1 }, passReasons: [{ reason: 'uncached', count: 1 }] },
+  ]);
   assert.deepEqual(report.memory, { rssBytes: 300, heapUsedBytes: 100, arrayBuffersBytes: 20 });
   assert.deepEqual(report.upstream, { server: 'https://10.0.0.1:6443', source: 'in-cluster', identity: null });
   assert.equal(report.version, '1.2.3');

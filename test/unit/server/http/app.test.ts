@@ -17,8 +17,8 @@ function readsChecking(checks: () => CacheCheck[]): CachedReads {
     synced: () => checks().every((c) => c.failure === undefined),
     checks: () => checks().map(asStatus),
     stop: () => Promise.resolve(),
-    tryServe: () => Promise.resolve(undefined),
-    tryWatch: () => Promise.resolve(false),
+    tryServe: () => Promise.resolve('uncached'),
+    tryWatch: () => Promise.resolve('uncached'),
     observeWrite: () => undefined,
     observesWrites: false,
   };

@@ -23,6 +23,7 @@ import { FakeClock } from '../../../helpers/fake-clock.ts';
 import { jsonResponse, newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../../helpers/resource-specs.ts';
 import { recordProofOutcomes } from '../../../helpers/proof-outcomes.ts';
+import type { PassReason } from '../../../../src/cache/pass-reason.ts';
 
 function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };
@@ -91,7 +92,10 @@ interface Reads {
   /** Freshness proofs: their outcomes so far, and the next one's. */
   readonly proofs: { readonly outcomes: readonly ProofOutcome[]; readonly paths: readonly string[]; next(): Promise<ProofOutcome> };
   /** GET `url` from the cache (undefined: passed through). */
+  /** The cache's answer, or undefined when the read is passed through. */
   readonly serve: (url: string) => Promise<CachedResponse | undefined>;
+  /** Why the read is passed through; 'cache' when the cache answers. */
+  readonly reason: (url: string) => Promise<PassReason | 'cache'>;
   /** A write through the proxy answered `statusCode` with `body` (JSON). */
   readonly wrote: (method: string, url: string, statusCode: number, body: unknown) => void;
 }
@@ -155,7 +159,16 @@ function readsOver(
     reads,
     probes,
     proofs: { outcomes: recorded.outcomes, paths: proofPaths, next: recorded.next },
-    serve: (url) => reads.tryServe(parseRequest('GET', url), {}),
+    serve: async (url) => {
+      const answer = await reads.tryServe(parseRequest('GET', url), {});
+      return typeof answer === 'string' ? undefined : answer;
+    },
+    reason: async (url) => {
+      const answer = await reads.tryServe(parseRequest('GET', url), {});
+      if (typeof answer === 'string') return answer;
+      answer.written?.(true);
+      return 'cache';
+    },
     wrote: (method, url, statusCode, body) => {
       reads.observeWrite(parseRequest(method, url), {
         statusCode,
@@ -243,18 +256,18 @@ test('cached reads: a namespace pages within its own keys; a selector gives no r
 });
 
 test('cached reads: RV=0 ignores the limit; Exact and unknown snapshots are passed through', async () => {
-  const { serve } = readsOver(fakeCache(FIVE, 100n), '100');
+  const { serve, reason } = readsOver(fakeCache(FIVE, 100n), '100');
   const all = listOf(await serve('/api/v1/configmaps?resourceVersion=0&limit=2'));
   assert.equal(all.items.length, 5);
   assert.equal(all.metadata.continue, undefined);
-  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&resourceVersionMatch=Exact'), undefined);
-  assert.equal(await serve('/api/v1/configmaps?resourceVersion=99&limit=2'), undefined, 'RV=N + limit is Exact');
+  assert.equal(await reason('/api/v1/configmaps?resourceVersion=99&resourceVersionMatch=Exact'), 'no-snapshot');
+  assert.equal(await reason('/api/v1/configmaps?resourceVersion=99&limit=2'), 'no-snapshot', 'RV=N + limit is Exact');
   assert.ok((await serve('/api/v1/configmaps?resourceVersion=100&resourceVersionMatch=Exact')) !== undefined);
   assert.ok((await serve('/api/v1/configmaps?resourceVersion=99')) !== undefined, 'not older than 99');
-  assert.equal(await serve('/api/v1/configmaps?resourceVersion=101'), undefined, 'ahead of the cache');
+  assert.equal(await reason('/api/v1/configmaps?resourceVersion=101'), 'rv-not-reached', 'ahead of the cache');
   const foreign = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 42, start: 'a/x' })).toString('base64url');
-  assert.equal(await serve(`/api/v1/configmaps?limit=2&continue=${foreign}`), undefined, 'no snapshot at 42');
-  assert.equal(await serve('/api/v1/configmaps?continue=garbage'), undefined, 'the apiserver words it');
+  assert.equal(await reason(`/api/v1/configmaps?limit=2&continue=${foreign}`), 'no-snapshot', 'no snapshot at 42');
+  assert.equal(await reason('/api/v1/configmaps?continue=garbage'), 'bad-continue', 'the apiserver words it');
 });
 
 test('cached reads: a LIST larger than a piece is joined in 64 KiB pieces, items without their TypeMeta', async () => {

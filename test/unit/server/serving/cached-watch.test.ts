@@ -33,13 +33,18 @@ test("cached watch: from before a young cache's first list, passed to the apiser
     const parsed = parseRequest('GET', req.url ?? '');
     const info = parsed.info;
     assert.ok(info !== undefined);
-    void serveWatch({ delegator, info, options: parseListOptions(parsed.query()), res, consistentReady: () => Promise.resolve(true) }).then(
-      (served) => {
-        if (served) return;
-        res.writeHead(299);
-        res.end('to the apiserver');
-      },
-    );
+    void serveWatch({
+      delegator,
+      info,
+      options: parseListOptions(parsed.query()),
+      res,
+      consistentReady: () => Promise.resolve('cache'),
+    }).then((decision) => {
+      if (decision === 'cache') return;
+      assert.equal(decision, 'young-cache');
+      res.writeHead(299);
+      res.end('to the apiserver');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => {

@@ -7,8 +7,14 @@
  * the all-namespaces ones only, so watchers of namespace B cost it nothing. Each event's bytes
  * are built once (WindowEvent) and the same Buffer is written to every watcher.
  *
+ * LIST (cacher.go GetList, watch_cache.go listItems): getList selects a page of one state of the
+ * cache, the current one or a kept snapshot at an exact RV, by namespace (a contiguous run of
+ * keys), by the cache's field index, and by the selectors, and writes the continue token of the
+ * next page. What state a read gets is the delegator's decision (ReadPlan); this serves it.
+ *
  * Invariants: a watcher is registered in the same synchronous turn its initial state or replay
  * is read, so it misses no change and sees none twice; watchers receive changes in RV order.
+ * A page is read from one immutable view of the cache, in one synchronous turn.
  */
 import { fieldValue } from '../informer/object.ts';
 import { indexedFieldOf } from './field-index.ts';
@@ -23,6 +29,15 @@ import type { WatchRepresentation, WatchEncoding, WindowEvent } from './window-e
 import { stderrFaults } from './faults.ts';
 import type { Faults } from './faults.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import type { KubeObject } from '../informer/object.ts';
+import type { OrderedView } from './ordered-map.ts';
+import type { ListOptions } from '../request/list-options.ts';
+import type { DecodedContinue } from '../request/continue-token.ts';
+import { encodeContinue } from '../request/continue-token.ts';
+import { parseFieldSelector } from './field-selector.ts';
+import { parseLabelSelector } from './label-selector.ts';
+import { SelectorParseError } from './selector-error.ts';
+import type { PassReason } from './pass-reason.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -228,5 +243,138 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       stopListening();
       terminateAll();
     },
+  };
+}
+
+/** Which state a GET or LIST reads, as the delegator decided it (delegator.ts decideRead). */
+export type ReadPlan =
+  /** The cache as it is, once at `minRv` or later (RV=0, RV=N not older than). */
+  | { readonly kind: 'latest'; readonly minRv: bigint }
+  /** The cache as it is, proven the most recent state (RV unset). */
+  | { readonly kind: 'consistent' }
+  /** The state at exactly `rv` (Exact, a limit with an RV, a continue token: `from`), from a kept snapshot. */
+  | { readonly kind: 'exact'; readonly rv: bigint; readonly from: DecodedContinue | undefined };
+
+/** A LIST as the cacher serves it: its namespace ('' for all, or a cluster-scoped type) and its options. */
+export interface ListRequest {
+  readonly namespace: string;
+  readonly options: ListOptions;
+}
+
+/** The objects a LIST answers, at one RV, with the next page's token and (when known) what remains. */
+export interface Page {
+  readonly items: KubeObject[];
+  readonly resourceVersion: bigint;
+  readonly continue: string;
+  readonly remainingItemCount: bigint | undefined;
+}
+
+/**
+ * The storage key of an object, as continue tokens see it: a root standing for the apiserver's
+ * `/registry/<resource>`, then the cache key (`namespace/name` or `name`). A token's start key
+ * is relative to the list's key without its trailing slash (`/name\0` in a namespace,
+ * `/namespace/name\0` across namespaces), as the apiserver's (cacher.go PrepareContinueToken).
+ */
+const KEY_ROOT = '/r';
+
+/** The list's key: the namespace's keys, or all keys. Tokens are encoded against it and decoded against it plus `/`. */
+export function listKeyOf(cache: WatchCache, namespace: string): string {
+  return cache.spec.namespaced && namespace !== '' ? `${KEY_ROOT}/${namespace}` : KEY_ROOT;
+}
+
+/** The cache key of one object of the request's scope. */
+export function objectKey(cache: WatchCache, namespace: string, name: string): string {
+  return cache.spec.namespaced ? `${namespace}/${name}` : name;
+}
+
+function namespacePrefix(cache: WatchCache, namespace: string): string {
+  return cache.spec.namespaced && namespace !== '' ? `${namespace}/` : '';
+}
+
+/** The ranks [start, end) of the request's objects in `view`: one namespace's keys (a contiguous run in key order), or all. O(log n). */
+export function namespaceRange(view: OrderedView<KubeObject>, cache: WatchCache, namespace: string): { start: number; end: number } {
+  const prefix = namespacePrefix(cache, namespace);
+  if (prefix === '') return { start: 0, end: view.size };
+  return { start: view.lowerBound(prefix), end: view.lowerBound(`${prefix.slice(0, -1)}0`) }; // '0' follows '/'
+}
+
+/**
+ * The scope of a whole LIST of the cache's current state ('' for all, else the namespace), or
+ * undefined for any other LIST: the LISTs whose bodies are the same for every request at an RV.
+ */
+export function wholeListScope(list: ListRequest, plan: ReadPlan): string | undefined {
+  const { options } = list;
+  if (plan.kind === 'exact' || options.labelSelector !== '' || options.fieldSelector !== '' || options.continue !== '') return undefined;
+  // computeListLimit (cacher.go): RV=0 ignores the limit.
+  if (options.limit > 0 && options.resourceVersion !== '0') return undefined;
+  return list.namespace;
+}
+
+/**
+ * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; or
+ * 'bad-selector' for a selector the apiserver rejects (its words, so the request goes to it).
+ */
+export function selectionOf(cache: WatchCache, namespace: string, options: ListOptions): WatcherFilter | 'bad-selector' {
+  try {
+    return {
+      namespace: cache.spec.namespaced ? namespace : '',
+      labels: parseLabelSelector(options.labelSelector),
+      fields: parseFieldSelector(options.fieldSelector, cache.fields.conversion),
+    };
+  } catch (error) {
+    if (error instanceof SelectorParseError) return 'bad-selector';
+    throw error;
+  }
+}
+
+/** GetList: the objects a LIST answers, at the plan's RV, with its continue token and remaining count; or why the apiserver answers. */
+export function getList(cache: WatchCache, list: ListRequest, plan: ReadPlan): Page | PassReason {
+  const { namespace, options } = list;
+  const selection = selectionOf(cache, namespace, options);
+  if (typeof selection === 'string') return selection; // the apiserver words the error
+  const { labels, fields } = selection;
+  const rv = plan.kind === 'exact' ? plan.rv : cache.resourceVersion();
+  if (rv === undefined) return 'not-synced';
+  const snapshot = cache.snapshot(rv);
+  if (snapshot === undefined) return 'no-snapshot';
+  // A LIST of the current state selecting one value of the cache's index field (pods on one
+  // node) reads that value's objects only (watch_cache.go listItems: store.ByIndex); the other
+  // requirements still filter them. Same key order, so ranges and continue keys are the same.
+  const indexField = indexedFieldOf(cache.spec);
+  const indexValue = indexField === undefined || rv !== cache.resourceVersion() ? undefined : fields.requiresExactMatch(indexField);
+  const ordered = (indexField !== undefined && indexValue !== undefined ? cache.indexed(indexField, indexValue) : undefined) ?? snapshot;
+  // HOT PATH: the view is immutable (a persistent tree's root): ranks and ranges in O(log n).
+  const prefix = namespacePrefix(cache, namespace);
+  const listKey = listKeyOf(cache, namespace);
+  const fromKey = plan.kind === 'exact' && plan.from !== undefined ? plan.from.fromKey.slice(KEY_ROOT.length + 1) : prefix;
+  let start = ordered.lowerBound(fromKey < prefix ? prefix : fromKey);
+  // A continue key outside this request's range yields nothing, as the apiserver's range read.
+  if (!fromKey.startsWith(prefix)) start = ordered.size;
+  const { end } = namespaceRange(ordered, cache, namespace);
+  // computeListLimit (cacher.go): RV=0 ignores the limit.
+  const limit = options.resourceVersion === '0' ? 0 : Math.max(0, options.limit);
+  const everything = labels.empty() && fields.empty();
+  const items: KubeObject[] = [];
+  let hasMore = false;
+  let last = '';
+  let i = start;
+  for (const obj of ordered.values(start, end)) {
+    i++;
+    if (everything || (labels.matches(obj.labels) && fields.matchesObject(obj))) {
+      items.push(obj);
+      last = obj.key;
+    }
+    if (limit > 0 && items.length >= limit) {
+      hasMore = i < end;
+      break;
+    }
+  }
+  // PrepareContinueToken (storage/continue.go): resume just after the last key; a count of what
+  // remains only when nothing was filtered out.
+  return {
+    items,
+    resourceVersion: rv,
+    continue: hasMore ? encodeContinue(`${KEY_ROOT}/${last}\u0000`, listKey, rv) : '',
+    remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
 }

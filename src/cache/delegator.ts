@@ -2,9 +2,23 @@
  * The cache delegator of one watch cache (kube-apiserver's storage/cacher/delegator.go): it
  * decides whether a read may be answered by the cache or must go to the apiserver, and owns what
  * serving needs beside the cache: the cacher (watches) and the consistency probe. The server
- * asks it before every read it would answer from the cache; nothing here writes a response.
+ * asks it before every read it would answer from the cache (decideRead, decideWatch); the answer
+ * is the state to read (ReadPlan, served by the cacher) or the reason to pass the read through
+ * (pass-reason.ts). Nothing here writes a response.
  *
- * The rules (consistency.ts says what each mode promises):
+ * The resourceVersion rules (delegator.go shouldDelegateList, watch_cache.go waitUntilFreshAndList):
+ * - "0" (any): the cache as it is; LIST ignores `limit` and returns everything.
+ * - N, NotOlderThan (or a LIST without limit, or a GET): once the cache is at N or later. The
+ *   cache waits briefly; past that the apiserver decides (it can see newer state than the
+ *   cache's watch has reported, and answers 200 or its own 504 ResourceVersionTooLarge).
+ * - N with limit and no match, Exact N, and `continue` (Exact at the token's RV): from the
+ *   snapshot kept of the cache at exactly N, else passed through (etcd serves it, or says 410).
+ * - unset (most recent): as the type's consistency mode says (below).
+ * - a WATCH from "" with sendInitialEvents: the most recent state, as a read; from N with
+ *   sendInitialEvents=true: the cache at N or later; from N before a young cache's first list:
+ *   the apiserver (it may still hold those changes).
+ *
+ * The consistency rules for RV-unset reads (consistency.ts says what each mode promises):
  * - RV=N, not older than: the cache once it has reached N, waiting up to FRESHNESS_WAIT_MS;
  * - RV unset, bounded: the upstream watch is open and proved progress within the bound, the
  *   proxy's own writes of the type are in the cache (waiting up to READ_YOUR_WRITES_WAIT_MS),
@@ -16,23 +30,21 @@
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
  *   every write of any type moves, until its next bookmark: a probe would only add a request).
  *
- * Freshness (bounded mode): the delegator keeps its cache proven fresh itself, because a quiet
- * type's upstream watch may say nothing for good (freshness-proof.ts). While the type is read
- * RV-unset (within KEEP_FRESH_MS) or watched by clients, a proof runs whenever the cache has
- * proved no progress for proofDueMs(bound): one bound period minus a lead for the proof and a
- * retry. A read that finds its cache past the bound all the same (a proof failed, or the type was
- * not read for a while) waits for one shared proof, up to PROOF_READ_WAIT_MS: never every read of
- * the type upstream at once. The proofs also move the cache's RV, so its watchers' bookmarks
- * follow the cluster's RV as the apiserver's own do.
+ * Freshness (bounded mode): the delegator's freshness keeper (freshness-keeper.ts) proves a quiet
+ * cache fresh before its bound while the type is read or watched, and makes the reads that find
+ * it past the bound wait for one shared proof, never all go upstream at once.
  */
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import type { Clock, Timer } from '../clock/clock.ts';
-import { realClock, within } from '../clock/clock.ts';
-import type { FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
-import { newFreshnessProof } from './freshness-proof.ts';
-import type { Cacher, CacherMetrics } from './cacher.ts';
-import { newCacher, noopCacherMetrics } from './cacher.ts';
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
+import { FreshnessKeeper } from './freshness-keeper.ts';
+import type { ProofOutcome } from './freshness-keeper.ts';
+import type { Cacher, CacherMetrics, ReadPlan } from './cacher.ts';
+import { listKeyOf, newCacher, noopCacherMetrics } from './cacher.ts';
+import type { ListOptions } from '../request/list-options.ts';
+import type { DecodedContinue } from '../request/continue-token.ts';
+import { ContinueTokenError, decodeContinue } from '../request/continue-token.ts';
 import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistency.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
@@ -56,46 +68,8 @@ export const READ_YOUR_WRITES_WAIT_MS = 3_000;
  * probe is overtaken within milliseconds by the type's own next event.
  */
 export const IN_FLIGHT_MS = 1_000;
-/**
- * A type is kept proven fresh while it was read RV-unset this recently (or has client watches):
- * the registry's idle timeout for lazily started caches (cache-registry.ts), after which an
- * unread lazy cache is stopped anyway.
- */
-export const KEEP_FRESH_MS = 10 * 60_000;
-/** The lead a proof is given before the bound: time for it (about 1.2 s) and for a retry or two. */
-export const PROOF_LEAD_MS = 15_000;
-/** After a failed proof, the next one waits this long (at most); meanwhile reads past the bound pass through. */
-export const PROOF_RETRY_MS = 5_000;
-/** How long a read past its bound waits for the shared proof (which takes about 1.2 s). */
-export const PROOF_READ_WAIT_MS = 2_500;
-/**
- * A doubted read of a quiet type asks for a proof to settle the doubt at most this often per
- * type: a controller that deletes namespaces (kube-controller-manager's deleter doubts some 30
- * types at each deletion) costs a proof per type per half minute, not one per deletion; doubts in
- * between are settled by the keeper's proofs or the next one asked for, and their reads go to the
- * apiserver meanwhile, as they would without the proxy.
- */
-export const DOUBT_PROOF_INTERVAL_MS = 30_000;
-/** A bookmark due while the cache last proved progress longer ago than this asks for a proof first. */
-export const BOOKMARK_FRESH_MS = 5_000;
-/** Bookmarks ask for a proof at most this often per type, however many watchers they are sent to. */
-export const BOOKMARK_PROOF_INTERVAL_MS = 5_000;
-/** The keeper never looks again sooner than this (a bound of a few ms must not spin it). */
-const MIN_KEEP_DELAY_MS = 100;
-
-/**
- * When a proof is due, in ms since the cache last proved progress: one bound minus the lead, at
- * least half the bound (75 s: after 60 s; 5 s: after 2.5 s).
- */
-export function proofDueMs(maxStalenessMs: number): number {
-  return maxStalenessMs - Math.min(PROOF_LEAD_MS, maxStalenessMs / 2);
-}
-
 /** A read decision: 'cache' (the cache answers), or why the read goes to the apiserver (pass-reason.ts). */
 export type Decision<Reason extends PassReason = PassReason> = 'cache' | Reason;
-
-/** How a freshness proof ended (a metric label): proven, or why not (freshness-proof.ts). */
-export type ProofOutcome = 'proven' | ProofFailure;
 
 export interface DelegatorMetrics {
   /** One consistency probe sent upstream. */
@@ -118,10 +92,24 @@ export const noopDelegatorMetrics: DelegatorMetrics = {
   cacher: noopCacherMetrics,
 };
 
+/** A GET or LIST as the delegator decides it: the request's scope and its decoded options. */
+export interface ReadRequest {
+  readonly verb: 'get' | 'list';
+  /** '' for all namespaces (or a cluster-scoped type). */
+  readonly namespace: string;
+  /** '' for a LIST. */
+  readonly name: string;
+  readonly options: ListOptions;
+}
+
 export interface CacheDelegator {
   readonly cache: WatchCache;
   /** The watches of the cache (made on first use). */
   cacher(): Cacher;
+  /** Which state a GET or LIST reads (waiting as the rules say), or why it goes to the apiserver. */
+  decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason>;
+  /** Whether a WATCH (its selectors already parsed) starts from the cache: 'cache', or why not. */
+  decideWatch(namespace: string, options: ListOptions, signal?: AbortSignal): Promise<Decision>;
   /** RV-unset: 'cache' when the cache may answer a read of `target` as the most recent state, else why not. */
   mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<Decision<ConsistencyReason>>;
   /** RV=N, not older than: resolves true once the cache is at `rv` or later. */
@@ -159,16 +147,7 @@ class Delegator implements CacheDelegator {
   readonly #metrics: DelegatorMetrics;
   #cacher: Cacher | undefined;
   #probe: ConsistencyProbe | undefined;
-  #proof: FreshnessProof | undefined;
-  /** The proof running now (one per cache at a time); undefined when none runs. */
-  #proving: Promise<ProofResult> | undefined;
-  #lastProofFailedAt = Number.NEGATIVE_INFINITY;
-  #lastDoubtProofAt = Number.NEGATIVE_INFINITY;
-  #lastBookmarkProofAt = Number.NEGATIVE_INFINITY;
-  /** The last RV-unset read in bounded mode: the type is kept fresh while it is read. */
-  #lastReadAt = Number.NEGATIVE_INFINITY;
-  #keepTimer: Timer | undefined;
-  #stopped = false;
+  readonly #keeper: FreshnessKeeper;
 
   constructor(cache: WatchCache, options: DelegatorOptions) {
     this.cache = cache;
@@ -177,15 +156,17 @@ class Delegator implements CacheDelegator {
     this.#waitMs = options.freshnessWaitMs ?? FRESHNESS_WAIT_MS;
     const { group, resource } = cache.spec;
     this.#metrics = options.metrics?.(qualifiedResource(group, resource)) ?? noopDelegatorMetrics;
-    cache.addListener({
-      event: () => undefined,
-      replaced: () => undefined,
-      closed: () => {
-        this.#stopped = true;
-        this.#keepTimer?.cancel();
+    this.#keeper = new FreshnessKeeper({
+      cache,
+      client: options.client,
+      writes: options.writes,
+      maxStalenessMs: options.policy.maxStalenessMs,
+      clock: this.#clock,
+      probe: () => this.#consistencyProbe(),
+      proved: (outcome) => {
+        this.#metrics.proof(outcome);
       },
     });
-    this.#scheduleKeep(proofDueMs(options.policy.maxStalenessMs));
   }
 
   cacher(): Cacher {
@@ -193,11 +174,44 @@ class Delegator implements CacheDelegator {
     this.#cacher ??= newCacher(this.cache, {
       clock: this.#clock,
       metrics: this.#metrics.cacher,
-      freshen: (waitMs) => this.#freshen(waitMs),
+      freshen: (waitMs) => this.#keeper.freshen(waitMs),
       ...(budget === undefined ? {} : { budget }),
       ...(faults === undefined ? {} : { faults }),
     });
     return this.#cacher;
+  }
+
+  async decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason> {
+    const plan = readPlan(read, this.cache);
+    if (typeof plan === 'string') return plan;
+    if (plan.kind === 'consistent') {
+      const decision = await this.mostRecent(readTarget(this.cache, read.namespace, read.name), read.verb, signal);
+      if (decision !== 'cache') return decision;
+    } else if (plan.kind === 'latest') {
+      if (!(await this.notOlderThan(plan.minRv, signal))) return 'rv-not-reached';
+    }
+    return plan;
+  }
+
+  async decideWatch(namespace: string, options: ListOptions, signal?: AbortSignal): Promise<Decision> {
+    const rv = options.resourceVersion;
+    if (rv === '') {
+      // Most recent state, except for the legacy watch the defaulting left alone: from any state
+      // (getWatchCacheResourceVersion's "legacy case").
+      if (options.sendInitialEvents !== undefined) return this.mostRecent(readTarget(this.cache, namespace, ''), 'watch', signal);
+      return 'cache';
+    }
+    if (rv === '0') return 'cache';
+    if (!DECIMAL_RV.test(rv)) return 'bad-resource-version';
+    const from = BigInt(rv);
+    // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
+    if (options.sendInitialEvents === true && !(await this.notOlderThan(from))) return 'rv-not-reached';
+    // A watch from before a young cache's first list asks for changes the cache never saw; the
+    // apiserver may still have them (a client that listed there, or on another proxy, before
+    // this cache began), so its answer is the apiserver's, not a 410 of the cache's making.
+    if (options.sendInitialEvents !== true && this.cache.startedAfter(from) && this.cache.since(from).kind === 'too-old')
+      return 'young-cache';
+    return 'cache';
   }
 
   async notOlderThan(rv: bigint, signal?: AbortSignal): Promise<boolean> {
@@ -237,95 +251,13 @@ class Delegator implements CacheDelegator {
     return this.#consistencyProbe().currentResourceVersion();
   }
 
-  /** Runs a freshness proof, or joins the one running. What it proves also settles the doubts that arose before it began. */
-  #prove(): Promise<ProofResult> {
-    if (this.#proving !== undefined) return this.#proving;
-    const { writes } = this.#options;
-    const { group, resource } = this.cache.spec;
-    this.#proof ??= newFreshnessProof({
-      client: this.#options.client,
-      cache: this.cache,
-      probe: this.#consistencyProbe(),
-      clock: this.#clock,
-    });
-    const proof = this.#proof;
-    const seq = writes.sequence();
-    const failed = (): ProofResult => ({ kind: 'failed', reason: 'probe-failed' });
-    const proving = proof
-      .run()
-      .then(undefined, failed)
-      .then((result) => {
-        this.#proving = undefined;
-        this.#metrics.proof(result.kind === 'proven' ? 'proven' : result.reason);
-        if (result.kind === 'proven') {
-          writes.settle(group, resource, seq, result.consistentResourceVersion);
-          writes.reached(group, resource, result.resourceVersion);
-        } else {
-          this.#lastProofFailedAt = this.#clock.now();
-        }
-        return result;
-      });
-    this.#proving = proving;
-    return proving;
-  }
-
-  /** Whether the cache is worth proving fresh: read RV-unset lately, or watched. */
-  #worthKeeping(now: number): boolean {
-    return now - this.#lastReadAt < KEEP_FRESH_MS || this.cache.inUse();
-  }
-
-  /** The keeper: checks again in `delayMs` whether a proof is due, and runs it. */
-  #scheduleKeep(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#keepTimer?.cancel();
-    this.#keepTimer = this.#clock.setTimeout(
-      () => {
-        this.#keepTimer = undefined;
-        this.#keep();
-      },
-      Math.max(MIN_KEEP_DELAY_MS, delayMs),
-    );
-    this.#keepTimer.unref?.();
-  }
-
-  #keep(): void {
-    if (this.#stopped || this.cache.isClosed()) return;
-    const { cache } = this;
-    const bound = this.#options.policy.maxStalenessMs;
-    const due = proofDueMs(bound);
-    const now = this.#clock.now();
-    const age = now - cache.lastProgressAt();
-    if (age < due) {
-      this.#scheduleKeep(due - age);
-      return;
-    }
-    if (!cache.hasSynced() || !cache.watching() || !this.#worthKeeping(now)) {
-      // Nothing to prove now; looked at again once more could be (a read, a watch, a reconnect).
-      this.#scheduleKeep(Math.min(due, PROOF_RETRY_MS));
-      return;
-    }
-    void this.#prove().then((result) => {
-      if (result.kind === 'proven') this.#scheduleKeep(due - (this.#clock.now() - this.cache.lastProgressAt()));
-      else this.#scheduleKeep(Math.min(PROOF_RETRY_MS, bound / 4));
-    });
-  }
-
   async #bounded(target: ReadTarget, signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
     const { cache } = this;
-    const { writes, policy } = this.#options;
+    const { writes } = this.#options;
     const { group, resource } = cache.spec;
     if (!cache.watching()) return this.#pass('not-watching');
-    const now = this.#clock.now();
-    this.#lastReadAt = now;
-    if (now - cache.lastProgressAt() > policy.maxStalenessMs) {
-      // No cliff: one shared proof, the reads waiting briefly for it; right after a failed one,
-      // the reads go to the apiserver until the next attempt.
-      if (this.#proving === undefined && now - this.#lastProofFailedAt < Math.min(PROOF_RETRY_MS, policy.maxStalenessMs / 4)) {
-        return this.#pass('stale');
-      }
-      await within(this.#clock, this.#prove(), PROOF_READ_WAIT_MS, signal);
-      if (this.#clock.now() - cache.lastProgressAt() > policy.maxStalenessMs) return this.#pass('stale');
-    }
+    this.#keeper.read();
+    if (!(await this.#keeper.withinBound(signal))) return this.#pass('stale');
     const required = writes.requirement(target);
     if (required.written > (cache.resourceVersion() ?? 0n)) {
       if ((await cache.waitUntilFresh(required.written, READ_YOUR_WRITES_WAIT_MS, signal)) === undefined) {
@@ -337,7 +269,7 @@ class Delegator implements CacheDelegator {
       // The cache is doubted. A quiet type cannot show it caught up without waiting for a proof:
       // the read goes to the apiserver now, and a proof (in the background) settles the doubt.
       if (this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) {
-        this.#proveDoubts();
+        this.#keeper.proveDoubts();
         return this.#pass('doubted-quiet');
       }
     }
@@ -359,34 +291,6 @@ class Delegator implements CacheDelegator {
     return 'cache';
   }
 
-  /**
-   * Before a watcher's bookmark: a proof when the cache last proved progress more than
-   * BOOKMARK_FRESH_MS ago (at most one per BOOKMARK_PROOF_INTERVAL_MS, however many watchers'
-   * bookmarks fall due), awaited up to `waitMs`. So a quiet type's bookmarks carry the
-   * apiserver's current RV, as the apiserver's own do where others' consistent reads move its
-   * cacher, at a bounded cost.
-   */
-  #freshen(waitMs: number): Promise<void> {
-    const now = this.#clock.now();
-    if (now - this.cache.lastProgressAt() < BOOKMARK_FRESH_MS || !this.cache.watching()) return Promise.resolve();
-    if (this.#proving === undefined) {
-      if (now - this.#lastBookmarkProofAt < BOOKMARK_PROOF_INTERVAL_MS) return Promise.resolve();
-      this.#lastBookmarkProofAt = now;
-      void this.#prove();
-    }
-    const proving = this.#proving;
-    if (proving === undefined || waitMs <= 0) return Promise.resolve();
-    return within(this.#clock, proving, waitMs, undefined).then(() => undefined);
-  }
-
-  /** A proof for the doubts of a quiet type, at most every DOUBT_PROOF_INTERVAL_MS. */
-  #proveDoubts(): void {
-    const now = this.#clock.now();
-    if (this.#proving !== undefined || now - this.#lastDoubtProofAt < DOUBT_PROOF_INTERVAL_MS) return;
-    this.#lastDoubtProofAt = now;
-    void this.#prove();
-  }
-
   async #strong(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
     const { cache } = this;
     if (verb === 'get') return this.#pass('strong-get');
@@ -397,4 +301,38 @@ class Delegator implements CacheDelegator {
     if ((await cache.waitUntilFresh(rv, this.#waitMs, signal)) === undefined) return this.#pass('strong-behind');
     return 'cache';
   }
+}
+
+/** A resourceVersion the apiserver parses as an RV (APIObjectVersioner: a uint64 in decimal, no sign, no leading zero). */
+const DECIMAL_RV = /^[1-9][0-9]{0,18}$/;
+
+/** What a read covers, for read-your-writes. */
+function readTarget(cache: WatchCache, namespace: string, name: string): ReadTarget {
+  return { group: cache.spec.group, resource: cache.spec.resource, namespace: cache.spec.namespaced ? namespace : '', name };
+}
+
+/** Which state the request reads, or why it is passed through (see the file comment). */
+function readPlan(read: ReadRequest, cache: WatchCache): ReadPlan | PassReason {
+  const { options } = read;
+  const rv = options.resourceVersion;
+  if (rv !== '' && rv !== '0' && !DECIMAL_RV.test(rv)) return 'bad-resource-version';
+  if (read.verb === 'get') {
+    if (rv === '') return { kind: 'consistent' };
+    return { kind: 'latest', minRv: BigInt(rv) };
+  }
+  if (options.continue !== '') {
+    let from: DecodedContinue;
+    try {
+      from = decodeContinue(options.continue, `${listKeyOf(cache, read.namespace)}/`);
+    } catch (error) {
+      if (error instanceof ContinueTokenError) return 'bad-continue';
+      throw error;
+    }
+    if ((rv !== '' && rv !== '0') || from.resourceVersion <= 0) return 'continue-with-resource-version';
+    return { kind: 'exact', rv: BigInt(from.resourceVersion), from };
+  }
+  if (rv === '') return { kind: 'consistent' };
+  if (rv === '0') return { kind: 'latest', minRv: 0n };
+  const exact = options.resourceVersionMatch === 'Exact' || (options.resourceVersionMatch === '' && options.limit > 0);
+  return exact ? { kind: 'exact', rv: BigInt(rv), from: undefined } : { kind: 'latest', minRv: BigInt(rv) };
 }

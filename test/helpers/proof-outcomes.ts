@@ -1,5 +1,6 @@
 /** A delegator's metrics that record its freshness proofs' outcomes, for tests that wait for the next one. */
-import type { DelegatorMetrics, ProofOutcome } from '../../src/cache/delegator.ts';
+import type { DelegatorMetrics } from '../../src/cache/delegator.ts';
+import type { ProofOutcome } from '../../src/cache/freshness-keeper.ts';
 import { noopDelegatorMetrics } from '../../src/cache/delegator.ts';
 
 export interface ProofOutcomes {

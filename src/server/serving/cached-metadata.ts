@@ -23,6 +23,13 @@ import { goMarshal } from '../../kube/go-json.ts';
 import type { GoJsonValue } from '../../kube/go-json.ts';
 import type { ListMeta } from '../../kube/list-meta.ts';
 import { listMetaJson } from '../../kube/list-meta.ts';
+import type { ReadPlan } from '../../cache/cacher.ts';
+import { getList, objectKey } from '../../cache/cacher.ts';
+import type { ReadRequest } from '../../cache/delegator.ts';
+import type { PassReason } from '../../cache/pass-reason.ts';
+import type { WatchCache } from '../../cache/watch-cache.ts';
+import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
+import { madeWhole, whole } from './cached-response.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -218,4 +225,35 @@ export function metadataWatchRepresentation(version: MetaVersion, unstructured: 
     stored: (obj) => Buffer.concat([head(version), objectMetadataBytes(obj, unstructured), CLOSE]),
     bookmark: (raw) => partialObjectMetadata(raw, version, unstructured),
   };
+}
+
+/** A PartialObjectMetadata's kind, apiVersion and braces around the metadata (a Table row's too, with includeObject=Metadata). */
+export const METADATA_ITEM_FRAMING_BYTES = 80;
+
+/**
+ * A GET or a LIST answered as PartialObjectMetadata; or why the apiserver answers (a missing
+ * object's 404 too: its Status is negotiated without the conversion, indented when no plain-JSON
+ * clause is left, the apiserver's to word).
+ */
+export function serveMetadata(
+  cache: WatchCache,
+  read: ReadRequest,
+  plan: ReadPlan,
+  version: MetaVersion,
+  room: BodyRoom,
+): CachedResponse | NoRoom | PassReason {
+  if (read.verb === 'get') {
+    const obj = cache.get(objectKey(cache, read.namespace, read.name));
+    return obj === undefined ? 'not-found-converted' : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
+  }
+  const page = getList(cache, read, plan);
+  if (typeof page === 'string') return page;
+  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
+  const { unstructured } = cache.spec;
+  return madeWhole(
+    page.items,
+    (obj) => METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured),
+    room,
+    () => metadataListBody(page.items, meta, version, unstructured),
+  );
 }

@@ -1,28 +1,23 @@
 /**
  * WATCH answered from a watch cache (kube-apiserver's endpoints/handlers/watch.go in front of
- * cacher.Watch): the stream's head, the watch's timeout, and the start rules.
+ * cacher.Watch): the stream's head, the watch's timeout, and its framing. Whether it starts from
+ * the cache is the delegator's decision (cache/delegator.ts decideWatch), what it selects the
+ * cacher's (selectionOf), and how it starts the cacher's too (cache/cacher.ts watch):
  * - sendInitialEvents=true (a WatchList, and what the apiserver's defaulting makes of a watch
  *   from RV "" or "0"): the state as ADDED events, then a BOOKMARK annotated
- *   k8s.io/initial-events-end when bookmarks are allowed, then changes. From RV "" the state must
- *   be the most recent (the caller's consistency check); from N the cache must have reached N.
+ *   k8s.io/initial-events-end when bookmarks are allowed, then changes.
  * - RV=N otherwise: the window's events after N, then changes; an N older than the window is one
- *   ERROR event (410 Expired) on a 200 stream, unless the cache is young and N predates its first
- *   list (then the apiserver answers); an N the cache has not reached yet simply waits.
+ *   ERROR event (410 Expired) on a 200 stream; an N the cache has not reached yet simply waits.
  * Returns why, before writing anything, when the request must go to the apiserver.
  */
 import type { ServerResponse } from 'node:http';
-import type { WatcherFilter } from '../../cache/cache-watcher.ts';
 import type { CacheDelegator, Decision } from '../../cache/delegator.ts';
-import { SelectorParseError } from '../../cache/selector-error.ts';
-import { parseFieldSelector } from '../../cache/field-selector.ts';
-import { parseLabelSelector } from '../../cache/label-selector.ts';
-import type { WatchCache } from '../../cache/watch-cache.ts';
+import { selectionOf } from '../../cache/cacher.ts';
 import { representedWatchFrame, watchFrame } from '../../cache/window-event.ts';
 import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { tooOldResourceVersion } from '../../kube/status.ts';
-import type { RequestInfo } from '../../request/request-info.ts';
 
 /**
  * --min-request-timeout (1800 s): the apiserver times a watch without timeoutSeconds out after
@@ -35,11 +30,12 @@ const WATCH_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no
 
 export interface WatchContext {
   readonly delegator: CacheDelegator;
-  readonly info: RequestInfo;
+  /** The request's namespace ('' for all). */
+  readonly namespace: string;
   readonly options: ListOptions;
   readonly res: ServerResponse;
-  /** Resolves 'cache' once an RV-unset read may be served from this cache, or why not (the delegator's decision). */
-  readonly consistentReady: () => Promise<Decision>;
+  /** Aborted when the client goes away while the watch waits to start. */
+  readonly signal?: AbortSignal;
   readonly random?: () => number;
   /** Objects rendered otherwise than as stored (a Table watch); none: as stored. */
   readonly representation?: WatchRepresentation;
@@ -51,46 +47,13 @@ export function watchTimeoutMs(timeoutSeconds: number | undefined, random: () =>
   return Math.max(0, timeoutSeconds * 1000);
 }
 
-/**
- * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; or
- * 'bad-selector' for a selector the apiserver rejects (its words, so the request goes to it).
- */
-export function selectionOf(cache: WatchCache, info: RequestInfo, options: ListOptions): WatcherFilter | 'bad-selector' {
-  try {
-    return {
-      namespace: cache.spec.namespaced ? info.namespace : '',
-      labels: parseLabelSelector(options.labelSelector),
-      fields: parseFieldSelector(options.fieldSelector, cache.fields.conversion),
-    };
-  } catch (error) {
-    if (error instanceof SelectorParseError) return 'bad-selector';
-    throw error;
-  }
-}
-
 export async function serveWatch(ctx: WatchContext): Promise<Decision> {
-  const { delegator, info, options, res } = ctx;
+  const { delegator, options, res } = ctx;
   const { cache } = delegator;
-  const filter = selectionOf(cache, info, options);
+  const filter = selectionOf(cache, ctx.namespace, options);
   if (typeof filter === 'string') return filter;
-  const rv = options.resourceVersion;
-  if (rv === '') {
-    // Most recent state, except for the legacy watch the defaulting left alone: from any state
-    // (getWatchCacheResourceVersion's "legacy case").
-    if (options.sendInitialEvents !== undefined) {
-      const decision = await ctx.consistentReady();
-      if (decision !== 'cache') return decision;
-    }
-  } else if (rv !== '0') {
-    if (!/^[1-9][0-9]{0,18}$/.test(rv)) return 'bad-resource-version';
-    const from = BigInt(rv);
-    // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
-    if (options.sendInitialEvents === true && !(await delegator.notOlderThan(from))) return 'rv-not-reached';
-    // A watch from before a young cache's first list asks for changes the cache never saw; the
-    // apiserver may still have them (a client that listed there, or on another proxy, before
-    // this cache began), so its answer is the apiserver's, not a 410 of the cache's making.
-    if (options.sendInitialEvents !== true && cache.startedAfter(from) && cache.since(from).kind === 'too-old') return 'young-cache';
-  }
+  const decision = await delegator.decideWatch(ctx.namespace, options, ctx.signal);
+  if (decision !== 'cache') return decision;
   if (res.destroyed) return 'cache';
   // The cache may have been stopped while this request waited: the apiserver answers then.
   if (cache.isClosed()) return 'cache-closed';
@@ -105,7 +68,7 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   const start = delegator.cacher().watch({
     sink: res,
     filter,
-    resourceVersion: rv,
+    resourceVersion: options.resourceVersion,
     sendInitialEvents: options.sendInitialEvents,
     allowWatchBookmarks: options.allowWatchBookmarks,
     timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import { KEEP_FRESH_MS, delegatorFactory, proofDueMs } from '../../../src/cache/delegator.ts';
-import type { CacheDelegator, ProofOutcome } from '../../../src/cache/delegator.ts';
+import { delegatorFactory } from '../../../src/cache/delegator.ts';
+import type { CacheDelegator } from '../../../src/cache/delegator.ts';
+import { KEEP_FRESH_MS, proofDueMs } from '../../../src/cache/freshness-keeper.ts';
+import type { ProofOutcome } from '../../../src/cache/freshness-keeper.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';

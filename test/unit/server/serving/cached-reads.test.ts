@@ -6,7 +6,7 @@ import { parseRequest } from '../../../../src/request/parsed-request.ts';
 import type { ReadConsistency } from '../../../../src/cache/consistency.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../../src/cache/consistency.ts';
 import { delegatorFactory } from '../../../../src/cache/delegator.ts';
-import type { ProofOutcome } from '../../../../src/cache/delegator.ts';
+import type { ProofOutcome } from '../../../../src/cache/freshness-keeper.ts';
 import type { OrderedView } from '../../../../src/cache/ordered-map.ts';
 import { newOrderedMap } from '../../../../src/cache/ordered-map.ts';
 import { decodeContinue } from '../../../../src/request/continue-token.ts';

@@ -35,10 +35,9 @@ test("cached watch: from before a young cache's first list, passed to the apiser
     assert.ok(info !== undefined);
     void serveWatch({
       delegator,
-      info,
+      namespace: info.namespace,
       options: parseListOptions(parsed.query()),
       res,
-      consistentReady: () => Promise.resolve('cache'),
     }).then((decision) => {
       if (decision === 'cache') return;
       assert.equal(decision, 'young-cache');

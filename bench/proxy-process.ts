@@ -8,7 +8,8 @@
  * latency, measured by their receivers, is the figure that weighs it by time).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { loadUpstream, startProxy } from '../src/cli/proxy-command.ts';
+import { loadUpstream } from '../src/proxy/upstream.ts';
+import { startProxy } from '../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../src/cli/proxy-options.ts';
 import { answerParent, sampleMemory } from './memory-probe.ts';
 

@@ -31,7 +31,7 @@ import type { LeaderElector } from '../leaderelection/index.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
 import { loadUpstreamConfig } from '../upstream/config.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
-import { CliError } from './cli-error.ts';
+import { CliError } from '../proxy/cli-error.ts';
 import { isProcessAlive } from './dev-cluster/processes.ts';
 
 export const LEADER_ELECTION_USAGE = `Usage: kube-cache-proxy leader-election --lease NAME --namespace NS [options]

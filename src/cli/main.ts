@@ -2,7 +2,7 @@
  * The `kube-cache-proxy` command. Subcommands load lazily, so that the proxy's runtime never
  * imports the dev-cluster code.
  */
-import { CliError } from './cli-error.ts';
+import { CliError } from '../proxy/cli-error.ts';
 
 const USAGE = `Usage: kube-cache-proxy <command>
 

@@ -1,12 +1,12 @@
 /**
- * The proxy's flags, with kubectl proxy's names and defaults (kubectl's pkg/cmd/proxy/proxy.go,
- * NewProxyOptions / NewCmdProxy) plus the cache's own. Every flag can also be given as an
- * environment variable `KCP_<FLAG_IN_UPPER_SNAKE>` (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`); a
- * flag wins over its variable, and a variable set to the empty string counts as unset.
+ * The proxy's options read from its flags (declared in proxy-flags.ts) and their environment
+ * variables `KCP_<FLAG_IN_UPPER_SNAKE>` (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`): a flag wins over
+ * its variable, and a variable set to the empty string counts as unset. Each value is checked here,
+ * with an error that says where it came from, and so are the combinations kubectl and the
+ * apiserver refuse.
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import type { RequestFilterOptions } from '../request/request-filter.ts';
 import {
   DEFAULT_ACCEPT_HOSTS,
   DEFAULT_ACCEPT_PATHS,
@@ -18,177 +18,13 @@ import {
 import type { ReadConsistency } from '../cache/consistency.ts';
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { ipBytes } from '../server/tls/serving-certificate.ts';
-import { CliError } from './cli-error.ts';
+import { CliError } from '../proxy/cli-error.ts';
+import { LOG_LEVELS } from '../proxy/options.ts';
+import { DEFAULT_ADDRESS, DEFAULT_LOG_LEVEL, DEFAULT_PORT, PARSE_OPTIONS, SHARED_ONLY_FLAGS, envName } from './proxy-flags.ts';
+import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
+import type { LogLevel, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
-
-/** defaultPort (kubectl's cmd/proxy/proxy.go). */
-export const DEFAULT_PORT = 8001;
-/** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
-export const DEFAULT_ADDRESS = '127.0.0.1';
-export const DEFAULT_LOG_LEVEL = 'info';
-
-/** pino's levels, as Fastify's logger takes them. */
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export interface ProxyOptions {
-  /** A kubeconfig file; undefined: $KUBECONFIG, ~/.kube/config, then in-cluster. */
-  readonly kubeconfig: string | undefined;
-  /** A context of the kubeconfig; undefined: its current-context. */
-  readonly context: string | undefined;
-  /**
-   * kubectl's --server: the upstream's URL in place of the kubeconfig's (a node proxy, for a
-   * sidecar chained to it), its credentials kept; undefined: the kubeconfig's.
-   */
-  readonly server: string | undefined;
-  /** kubectl's --certificate-authority: the CA file the upstream's certificate is verified against. */
-  readonly certificateAuthority: string | undefined;
-  readonly address: string;
-  /** 0: the system picks a free port. */
-  readonly port: number;
-  /** A Unix socket to serve on instead of address:port. */
-  readonly unixSocket: string | undefined;
-  readonly filter: RequestFilterOptions;
-  /**
-   * Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`;
-   * empty: every listable and watchable type, cached on its first read (secrets only when named).
-   */
-  readonly resources: readonly string[];
-  /** Cache only this namespace; undefined: all namespaces. */
-  readonly namespace: string | undefined;
-  readonly logLevel: LogLevel;
-  /** How RV-unset ("most recent") reads are answered (cache/consistency.ts). */
-  readonly readConsistency: ReadConsistency;
-  /** Types (`resource` or `resource.group`) whose RV-unset reads are strong whatever readConsistency says. */
-  readonly strongResources: readonly string[];
-  /** Bounded reads: the most time since the cache's watch last proved progress. */
-  readonly maxStalenessMs: number;
-  /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
-  readonly tls: TlsServing | undefined;
-  /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
-  readonly writeKubeconfig: string | undefined;
-  /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */
-  readonly shared: SharedServing | undefined;
-  /** --memory-limit in bytes: the limit the memory budget follows, in place of the cgroup's; undefined: the cgroup's. */
-  readonly memoryLimitBytes: number | undefined;
-  readonly help: boolean;
-}
-
-/**
- * Shared mode's settings, named as the apiserver's webhook authenticator and authorizer flags
- * (and kube-rbac-proxy's) are: who may use the proxy is whom the apiserver accepts, and a read
- * from the cache is allowed when the apiserver's authorizer allows it.
- */
-export interface SharedServing {
-  /** --client-ca-file: client certificates verified against it identify their users; undefined: tokens only. */
-  readonly clientCaFile: string | undefined;
-  /** --auth-token-audiences: the audiences a token must be for; empty: the apiserver's own. */
-  readonly audiences: readonly string[];
-  readonly tokenCacheTtlMs: number;
-  readonly authorizedTtlMs: number;
-  readonly unauthorizedTtlMs: number;
-}
-
-/**
- * How the proxy serves HTTPS: with the certificate and key of files (the apiserver's
- * --tls-cert-file and --tls-private-key-file), or with a CA and a certificate it makes at start.
- */
-export type TlsServing = { readonly kind: 'files'; readonly certFile: string; readonly keyFile: string } | { readonly kind: 'generate' };
-
-export const PROXY_FLAGS_USAGE = `Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):
-  --kubeconfig FILE        the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
-  --context NAME           a context of the kubeconfig (default: its current-context)
-  --server URL             the upstream to talk to instead of the kubeconfig's server, with its credentials:
-                           another kube-cache-proxy in shared mode, e.g. a node proxy for a sidecar
-  --certificate-authority FILE  the CA that --server's certificate is verified against (PEM)
-  --address IP             the IP address to serve on; one other than loopback needs HTTPS (default: ${DEFAULT_ADDRESS})
-  -p, --port PORT          the port to serve on; 0 picks a free port (default: ${DEFAULT_PORT})
-  -u, --unix-socket PATH   serve on a Unix socket instead of address:port
-  --tls-cert-file FILE     serve HTTPS with this certificate (PEM; the serving certificate first, then its
-                           chain up to the CA that clients trust); needs --tls-private-key-file
-  --tls-private-key-file FILE  the certificate's private key (PEM)
-  --tls-generate           serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and
-                           --address) made at start; the CA's key is dropped once it has signed
-  --write-kubeconfig PATH  once serving, write a kubeconfig for apps there (replaced atomically): the
-                           proxy's https URL, the CA to trust, a placeholder token (the proxy uses its own);
-                           share its directory with the app's containers and set KUBECONFIG to it
-  --shared                 shared mode, for many clients (a proxy per node or per cluster): each request is
-                           authenticated (a bearer token by TokenReview, or a client certificate) and each
-                           read from the cache authorized (SubjectAccessReview) as the apiserver would;
-                           the rest goes upstream with the client's own credentials. Needed on an --address
-                           other than loopback, with HTTPS
-  --client-ca-file FILE    shared mode: client certificates signed by these CAs (PEM) identify their user (CN)
-                           and groups (O), as the apiserver's --client-ca-file (default: tokens only)
-  --auth-token-audiences LIST  shared mode: the audiences a token must be for (default: the apiserver's own)
-  --authentication-token-webhook-cache-ttl DURATION  shared mode: how long a token's review is kept (default: 2m)
-  --authorization-webhook-cache-authorized-ttl DURATION  shared mode: how long an allowed read's review is
-                           kept (default: 5m)
-  --authorization-webhook-cache-unauthorized-ttl DURATION  shared mode: how long a denied read's review is
-                           kept (default: 30s)
-  --accept-hosts RE,...    regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS};
-                           in shared mode: any)
-  --accept-paths RE,...    regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})
-  --reject-paths RE,...    regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS};
-                           in shared mode: none, the apiserver authorizes the client)
-  --reject-methods RE,...  regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)
-  --resources LIST         resources to cache, e.g. configmaps,pods,deployments.apps (default: every listable and
-                           watchable type, cached on its first read; secrets only when named)
-  --namespace NAME         cache only this namespace (default: all)
-  --read-consistency MODE  how reads without a resourceVersion ("most recent") are answered:
-                           bounded: from the cache while its upstream watch is open and heard from within
-                           --max-staleness, with read-your-writes for writes through the proxy (default);
-                           strong: linearizable; a GET goes to the apiserver, a LIST comes from the cache only
-                           once proven as fresh as the apiserver (a probe), else from the apiserver
-  --strong-resources LIST  resources whose reads are strong whatever --read-consistency says,
-                           e.g. leases.coordination.k8s.io (default: none)
-  --max-staleness DURATION bounded reads: the longest the cache's watch may be silent (no event, no
-                           bookmark) for reads to come from it, e.g. 75s, 2m (default: ${String(DEFAULT_MAX_STALENESS_MS / 1000)}s)
-  --memory-limit QUANTITY  the memory the proxy may use, e.g. 256Mi or 268435456 (the downward API's
-                           limits.memory); what it holds beyond its cached objects is sized to fit under it
-                           (default: its cgroup's limit, memory.max or memory.limit_in_bytes; none: fixed bounds)
-  --log-level LEVEL        ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})
-  -h, --help               print this help`;
-
-const OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  server: { type: 'string' },
-  'certificate-authority': { type: 'string' },
-  address: { type: 'string' },
-  port: { type: 'string', short: 'p' },
-  'unix-socket': { type: 'string', short: 'u' },
-  'tls-cert-file': { type: 'string' },
-  'tls-private-key-file': { type: 'string' },
-  'tls-generate': { type: 'boolean' },
-  'write-kubeconfig': { type: 'string' },
-  shared: { type: 'boolean' },
-  'client-ca-file': { type: 'string' },
-  'auth-token-audiences': { type: 'string' },
-  'authentication-token-webhook-cache-ttl': { type: 'string' },
-  'authorization-webhook-cache-authorized-ttl': { type: 'string' },
-  'authorization-webhook-cache-unauthorized-ttl': { type: 'string' },
-  'accept-hosts': { type: 'string' },
-  'accept-paths': { type: 'string' },
-  'reject-paths': { type: 'string' },
-  'reject-methods': { type: 'string' },
-  resources: { type: 'string' },
-  namespace: { type: 'string' },
-  'log-level': { type: 'string' },
-  'read-consistency': { type: 'string' },
-  'strong-resources': { type: 'string' },
-  'max-staleness': { type: 'string' },
-  'memory-limit': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-type BooleanFlag = 'help' | 'tls-generate' | 'shared';
-type ValueFlag = Exclude<keyof typeof OPTIONS, BooleanFlag>;
-
-/** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
-export function envName(flag: string): string {
-  return `KCP_${flag.toUpperCase().replaceAll('-', '_')}`;
-}
 
 /** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
 interface Setting {
@@ -203,7 +39,7 @@ const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ProxyOptions {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true });
+    parsed = parseArgs({ args: [...argv], options: PARSE_OPTIONS, allowPositionals: false, strict: true });
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(error.message, 'See kube-cache-proxy proxy --help.');
     throw error;
@@ -242,17 +78,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const sharedFlag = flagOrEnv('shared');
   const shared = sharedFlag !== undefined && parseBool(sharedFlag) ? parseShared(setting) : undefined;
   if (shared === undefined) {
-    const sharedOnly = (
-      [
-        'client-ca-file',
-        'auth-token-audiences',
-        'authentication-token-webhook-cache-ttl',
-        'authorization-webhook-cache-authorized-ttl',
-        'authorization-webhook-cache-unauthorized-ttl',
-      ] as const
-    )
-      .map(setting)
-      .find((s) => s !== undefined);
+    const sharedOnly = SHARED_ONLY_FLAGS.map(setting).find((s) => s !== undefined);
     if (sharedOnly !== undefined) throw new CliError(`${sharedOnly.from}: only for shared mode`, 'Add --shared, or drop it.');
   }
   if (unixSocket === undefined && !isLoopback(addressValue)) {

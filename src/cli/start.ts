@@ -9,10 +9,12 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { startProxy, loadUpstream, waitForSignal } from './proxy-command.ts';
-import type { RunningProxy } from './proxy-command.ts';
+import { waitForSignal } from './proxy-command.ts';
+import { startProxy } from '../proxy/proxy.ts';
+import { loadUpstream } from '../proxy/upstream.ts';
+import type { RunningProxy } from '../proxy/proxy.ts';
 import { parseProxyOptions } from './proxy-options.ts';
-import type { ProxyOptions } from './proxy-options.ts';
+import type { ProxyOptions } from '../proxy/options.ts';
 import { PROXY_USAGE } from './proxy-command.ts';
 import { STATUS_JSON_PATH, STATUS_PAGE_PATH } from '../status/status-routes.ts';
 

@@ -9,8 +9,8 @@
  * through the first (a sidecar in front of a node proxy), and the suite's assertions hold of the chain.
  */
 import type { CachedResourceSpec } from '../../src/cache/cached-resources.ts';
-import type { CachingReadsOptions } from '../../src/cli/proxy-command.ts';
-import { newCachingReads } from '../../src/cli/proxy-command.ts';
+import type { CachingReadsOptions } from '../../src/proxy/caching-reads.ts';
+import { newCachingReads } from '../../src/proxy/caching-reads.ts';
 import { newSharedInformerFactory } from '../../src/informer/factory.ts';
 import { newProxyServer } from '../../src/server/http/app.ts';
 import type { CachedReads } from '../../src/server/serving/cached-reads.ts';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CliError } from '../cli-error.ts';
+import { CliError } from '../../proxy/cli-error.ts';
 import type { Progress } from '../progress.ts';
 import { CONTROL_PLANE_MODULES_DIR, ETCD_VERSION, KUBERNETES_VERSION } from './versions.ts';
 

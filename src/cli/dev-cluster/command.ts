@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CliError } from '../cli-error.ts';
+import { CliError } from '../../proxy/cli-error.ts';
 import { newProgress } from '../progress.ts';
 import { cacheRoot, ensureControlPlaneBinaries } from './build.ts';
 import type { ControlPlaneState } from './control-plane.ts';

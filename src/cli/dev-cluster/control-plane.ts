@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { CliError } from '../cli-error.ts';
+import { CliError } from '../../proxy/cli-error.ts';
 import type { Progress } from '../progress.ts';
 import type { ControlPlaneBinaries } from './build.ts';
 import { createPki } from './pki.ts';

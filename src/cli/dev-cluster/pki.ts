@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CliError } from '../cli-error.ts';
+import { CliError } from '../../proxy/cli-error.ts';
 
 export interface Pki {
   readonly caCert: string;

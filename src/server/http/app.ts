@@ -38,9 +38,8 @@ import { admit, admitOwnPage, writeStatus } from '../pass-through/shared-gate.ts
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
-  /** Fastify's logger option (pino): false to log nothing. */
-  readonly logger?:
-    boolean | { readonly level: string; readonly transport?: { readonly target: string; readonly options?: Record<string, unknown> } };
+  /** The proxy's logger (pino), made before the server (proxy.ts); none: nothing is logged. */
+  readonly logger?: FastifyBaseLogger | undefined;
   /** kubectl proxy's request filter; none when undefined (tests that talk to the app directly). */
   readonly filter?: RequestFilterOptions | undefined;
   /** Reads answered from the watch caches; none: everything is passed through. */
@@ -160,7 +159,7 @@ function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseL
 
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     // One line per request only at debug (handle() logs it): at info, a busy proxy's log would be
     // nothing but requests, and the lines that matter (upstream failures, relists) lost in them.
     logController: new LogController({ disableRequestLogging: true }),

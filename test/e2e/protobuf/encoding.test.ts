@@ -9,7 +9,7 @@ import { encodeObject } from '../../../src/protobuf/encode-object.ts';
 import { envelope } from '../../../src/protobuf/envelope.ts';
 import { goTypeOf } from '../../../src/protobuf/schema.ts';
 import { request } from 'undici';
-import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { startProxy } from '../../../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { proxyCounter } from '../../helpers/caching-proxy.ts';
 import { listOf, unenvelope } from '../../helpers/protobuf-reader.ts';

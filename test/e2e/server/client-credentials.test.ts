@@ -14,7 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { startProxy } from '../../../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';

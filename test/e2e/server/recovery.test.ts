@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { startProxy } from '../../../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { proxyCounter } from '../../helpers/caching-proxy.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { startProxy } from '../../../src/cli/proxy-command.ts';
+import { startProxy } from '../../../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { eventually } from '../../helpers/eventually.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { test } from 'node:test';
-import { CliError } from '../../../src/cli/cli-error.ts';
+import { CliError } from '../../../src/proxy/cli-error.ts';
 import { parseLeaderElectionArgs } from '../../../src/cli/leader-election.ts';
 
 test("leader-election CLI: client-go's defaults (15/10/2 s) and identity hostname_pid", () => {

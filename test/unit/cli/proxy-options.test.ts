@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CliError } from '../../../src/cli/cli-error.ts';
-import { envName, parseMemoryQuantity, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { CliError } from '../../../src/proxy/cli-error.ts';
+import { parseMemoryQuantity, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { PARSE_OPTIONS, PROXY_FLAGS, PROXY_FLAGS_USAGE, SHARED_ONLY_FLAGS, envName } from '../../../src/cli/proxy-flags.ts';
 import { configuredCluster } from '../../../src/cli/start.ts';
 
 const sources = (res: readonly RegExp[]): string[] => res.map((re) => re.source);
@@ -144,4 +145,22 @@ test('proxy options: --memory-limit in bytes or as a Kubernetes quantity (the do
     () => parseProxyOptions(['--memory-limit', '12MB'], {}),
     (error: unknown) => error instanceof CliError && /--memory-limit "12MB": not a memory quantity/.test(error.message),
   );
+});
+
+test('proxy flags: the table is the one declaration of each flag: parser, help line and KCP_ variable', () => {
+  for (const flag of PROXY_FLAGS) {
+    assert.match(PROXY_FLAGS_USAGE, new RegExp(`^  (-\\w, )?--${flag.name}\\b`, 'm'), `--${flag.name} has a help line`);
+    assert.equal(PARSE_OPTIONS[flag.name].type, flag.type, `--${flag.name} is parsed as a ${flag.type}`);
+  }
+  // Each string flag is read from its variable when the flag is absent.
+  assert.equal(parseProxyOptions([], { [envName('namespace')]: 'ns1' }).namespace, 'ns1');
+  assert.equal(parseProxyOptions(['--namespace', 'ns2'], { [envName('namespace')]: 'ns1' }).namespace, 'ns2', 'the flag wins');
+  // The shared-only rule comes from the table too.
+  assert.deepEqual(SHARED_ONLY_FLAGS, [
+    'client-ca-file',
+    'auth-token-audiences',
+    'authentication-token-webhook-cache-ttl',
+    'authorization-webhook-cache-authorized-ttl',
+    'authorization-webhook-cache-unauthorized-ttl',
+  ]);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CliError } from '../../../src/cli/cli-error.ts';
+import { CliError } from '../../../src/proxy/cli-error.ts';
 import { isLoopback, parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 
 function fails(argv: string[], env: NodeJS.ProcessEnv, message: RegExp): void {

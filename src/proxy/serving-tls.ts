@@ -10,7 +10,7 @@ import { createSecureContext } from 'node:tls';
 import type { ServingTls } from '../server/http/app.ts';
 import { LOOPBACK_NAMES, generateServingCertificate, pemCertificates } from '../server/tls/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
-import type { TlsServing } from './proxy-options.ts';
+import type { TlsServing } from './options.ts';
 
 export interface ResolvedTls extends ServingTls {
   /** The CA for the apps' kubeconfig, PEM. */

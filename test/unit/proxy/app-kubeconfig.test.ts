@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { SIDECAR_PLACEHOLDER_TOKEN, appKubeconfig, writeFileAtomically } from '../../../src/cli/app-kubeconfig.ts';
+import { SIDECAR_PLACEHOLDER_TOKEN, appKubeconfig, writeFileAtomically } from '../../../src/proxy/app-kubeconfig.ts';
 import { LOOPBACK_NAMES, generateServingCertificate } from '../../../src/server/tls/serving-certificate.ts';
 
 function tempDir(t: TestContext): string {

@@ -1,0 +1,254 @@
+/**
+ * The proxy's flags, each declared once: kubectl proxy's names and defaults (kubectl's
+ * pkg/cmd/proxy/proxy.go, NewProxyOptions / NewCmdProxy) plus the cache's own. The table yields
+ * the parser's options (node:util parseArgs), the help text, the environment variable of each
+ * flag (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`) and the flags that only shared mode takes.
+ * Values are read and checked by proxy-options.ts.
+ */
+import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+import { LOG_LEVELS } from '../proxy/options.ts';
+import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
+
+export const DEFAULT_PORT = 8001;
+/** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
+export const DEFAULT_ADDRESS = '127.0.0.1';
+export const DEFAULT_LOG_LEVEL = 'info';
+
+interface Flag {
+  readonly name: string;
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+  /** The value's placeholder in the help (`FILE`, `PORT`); none for a boolean. */
+  readonly arg?: string;
+  /** The help text's lines, as wrapped in the help's second column. */
+  readonly help: readonly string[];
+  /** Taken in shared mode only: given without --shared, it is an error. */
+  readonly sharedOnly?: boolean;
+}
+
+/** Every flag, in the order the help lists them. */
+export const PROXY_FLAGS = [
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    arg: 'FILE',
+    help: ["the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)"],
+  },
+  { name: 'context', type: 'string', arg: 'NAME', help: ['a context of the kubeconfig (default: its current-context)'] },
+  {
+    name: 'server',
+    type: 'string',
+    arg: 'URL',
+    help: [
+      "the upstream to talk to instead of the kubeconfig's server, with its credentials:",
+      'another kube-cache-proxy in shared mode, e.g. a node proxy for a sidecar',
+    ],
+  },
+  { name: 'certificate-authority', type: 'string', arg: 'FILE', help: ["the CA that --server's certificate is verified against (PEM)"] },
+  {
+    name: 'address',
+    type: 'string',
+    arg: 'IP',
+    help: [`the IP address to serve on; one other than loopback needs HTTPS (default: ${DEFAULT_ADDRESS})`],
+  },
+  {
+    name: 'port',
+    type: 'string',
+    short: 'p',
+    arg: 'PORT',
+    help: [`the port to serve on; 0 picks a free port (default: ${String(DEFAULT_PORT)})`],
+  },
+  { name: 'unix-socket', type: 'string', short: 'u', arg: 'PATH', help: ['serve on a Unix socket instead of address:port'] },
+  {
+    name: 'tls-cert-file',
+    type: 'string',
+    arg: 'FILE',
+    help: [
+      'serve HTTPS with this certificate (PEM; the serving certificate first, then its',
+      'chain up to the CA that clients trust); needs --tls-private-key-file',
+    ],
+  },
+  { name: 'tls-private-key-file', type: 'string', arg: 'FILE', help: ["the certificate's private key (PEM)"] },
+  {
+    name: 'tls-generate',
+    type: 'boolean',
+    help: [
+      'serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and',
+      "--address) made at start; the CA's key is dropped once it has signed",
+    ],
+  },
+  {
+    name: 'write-kubeconfig',
+    type: 'string',
+    arg: 'PATH',
+    help: [
+      'once serving, write a kubeconfig for apps there (replaced atomically): the',
+      "proxy's https URL, the CA to trust, a placeholder token (the proxy uses its own);",
+      "share its directory with the app's containers and set KUBECONFIG to it",
+    ],
+  },
+  {
+    name: 'shared',
+    type: 'boolean',
+    help: [
+      'shared mode, for many clients (a proxy per node or per cluster): each request is',
+      'authenticated (a bearer token by TokenReview, or a client certificate) and each',
+      'read from the cache authorized (SubjectAccessReview) as the apiserver would;',
+      "the rest goes upstream with the client's own credentials. Needed on an --address",
+      'other than loopback, with HTTPS',
+    ],
+  },
+  {
+    name: 'client-ca-file',
+    type: 'string',
+    arg: 'FILE',
+    sharedOnly: true,
+    help: [
+      'shared mode: client certificates signed by these CAs (PEM) identify their user (CN)',
+      "and groups (O), as the apiserver's --client-ca-file (default: tokens only)",
+    ],
+  },
+  {
+    name: 'auth-token-audiences',
+    type: 'string',
+    arg: 'LIST',
+    sharedOnly: true,
+    help: ["shared mode: the audiences a token must be for (default: the apiserver's own)"],
+  },
+  {
+    name: 'authentication-token-webhook-cache-ttl',
+    type: 'string',
+    arg: 'DURATION',
+    sharedOnly: true,
+    help: ["shared mode: how long a token's review is kept (default: 2m)"],
+  },
+  {
+    name: 'authorization-webhook-cache-authorized-ttl',
+    type: 'string',
+    arg: 'DURATION',
+    sharedOnly: true,
+    help: ["shared mode: how long an allowed read's review is", 'kept (default: 5m)'],
+  },
+  {
+    name: 'authorization-webhook-cache-unauthorized-ttl',
+    type: 'string',
+    arg: 'DURATION',
+    sharedOnly: true,
+    help: ["shared mode: how long a denied read's review is", 'kept (default: 30s)'],
+  },
+  {
+    name: 'accept-hosts',
+    type: 'string',
+    arg: 'RE,...',
+    help: [`regexps the Host header's hostname must match (default: ${DEFAULT_ACCEPT_HOSTS};`, 'in shared mode: any)'],
+  },
+  { name: 'accept-paths', type: 'string', arg: 'RE,...', help: [`regexps for paths to accept (default: ${DEFAULT_ACCEPT_PATHS})`] },
+  {
+    name: 'reject-paths',
+    type: 'string',
+    arg: 'RE,...',
+    help: [
+      `regexps for paths to reject, even if accepted (default: ${DEFAULT_REJECT_PATHS};`,
+      'in shared mode: none, the apiserver authorizes the client)',
+    ],
+  },
+  {
+    name: 'reject-methods',
+    type: 'string',
+    arg: 'RE,...',
+    help: [`regexps for HTTP methods to reject, e.g. 'POST,PUT,PATCH' (default: ${DEFAULT_REJECT_METHODS}, none)`],
+  },
+  {
+    name: 'resources',
+    type: 'string',
+    arg: 'LIST',
+    help: [
+      'resources to cache, e.g. configmaps,pods,deployments.apps (default: every listable and',
+      'watchable type, cached on its first read; secrets only when named)',
+    ],
+  },
+  { name: 'namespace', type: 'string', arg: 'NAME', help: ['cache only this namespace (default: all)'] },
+  {
+    name: 'read-consistency',
+    type: 'string',
+    arg: 'MODE',
+    help: [
+      'how reads without a resourceVersion ("most recent") are answered:',
+      'bounded: from the cache while its upstream watch is open and heard from within',
+      '--max-staleness, with read-your-writes for writes through the proxy (default);',
+      'strong: linearizable; a GET goes to the apiserver, a LIST comes from the cache only',
+      'once proven as fresh as the apiserver (a probe), else from the apiserver',
+    ],
+  },
+  {
+    name: 'strong-resources',
+    type: 'string',
+    arg: 'LIST',
+    help: ['resources whose reads are strong whatever --read-consistency says,', 'e.g. leases.coordination.k8s.io (default: none)'],
+  },
+  {
+    name: 'max-staleness',
+    type: 'string',
+    arg: 'DURATION',
+    help: [
+      "bounded reads: the longest the cache's watch may be silent (no event, no",
+      `bookmark) for reads to come from it, e.g. 75s, 2m (default: ${String(DEFAULT_MAX_STALENESS_MS / 1000)}s)`,
+    ],
+  },
+  {
+    name: 'memory-limit',
+    type: 'string',
+    arg: 'QUANTITY',
+    help: [
+      "the memory the proxy may use, e.g. 256Mi or 268435456 (the downward API's",
+      'limits.memory); what it holds beyond its cached objects is sized to fit under it',
+      "(default: its cgroup's limit, memory.max or memory.limit_in_bytes; none: fixed bounds)",
+    ],
+  },
+  { name: 'log-level', type: 'string', arg: 'LEVEL', help: [`${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})`] },
+  { name: 'help', type: 'boolean', short: 'h', help: ['print this help'] },
+] as const satisfies readonly Flag[];
+
+export type FlagName = (typeof PROXY_FLAGS)[number]['name'];
+export type BooleanFlag = Extract<(typeof PROXY_FLAGS)[number], { readonly type: 'boolean' }>['name'];
+export type ValueFlag = Exclude<FlagName, BooleanFlag>;
+
+/** The flags taken in shared mode only. */
+export const SHARED_ONLY_FLAGS: readonly ValueFlag[] = PROXY_FLAGS.filter(
+  (f): f is Extract<typeof f, { sharedOnly: true }> => 'sharedOnly' in f && f.sharedOnly,
+).map((f) => f.name);
+
+type TableFlag = (typeof PROXY_FLAGS)[number];
+
+/** node:util parseArgs options, typed per flag (so a string flag's value is a string). */
+type ParseOptions = {
+  readonly [F in TableFlag as F['name']]: F extends { readonly short: infer S extends string }
+    ? { readonly type: F['type']; readonly short: S }
+    : { readonly type: F['type'] };
+};
+
+/** The table as node:util parseArgs options. */
+export const PARSE_OPTIONS = Object.fromEntries(
+  PROXY_FLAGS.map((f: TableFlag) => [f.name, 'short' in f ? { type: f.type, short: f.short } : { type: f.type }]),
+) as ParseOptions;
+
+/** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
+export function envName(flag: string): string {
+  return `KCP_${flag.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** Where a flag's help text begins: after two spaces and the flag's column. */
+const HELP_COLUMN = 27;
+
+/** A flag's lines in the help: `  -p, --port PORT` then its text at HELP_COLUMN (or two spaces after a longer flag). */
+function usageLines(flag: Flag): string[] {
+  const left = `  ${flag.short === undefined ? '' : `-${flag.short}, `}--${flag.name}${flag.arg === undefined ? '' : ` ${flag.arg}`}`;
+  const [first = '', ...more] = flag.help;
+  const gap = left.length < HELP_COLUMN ? ' '.repeat(HELP_COLUMN - left.length) : '  ';
+  return [`${left}${gap}${first}`, ...more.map((line) => `${' '.repeat(HELP_COLUMN)}${line}`)];
+}
+
+export const PROXY_FLAGS_USAGE = [
+  'Options (each also as an environment variable KCP_<FLAG_IN_UPPER_SNAKE>, e.g. KCP_PORT; a flag wins):',
+  ...PROXY_FLAGS.flatMap((flag: Flag) => usageLines(flag)),
+].join('\n');

@@ -1,0 +1,115 @@
+/**
+ * The reads the caches answer, wired: discovery, the registry of caches, their delegators, the
+ * consistency policy and read-your-writes, the unsent-watch budget, the memory budget's shares.
+ */
+import { newCachedReads } from '../server/serving/cached-reads.ts';
+import type { CachedReads } from '../server/serving/cached-reads.ts';
+import { newCacheRegistry } from '../cache/cache-registry.ts';
+import type { CacheRegistryLog } from '../cache/cache-registry.ts';
+import { newConsistencyPolicy, newReadYourWrites } from '../cache/consistency.ts';
+import { delegatorFactory } from '../cache/delegator.ts';
+import { resolveCachedResources } from '../cache/cached-resources.ts';
+import type { CachedResourceSpec, ResolvedResources } from '../cache/cached-resources.ts';
+import type { Faults } from '../cache/faults.ts';
+import type { MemoryBudget } from '../cache/memory-budget.ts';
+import { newUnsentBudget } from '../cache/unsent-budget.ts';
+import type { SharedInformerFactory } from '../informer/factory.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
+import type { ProxyMetrics } from '../server/http/metrics.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { newDiscovery } from '../upstream/discovery.ts';
+import type { Discovery } from '../upstream/discovery.ts';
+import { CliError } from './cli-error.ts';
+import type { ProxyOptions } from './options.ts';
+
+/**
+ * The caches, over discovery: the --resources types, resolved now (what cannot be cached is
+ * reported as skipped), or, with none named, every cacheable type on its first read.
+ */
+export async function resolveCaches(
+  options: ProxyOptions,
+  client: UpstreamClient,
+  factory: SharedInformerFactory,
+  metrics: ProxyMetrics,
+  memory: MemoryBudget,
+  faults: Faults,
+  log: CacheRegistryLog,
+): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
+  const discovery = newDiscovery(client, {
+    log: (level, message) => {
+      log(level, message);
+    },
+  });
+  // Named types are resolved now, so discovery must answer; with none named the registry's
+  // discovery loop reads it (and retries) while reads are passed through.
+  if (options.resources.length > 0) {
+    try {
+      await discovery.refresh();
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `cannot read the apiserver's discovery to resolve --resources: ${detail}`,
+        'Check that the apiserver is reachable with this kubeconfig.',
+      );
+    }
+  }
+  const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
+  return {
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, faults, log }),
+    cached: (named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
+    skipped: named?.skipped ?? [],
+  };
+}
+
+export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs'>> {
+  readonly client: UpstreamClient;
+  readonly factory: SharedInformerFactory;
+  readonly discovery: Discovery;
+  /** The --resources types, resolved; undefined: every cacheable type, on its first read. */
+  readonly specs?: readonly CachedResourceSpec[] | undefined;
+  readonly namespace?: string | undefined;
+  readonly metrics?: ProxyMetrics;
+  readonly log?: CacheRegistryLog;
+  /** How long reads wait for the cache to reach an RV (delegator.ts FRESHNESS_WAIT_MS); tests set it. */
+  readonly freshnessWaitMs?: number;
+  /** What the proxy may hold (memory-budget.ts); default: no limit, fixed bounds. */
+  readonly memory?: MemoryBudget;
+  /** Where listener and watcher failures are reported (cache/faults.ts); default: stderr, once each. */
+  readonly faults?: Faults;
+}
+
+/** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
+export function newCachingReads(options: CachingReadsOptions): CachedReads {
+  const mode = options.readConsistency ?? 'bounded';
+  const policy = newConsistencyPolicy({
+    mode,
+    strongTypes: options.strongResources ?? [],
+    ...(options.maxStalenessMs === undefined ? {} : { maxStalenessMs: options.maxStalenessMs }),
+  });
+  // Read-your-writes is bounded mode's: strong reads never come from a cache that could miss a write.
+  const writes = mode === 'bounded' ? newReadYourWrites() : undefined;
+  const { metrics, memory } = options;
+  const unsentBudget = newUnsentBudget(memory?.sizes.unsentWatchBytes);
+  memory?.countUnsentOf(() => unsentBudget.total());
+  const delegate = delegatorFactory({
+    client: options.client,
+    policy,
+    writes: writes ?? newReadYourWrites(),
+    ...(metrics === undefined ? {} : { metrics: (resource: string) => metrics.delegator(resource) }),
+    ...(options.freshnessWaitMs === undefined ? {} : { freshnessWaitMs: options.freshnessWaitMs }),
+    unsentBudget,
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
+  });
+  const source = newCacheRegistry({
+    factory: options.factory,
+    delegate,
+    discovery: options.discovery,
+    resources: options.specs,
+    namespace: options.namespace,
+    ...(options.log === undefined ? {} : { log: options.log }),
+    ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
+  });
+  memory?.countObjectsOf(() => source.held());
+  return newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory }) });
+}

@@ -1,0 +1,74 @@
+/**
+ * What the proxy is started with (startProxy): the options the command line and the `KCP_*`
+ * variables set (src/cli/proxy-options.ts parses them), as values.
+ */
+import type { ReadConsistency } from '../cache/consistency.ts';
+import type { RequestFilterOptions } from '../request/request-filter.ts';
+
+/** pino's levels, as Fastify's logger takes them. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface ProxyOptions {
+  /** A kubeconfig file; undefined: $KUBECONFIG, ~/.kube/config, then in-cluster. */
+  readonly kubeconfig: string | undefined;
+  /** A context of the kubeconfig; undefined: its current-context. */
+  readonly context: string | undefined;
+  /**
+   * kubectl's --server: the upstream's URL in place of the kubeconfig's (a node proxy, for a
+   * sidecar chained to it), its credentials kept; undefined: the kubeconfig's.
+   */
+  readonly server: string | undefined;
+  /** kubectl's --certificate-authority: the CA file the upstream's certificate is verified against. */
+  readonly certificateAuthority: string | undefined;
+  readonly address: string;
+  /** 0: the system picks a free port. */
+  readonly port: number;
+  /** A Unix socket to serve on instead of address:port. */
+  readonly unixSocket: string | undefined;
+  readonly filter: RequestFilterOptions;
+  /**
+   * Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`;
+   * empty: every listable and watchable type, cached on its first read (secrets only when named).
+   */
+  readonly resources: readonly string[];
+  /** Cache only this namespace; undefined: all namespaces. */
+  readonly namespace: string | undefined;
+  readonly logLevel: LogLevel;
+  /** How RV-unset ("most recent") reads are answered (cache/consistency.ts). */
+  readonly readConsistency: ReadConsistency;
+  /** Types (`resource` or `resource.group`) whose RV-unset reads are strong whatever readConsistency says. */
+  readonly strongResources: readonly string[];
+  /** Bounded reads: the most time since the cache's watch last proved progress. */
+  readonly maxStalenessMs: number;
+  /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
+  readonly tls: TlsServing | undefined;
+  /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
+  readonly writeKubeconfig: string | undefined;
+  /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */
+  readonly shared: SharedServing | undefined;
+  /** --memory-limit in bytes: the limit the memory budget follows, in place of the cgroup's; undefined: the cgroup's. */
+  readonly memoryLimitBytes: number | undefined;
+  readonly help: boolean;
+}
+
+/**
+ * Shared mode's settings, named as the apiserver's webhook authenticator and authorizer flags
+ * (and kube-rbac-proxy's) are: who may use the proxy is whom the apiserver accepts, and a read
+ * from the cache is allowed when the apiserver's authorizer allows it.
+ */
+export interface SharedServing {
+  /** --client-ca-file: client certificates verified against it identify their users; undefined: tokens only. */
+  readonly clientCaFile: string | undefined;
+  /** --auth-token-audiences: the audiences a token must be for; empty: the apiserver's own. */
+  readonly audiences: readonly string[];
+  readonly tokenCacheTtlMs: number;
+  readonly authorizedTtlMs: number;
+  readonly unauthorizedTtlMs: number;
+}
+
+/**
+ * How the proxy serves HTTPS: with the certificate and key of files (the apiserver's
+ * --tls-cert-file and --tls-private-key-file), or with a CA and a certificate it makes at start.
+ */
+export type TlsServing = { readonly kind: 'files'; readonly certFile: string; readonly keyFile: string } | { readonly kind: 'generate' };

@@ -1,0 +1,292 @@
+/**
+ * The proxy, composed: the one place where its parts are made and wired (the composition root).
+ * The command (src/cli/), the tests, the bench and the chaos runs start it here. The logger is
+ * made first, so that everything said during start-up (discovery, the caches, the memory budget)
+ * is logged, and Fastify is given the same logger.
+ */
+import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { newProxyServer } from '../server/http/app.ts';
+import { closeUpgradedConnections } from '../server/pass-through/upgrade.ts';
+import type { UpstreamConfig } from '../upstream/config.ts';
+import { newUpstreamClient } from '../upstream/client.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { newUpstreamHealth } from '../upstream/health.ts';
+import { newSharedInformerFactory } from '../informer/factory.ts';
+import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
+import type { CacheRegistryLog } from '../cache/cache-registry.ts';
+import { readMemoryLimit } from '../cache/memory-limit.ts';
+import { MALLOC_MMAP_THRESHOLD_BYTES, newMemoryBudget } from '../cache/memory-budget.ts';
+import { startCollectionValve } from '../cache/collection-valve.ts';
+import { limitPiecePool } from '../cache/piece-writer.ts';
+import { newFaults } from '../cache/faults.ts';
+import { newProxyMetrics } from '../server/http/metrics.ts';
+import type { ProxyMetrics } from '../server/http/metrics.ts';
+import { newStatusReporter } from '../status/status-report.ts';
+import { reviewSelf } from '../upstream/identity.ts';
+import { newSharedAccess } from '../auth/shared-access.ts';
+import type { SharedAccess } from '../auth/shared-access.ts';
+import { newTokenAuthenticator } from '../auth/token-review.ts';
+import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
+import { CliError } from './cli-error.ts';
+import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
+import { readClientCa, resolveServingTls } from './serving-tls.ts';
+import type { ResolvedTls } from './serving-tls.ts';
+import { resolveCaches } from './caching-reads.ts';
+import type { ProxyOptions, SharedServing } from './options.ts';
+
+/** The package's version, for the status page. */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * How long in-flight requests get to finish after SIGTERM/SIGINT. Watches never finish on their
+ * own: they are closed after it, and their clients re-watch elsewhere from their last RV. Under
+ * the 30 s default terminationGracePeriodSeconds of a pod, so the exit is ours, not a SIGKILL.
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RunningProxy {
+  /** Where it serves: `127.0.0.1:8001`, `[::1]:8001` or a socket path (as kubectl prints it). */
+  readonly address: string;
+  /** A base URL for clients (`http://127.0.0.1:8001`, `https://...` over TLS); undefined on a Unix socket. */
+  readonly url: string | undefined;
+  /** The CA clients trust when it serves HTTPS (PEM); undefined in plain HTTP. */
+  readonly ca: string | undefined;
+  readonly app: FastifyInstance;
+  /** The proxy's metrics, also served at its /metrics. */
+  readonly metrics: ProxyMetrics;
+  /**
+   * Stops accepting, waits up to graceMs for in-flight requests, then closes the remaining
+   * connections and the upstream pool.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The proxy's logger: JSON lines for log collectors (a container's stdout is no TTY), and on a
+ * terminal one readable line per event (pino-pretty, in pino's worker thread). The level is the
+ * same either way; requests are logged at debug only (app.ts).
+ */
+export function newProxyLogger(level: string, tty: boolean): FastifyBaseLogger {
+  if (!tty) return pino({ level });
+  return pino({
+    level,
+    transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } },
+  });
+}
+
+/** Starts the server on the options' address, port or socket. */
+export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
+  // First: a certificate that cannot be read stops the start before anything is opened.
+  const served = options.tls === undefined ? undefined : resolveServingTls(options.tls, options.address);
+  const clientCaFile = options.shared?.clientCaFile;
+  const tls = served === undefined || clientCaFile === undefined ? served : { ...served, clientCa: readClientCa(clientCaFile) };
+  // The logger before anything that logs: discovery, the caches and the memory budget speak at start-up.
+  const logger = newProxyLogger(options.logLevel, process.stdout.isTTY);
+  const log: CacheRegistryLog = (level, message, fields) => {
+    logger[level](fields ?? {}, message);
+  };
+  const client = newUpstreamClient(upstream);
+  const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client);
+  const metrics = newProxyMetrics();
+  // What the proxy holds beyond its cached objects, sized to the container's memory limit.
+  const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
+  const memory = newMemoryBudget({
+    limit: memoryLimit,
+    log,
+  });
+  limitPiecePool(memory.sizes.piecePoolBytes);
+  const { collectAboveBytes } = memory.sizes;
+  const valve = collectAboveBytes === undefined ? undefined : startCollectionValve({ thresholdBytes: collectAboveBytes });
+  metrics.memory(memory, valve);
+  const health = newUpstreamHealth(client);
+  const factory = newSharedInformerFactory({
+    client,
+    metrics: newPrometheusInformerMetricsProvider(metrics.registry),
+    reachable: (signal) => health.whenReachable(signal),
+    // Upstream watch failures, 410s and relists, with the type in each message (the reflector's name).
+    log: (level, message) => {
+      log(level, message);
+    },
+  });
+  // A listener's, watcher's or observer's failure: counted, and logged at error once per site and type.
+  const faults = newFaults({
+    count: (site, resource) => {
+      metrics.fault(site, resource);
+    },
+    log: (message, fields) => {
+      logger.error(fields, message);
+    },
+  });
+  const cachedReads = await resolveCaches(options, client, factory, metrics, memory, faults, log);
+  const status = newStatusReporter({
+    registry: metrics.registry,
+    caches: () => cachedReads.reads.checks(),
+    upstream: { server: upstream.server.origin, source: upstream.source },
+    consistency: {
+      mode: options.readConsistency,
+      strongResources: options.strongResources,
+      maxStalenessSeconds: options.maxStalenessMs / 1000,
+    },
+    identity: () => reviewSelf(client),
+    version: PACKAGE_VERSION,
+  });
+  const app = newProxyServer({
+    tls,
+    client,
+    logger,
+    filter: options.filter,
+    cachedReads: cachedReads.reads,
+    metrics,
+    status,
+    access,
+    memoryState: () => memory.state(),
+    faults,
+  });
+  try {
+    if (options.unixSocket === undefined) {
+      await app.listen({ host: options.address, port: options.port });
+    } else {
+      await listenUnix(app, options.unixSocket);
+    }
+  } catch (error) {
+    await app.close();
+    await client.close();
+    const where = options.unixSocket ?? `${options.address}:${options.port}`;
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(`cannot serve on ${where}: ${detail}`, 'Pick another --port (0 picks a free one), --address or --unix-socket.');
+  }
+  for (const { name, reason } of cachedReads.skipped)
+    app.log.warn({ resource: name }, `not cached: ${reason}; its reads are passed through`);
+  cachedReads.reads.start();
+  if (cachedReads.cached.length > 0) {
+    void factory.waitForCacheSync().then(
+      () => {
+        app.log.info({ resources: cachedReads.cached }, 'caches synced');
+      },
+      () => undefined,
+    );
+  }
+  const info = app.server.address();
+  const address = typeof info === 'string' ? info : formatAddress(info);
+  const url = typeof info === 'string' ? undefined : `${tls === undefined ? 'http' : 'https'}://${address}`;
+  if (options.writeKubeconfig !== undefined && tls !== undefined && typeof info !== 'string') {
+    try {
+      writeAppKubeconfig(options.writeKubeconfig, info, tls, options.namespace);
+    } catch (error) {
+      await app.close();
+      await cachedReads.reads.stop();
+      await client.close();
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `cannot write the kubeconfig for apps to ${options.writeKubeconfig}: ${detail}`,
+        'Point --write-kubeconfig into a writable directory (in a pod, an emptyDir shared with the app).',
+      );
+    }
+    app.log.info({ path: options.writeKubeconfig }, 'wrote the kubeconfig for apps');
+  }
+  const { sizes } = memory;
+  app.log.info(
+    memoryLimit === undefined
+      ? { unsentWatchBytes: sizes.unsentWatchBytes, piecePoolBytes: sizes.piecePoolBytes }
+      : {
+          limitBytes: memoryLimit.bytes,
+          from: memoryLimit.source,
+          bodiesBytes: sizes.bodiesBytes,
+          piecePoolBytes: sizes.piecePoolBytes,
+          unsentWatchBytes: sizes.unsentWatchBytes,
+          objectsBytes: sizes.objectsBytes,
+          snapshots: sizes.snapshots,
+        },
+    memoryLimit === undefined
+      ? 'no memory limit known: fixed bounds, nothing refused (set a container limit or --memory-limit)'
+      : 'memory budget sized to the limit',
+  );
+  if (memoryLimit !== undefined && process.env.MALLOC_MMAP_THRESHOLD_ === undefined) {
+    app.log.warn(
+      { MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD_BYTES },
+      'MALLOC_MMAP_THRESHOLD_ is not set: memory the proxy frees may stay resident; set it as the image does',
+    );
+  }
+  app.log.info(
+    { upstream: upstream.server.origin, source: upstream.source, mode: access === undefined ? 'sidecar' : 'shared' },
+    access === undefined ? 'proxying to the apiserver' : 'proxying to the apiserver, each client as itself (shared mode)',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = async (graceMs: number): Promise<void> => {
+    // Fastify's close stops accepting, closes idle keep-alive sockets and waits for requests.
+    const closed = app.close();
+    const timer = setTimeout(() => {
+      app.log.info({ graceMs }, 'grace period over: closing the remaining connections');
+      app.server.closeAllConnections();
+      // exec and port-forward sessions too, which Node's server no longer tracks once upgraded.
+      closeUpgradedConnections(app.server);
+    }, graceMs);
+    try {
+      await closed;
+    } finally {
+      clearTimeout(timer);
+    }
+    await cachedReads.reads.stop();
+    await client.close();
+    valve?.stop();
+  };
+  return {
+    address,
+    url,
+    ca: tls?.ca,
+    app,
+    metrics,
+    stop(graceMs = SHUTDOWN_GRACE_MS) {
+      stopping ??= stop(graceMs);
+      return stopping;
+    },
+  };
+}
+
+/** Shared mode's authenticator and authorizer: the apiserver's reviews, sent with the proxy's own identity. */
+function sharedAccessFor(shared: SharedServing, client: UpstreamClient): SharedAccess {
+  return newSharedAccess({
+    tokens: newTokenAuthenticator({ client, audiences: shared.audiences, ttlMs: shared.tokenCacheTtlMs }),
+    authorizer: newSubjectAccessReviewAuthorizer({ client, allowedTtlMs: shared.authorizedTtlMs, deniedTtlMs: shared.unauthorizedTtlMs }),
+  });
+}
+
+/**
+ * The apps' kubeconfig, naming the address the proxy listens on; on every interface (0.0.0.0,
+ * ::) the apps of its pod reach it on loopback.
+ */
+function writeAppKubeconfig(path: string, info: AddressInfo | null, tls: ResolvedTls, namespace: string | undefined): void {
+  if (info === null) return;
+  const host = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
+  const server = `https://${formatAddress({ ...info, address: host })}`;
+  writeFileAtomically(path, appKubeconfig({ server, ca: tls.ca, namespace }));
+}
+
+/** Go's net.Addr String(): `host:port`, IPv6 in brackets. */
+function formatAddress(info: AddressInfo | null): string {
+  if (info === null) return '';
+  return info.family === 'IPv6' ? `[${info.address}]:${info.port}` : `${info.address}:${info.port}`;
+}
+
+/**
+ * ListenUnix (kubectl's pkg/proxy/proxy_server.go): removes a socket left at the path (stale or
+ * not) but never another kind of file, and creates the socket accessible to its user only.
+ */
+async function listenUnix(app: FastifyInstance, path: string): Promise<void> {
+  try {
+    if (lstatSync(path).isSocket()) unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await app.ready();
+  const old = process.umask(0o077);
+  try {
+    await app.listen({ path });
+  } finally {
+    process.umask(old);
+  }
+}

@@ -12,6 +12,7 @@ import { resolveCachedResources } from '../cache/cached-resources.ts';
 import type { CachedResourceSpec, ResolvedResources } from '../cache/cached-resources.ts';
 import type { Faults } from '../cache/faults.ts';
 import type { MemoryBudget } from '../cache/memory-budget.ts';
+import type { PiecePool } from '../cache/piece-writer.ts';
 import { newUnsentBudget } from '../cache/unsent-budget.ts';
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
@@ -31,13 +32,11 @@ export async function resolveCaches(
   client: UpstreamClient,
   factory: SharedInformerFactory,
   metrics: ProxyMetrics,
-  memory: MemoryBudget,
-  faults: Faults,
-  log: CacheRegistryLog,
+  held: { readonly memory: MemoryBudget; readonly pool: PiecePool; readonly faults: Faults; readonly log: CacheRegistryLog },
 ): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
   const discovery = newDiscovery(client, {
     log: (level, message) => {
-      log(level, message);
+      held.log(level, message);
     },
   });
   // Named types are resolved now, so discovery must answer; with none named the registry's
@@ -55,7 +54,7 @@ export async function resolveCaches(
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
   return {
-    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, memory, faults, log }),
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, ...held }),
     cached: (named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
     skipped: named?.skipped ?? [],
   };
@@ -76,6 +75,8 @@ export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readCon
   readonly memory?: MemoryBudget;
   /** Where listener and watcher failures are reported (cache/faults.ts); default: stderr, once each. */
   readonly faults?: Faults;
+  /** The pieces LIST bodies are copied into (cache/piece-writer.ts); default: a pool of the reads' own. */
+  readonly pool?: PiecePool;
 }
 
 /** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
@@ -111,5 +112,10 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(options.faults === undefined ? {} : { faults: options.faults }),
   });
   memory?.countObjectsOf(() => source.held());
-  return newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory }) });
+  return newCachedReads({
+    source,
+    writes,
+    ...(memory === undefined ? {} : { memory }),
+    ...(options.pool === undefined ? {} : { pool: options.pool }),
+  });
 }

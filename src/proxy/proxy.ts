@@ -20,7 +20,7 @@ import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { readMemoryLimit } from '../cache/memory-limit.ts';
 import { MALLOC_MMAP_THRESHOLD_BYTES, newMemoryBudget } from '../cache/memory-budget.ts';
 import { startCollectionValve } from '../cache/collection-valve.ts';
-import { limitPiecePool } from '../cache/piece-writer.ts';
+import { newPiecePool } from '../cache/piece-writer.ts';
 import { newFaults } from '../cache/faults.ts';
 import { newProxyMetrics } from '../server/http/metrics.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
@@ -97,10 +97,11 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     limit: memoryLimit,
     log,
   });
-  limitPiecePool(memory.sizes.piecePoolBytes);
+  // The pieces LIST bodies are copied into, kept for the next bodies within the budget's share.
+  const pool = newPiecePool(memory.sizes.piecePoolBytes);
   const { collectAboveBytes } = memory.sizes;
   const valve = collectAboveBytes === undefined ? undefined : startCollectionValve({ thresholdBytes: collectAboveBytes });
-  metrics.memory(memory, valve);
+  metrics.memory(memory, valve, pool);
   const health = newUpstreamHealth(client);
   const factory = newSharedInformerFactory({
     client,
@@ -120,7 +121,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       logger.error(fields, message);
     },
   });
-  const cachedReads = await resolveCaches(options, client, factory, metrics, memory, faults, log);
+  const cachedReads = await resolveCaches(options, client, factory, metrics, { memory, pool, faults, log });
   const status = newStatusReporter({
     registry: metrics.registry,
     caches: () => cachedReads.reads.checks(),

@@ -5,7 +5,8 @@
  * Each request is offered to the cache first (cached-reads.ts); what it does not answer is
  * passed through to the apiserver.
  */
-import { mayWrite, nextTurn } from './write-turns.ts';
+import { newWriteTurns } from './write-turns.ts';
+import type { WriteTurns } from './write-turns.ts';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
@@ -108,7 +109,7 @@ const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
  * leaves in one vectored write at once; a larger one in turns, within the writers' share of the
  * loop (write-turns.ts), waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
  */
-async function writeBody(res: ServerResponse, cached: CachedResponse): Promise<void> {
+async function writeBody(res: ServerResponse, cached: CachedResponse, turns: WriteTurns): Promise<void> {
   // Done once the kernel has every byte ('finish'), or cut short ('close' first).
   const { written: done } = cached;
   if (done !== undefined) {
@@ -124,11 +125,11 @@ async function writeBody(res: ServerResponse, cached: CachedResponse): Promise<v
   for (const piece of cached.body) {
     res.write(piece);
     if (++written % TURN_CHECK_PIECES !== 0) continue;
-    if (written % PIECES_PER_TURN !== 0 && mayWrite()) continue;
+    if (written % PIECES_PER_TURN !== 0 && turns.mayWrite()) continue;
     res.uncork();
     if (res.writableLength > BODY_HIGH_WATER_BYTES) await drained(res);
-    else await nextTurn();
-    while (!res.destroyed && !mayWrite()) await nextTurn();
+    else await turns.nextTurn();
+    while (!res.destroyed && !turns.mayWrite()) await turns.nextTurn();
     if (res.destroyed) return;
     res.cork();
   }
@@ -262,6 +263,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   }
   if (options.status !== undefined) installStatusRoutes(app, options.status);
   const faults = options.faults ?? stderrFaults;
+  // The loop's time this server's writers of large bodies share (write-turns.ts).
+  const turns = newWriteTurns();
   const countServed = (request: ParsedRequest, from: ServedFrom): void => {
     metrics?.served(request.verb, request.typeName, from);
   };
@@ -347,7 +350,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     metrics?.answeredIn(request.typeName, cached.headers['content-type'] ?? '');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
     res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
-    await writeBody(res, cached);
+    await writeBody(res, cached, turns);
   };
   // Fastify refuses a body's Content-Type on its own before any handler (a QUERY without one, one
   // it cannot parse) with a JSON error of its own. The proxy never parses bodies: such a request

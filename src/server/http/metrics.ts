@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CacherMetrics } from '../../cache/cacher.ts';
 import type { MemoryBudget } from '../../cache/memory-budget.ts';
 import type { CollectionValve } from '../../cache/collection-valve.ts';
-import { piecePoolBytes } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { DelegatorMetrics } from '../../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
@@ -28,8 +28,8 @@ export interface ProxyMetrics {
   fault(site: FaultSite, resource: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
-  /** Serves the memory budget's sizes and use, and the collection valve's collections (read at each scrape). */
-  memory(budget: MemoryBudget, valve?: CollectionValve): void;
+  /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
+  memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
 }
 
 /** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
@@ -196,8 +196,8 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
   return {
     registry,
-    memory: (budget, valve) => {
-      memoryMetrics(registry, budget, valve);
+    memory: (budget, valve, pool) => {
+      memoryMetrics(registry, budget, valve, pool);
     },
     delegator(resource) {
       return {
@@ -237,7 +237,7 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
 }
 
 /** The memory budget's gauges and counters (memory-budget.ts), each read when scraped. */
-function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: CollectionValve | undefined): void {
+function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: CollectionValve | undefined, pool: PiecePool | undefined): void {
   const { sizes } = budget;
   const source = budget.limitSource;
   new Gauge({
@@ -251,7 +251,7 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
   });
   const uses = {
     bodies: { budget: sizes.bodiesBytes, used: () => budget.bodies.used() },
-    piece_pool: { budget: sizes.piecePoolBytes, used: piecePoolBytes },
+    piece_pool: { budget: sizes.piecePoolBytes, used: () => pool?.bytes() ?? 0 },
     unsent_watch: { budget: sizes.unsentWatchBytes, used: () => budget.unsentWatchBytes() },
     objects: { budget: sizes.objectsBytes, used: () => budget.measureObjects() },
   };

@@ -14,28 +14,35 @@
 /** The writers' share of one loop turn. */
 const WRITE_SHARE_MS = 2;
 
-/** When this turn's share began (performance.now()), or undefined when no writer has run in it. */
-let shareStartedAt: number | undefined;
-
-function closeShare(): void {
-  shareStartedAt = undefined;
+/** The loop's time the writers of one proxy share (one per server: newProxyServer makes it). */
+export interface WriteTurns {
+  /**
+   * Whether a writer may go on copying now. The first call of a turn opens its share; the share
+   * closes at the turn's check phase (setImmediate), after which the next writer opens another.
+   */
+  mayWrite(): boolean;
+  /** Resolves in the loop's next check phase, after the poll phase has read what arrived. */
+  nextTurn(): Promise<void>;
 }
 
-/**
- * Whether a writer may go on copying now. The first call of a turn opens its share; the share
- * closes at the turn's check phase (setImmediate), after which the next writer opens another.
- */
-export function mayWrite(): boolean {
-  const now = performance.now();
-  if (shareStartedAt === undefined) {
-    shareStartedAt = now;
-    setImmediate(closeShare);
-    return true;
-  }
-  return now - shareStartedAt < WRITE_SHARE_MS;
-}
-
-/** Resolves in the loop's next check phase, after the poll phase has read what arrived. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+export function newWriteTurns(): WriteTurns {
+  /** When this turn's share began (performance.now()), or undefined when no writer has run in it. */
+  let shareStartedAt: number | undefined;
+  const closeShare = (): void => {
+    shareStartedAt = undefined;
+  };
+  return {
+    mayWrite() {
+      const now = performance.now();
+      if (shareStartedAt === undefined) {
+        shareStartedAt = now;
+        setImmediate(closeShare);
+        return true;
+      }
+      return now - shareStartedAt < WRITE_SHARE_MS;
+    },
+    nextTurn() {
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+  };
 }

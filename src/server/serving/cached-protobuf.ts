@@ -17,6 +17,7 @@
  */
 import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { PieceWriter } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
 import { objectMembers } from '../../informer/json-scan.ts';
 import type { KubeObject } from '../../informer/object.ts';
@@ -133,6 +134,7 @@ export function protobufListBody(
   items: Iterable<KubeObject>,
   meta: ListMeta,
   shape: ProtobufShape,
+  pool: PiecePool,
 ): { length: number; pieces: Iterable<Buffer> } {
   const bodies: Buffer[] = [];
   const listMeta = listMetaField(meta).finish();
@@ -145,7 +147,7 @@ export function protobufListBody(
   const head = envelopeHead(shape.apiVersion, shape.listKind, raw);
   const length = head.length + raw + ENVELOPE_TAIL.length;
   function* pieces(): Generator<Buffer> {
-    const out = new PieceWriter({ pooled: true });
+    const out = new PieceWriter({ pool });
     out.bytes(head);
     out.bytes(listMeta);
     const prefix = new Writer(16);
@@ -243,18 +245,15 @@ export function serveProtobuf(
       view.values(start, end),
       { resourceVersion: String(rv), continue: '', remainingItemCount: undefined },
       shape,
+      room.pool,
     );
     const made = shared.keep(cache, key, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
     if (made !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return room.fit(body.length)
-      ? { ...pooledResponse(body.length, body.pieces, room.budget), headers: PROTOBUF_HEADERS }
-      : noRoom(body.length);
+    return room.fit(body.length) ? { ...pooledResponse(body.length, body.pieces, room), headers: PROTOBUF_HEADERS } : noRoom(body.length);
   }
   const page = getList(cache, read, plan);
   if (typeof page === 'string') return page;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  const body = protobufListBody(page.items, meta, shape);
-  return room.fit(body.length)
-    ? { ...pooledResponse(body.length, body.pieces, room.budget), headers: PROTOBUF_HEADERS }
-    : noRoom(body.length);
+  const body = protobufListBody(page.items, meta, shape, room.pool);
+  return room.fit(body.length) ? { ...pooledResponse(body.length, body.pieces, room), headers: PROTOBUF_HEADERS } : noRoom(body.length);
 }

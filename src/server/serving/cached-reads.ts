@@ -18,6 +18,8 @@ import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts'
 import type { PassReason } from '../../cache/pass-reason.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
 import type { MemoryBudget } from '../../cache/memory-budget.ts';
+import { newPiecePool } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
@@ -81,6 +83,8 @@ export interface CachedReadsOptions {
   readonly clock?: Clock;
   /** The proxy's memory budget (its response bodies' share); default: bodies counted nowhere, never refused. */
   readonly memory?: MemoryBudget;
+  /** The pieces LIST bodies are copied into and given back to (piece-writer.ts); default: a pool of the reads' own. */
+  readonly pool?: PiecePool;
 }
 
 /**
@@ -118,8 +122,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const { source, writes, memory } = options;
   const clock = options.clock ?? realClock;
   const bodies = memory?.bodies ?? newByteBudget(Number.POSITIVE_INFINITY);
+  const pool = options.pool ?? newPiecePool(memory?.sizes.piecePoolBytes);
   const sharedLists = newSharedLists({
     bodies,
+    pool,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(memory === undefined ? {} : { maxBytes: memory.sizes.sharedListsBytes }),
   });
@@ -299,7 +305,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const read: ReadRequest = { verb: info.verb === 'get' ? 'get' : 'list', namespace: info.namespace, name: info.name, options };
       const plan = await delegator.decideRead(read, signal);
       if (typeof plan === 'string') return plan;
-      let room = new BodyRoom(bodies);
+      let room = new BodyRoom(bodies, pool);
       for (let waited = false; ; waited = true) {
         // The cache may have been stopped while this request waited: the apiserver answers then.
         if (cache.isClosed()) {
@@ -323,7 +329,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
           memory?.notePassedThrough();
           return 'no-room';
         }
-        room = new BodyRoom(bodies, outcome.bytes);
+        room = new BodyRoom(bodies, pool, outcome.bytes);
       }
     },
   };

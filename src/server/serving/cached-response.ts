@@ -3,7 +3,8 @@
  * response bodies (taken before the body is made, given back once it is written or dropped), and
  * the pooled pieces it is made of (back to the pool after a complete write).
  */
-import { freePieces, releasePieces } from '../../cache/piece-writer.ts';
+import { freePieces } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { ByteBudget } from '../../cache/memory-budget.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { indentJson } from '../../kube/json-indent.ts';
@@ -84,10 +85,13 @@ export function isNoRoom(outcome: CachedResponse | NoRoom | string): outcome is 
  */
 export class BodyRoom {
   readonly budget: ByteBudget;
+  /** Where the response's pooled pieces come from and go back to. */
+  readonly pool: PiecePool;
   #reserved: number;
 
-  constructor(budget: ByteBudget, reserved = 0) {
+  constructor(budget: ByteBudget, pool: PiecePool, reserved = 0) {
     this.budget = budget;
+    this.pool = pool;
     this.#reserved = reserved;
   }
 
@@ -117,7 +121,8 @@ export class BodyRoom {
  * A body of pooled pieces made for one response: they go back to the pool once it is written,
  * and its share of the budget (taken by the caller) once it is done with.
  */
-export function pooledResponse(length: number, pieces: Iterable<Buffer>, bodies: ByteBudget): CachedResponse {
+export function pooledResponse(length: number, pieces: Iterable<Buffer>, room: BodyRoom): CachedResponse {
+  const { budget: bodies, pool } = room;
   const taken: Buffer[] = [];
   function* body(): Generator<Buffer> {
     for (const piece of pieces) {
@@ -132,7 +137,7 @@ export function pooledResponse(length: number, pieces: Iterable<Buffer>, bodies:
     length,
     body: body(),
     written: (complete) => {
-      if (complete) releasePieces(taken.splice(0));
+      if (complete) pool.release(taken.splice(0));
       giveBack(complete);
     },
   };

@@ -13,6 +13,7 @@ import { getList, namespaceRange, objectKey, wholeListScope } from '../../cache/
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import { PieceWriter } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { WatchCache } from '../../cache/watch-cache.ts';
 import { listItemBytes } from '../../cache/watch-cache.ts';
 import { groupVersionString } from '../../kube/group-resource.ts';
@@ -62,15 +63,15 @@ export function serveList(
     const view = cache.current();
     const { start, end } = namespaceRange(view, cache, list.namespace);
     const items = { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
-    const body = listBody(cache.spec, { ...items, resourceVersion: rv, continue: '', remainingItemCount: undefined });
+    const body = listBody(cache.spec, { ...items, resourceVersion: rv, continue: '', remainingItemCount: undefined }, room.pool);
     const made = shared.keep(cache, scope, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
     if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
+    return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
   }
   const page = getList(cache, list, plan);
   if (typeof page === 'string') return page;
-  const body = listBody(cache.spec, { ...page, count: page.items.length, itemBytes: undefined });
-  return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room.budget) : noRoom(body.length);
+  const body = listBody(cache.spec, { ...page, count: page.items.length, itemBytes: undefined }, room.pool);
+  return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
 }
 
 /** Per type, computed once: the JSON strings of its list's kind and apiVersion. */
@@ -101,7 +102,7 @@ const COMMA_BYTE = 0x2c;
  * resources) has its keys sorted and items as stored. The length is summed first (the items are
  * chosen already); the pieces are copied as they are taken.
  */
-function listBody(spec: CachedResourceSpec, page: ListItems): { length: number; pieces: Iterable<Buffer> } {
+function listBody(spec: CachedResourceSpec, page: ListItems, pool: PiecePool): { length: number; pieces: Iterable<Buffer> } {
   const { apiVersion, listKind } = shapeOf(spec);
   const meta: ListMeta = {
     resourceVersion: String(page.resourceVersion),
@@ -126,7 +127,7 @@ function listBody(spec: CachedResourceSpec, page: ListItems): { length: number; 
     for (const obj of items) length += itemBytes(obj);
   }
   function* pieces(): Generator<Buffer> {
-    const out = new PieceWriter({ pooled: true });
+    const out = new PieceWriter({ pool });
     out.bytes(head);
     let first = true;
     for (const obj of items) {

@@ -26,7 +26,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { ByteBudget } from '../../cache/memory-budget.ts';
-import { releasePieces } from '../../cache/piece-writer.ts';
+import { newPiecePool } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { WatchCache } from '../../cache/watch-cache.ts';
@@ -55,6 +56,8 @@ export class SharedBody implements Iterable<Buffer> {
   #dropped = false;
   /** A response was cut short: its socket may still hold pieces, so none goes back to the pool. */
   #cutShort = false;
+  /** Where the body's pieces go back once nobody writes them. */
+  readonly #pool: PiecePool;
   /** Called once, when dropped and written by all: the body's memory is the GC's or the pool's again. */
   #freed: (() => void) | undefined;
 
@@ -63,9 +66,11 @@ export class SharedBody implements Iterable<Buffer> {
     length: number,
     pieces: Iterable<Buffer>,
     madeAt: number,
+    pool: PiecePool,
     touch: () => void = () => undefined,
     freed?: () => void,
   ) {
+    this.#pool = pool;
     this.resourceVersion = resourceVersion;
     this.length = length;
     this.madeAt = madeAt;
@@ -112,7 +117,7 @@ export class SharedBody implements Iterable<Buffer> {
     this.#freed = undefined;
     freed?.();
     if (this.#cutShort) return;
-    releasePieces(this.#made.splice(0));
+    this.#pool.release(this.#made.splice(0));
   }
 
   *#read(): Generator<Buffer> {
@@ -156,6 +161,8 @@ export interface SharedListsOptions {
   readonly clock?: Clock;
   /** Bodies kept for later readers, at most; default SHARED_LISTS_MAX_BYTES. */
   readonly maxBytes?: number;
+  /** Where the bodies' pooled pieces go back (the reads' pool); default: a pool of their own. */
+  readonly pool?: PiecePool;
   /** The proxy's budget of response bodies, each kept body's length taken from it; default: none. */
   readonly bodies?: ByteBudget;
 }
@@ -163,6 +170,7 @@ export interface SharedListsOptions {
 export function newSharedLists(options: SharedListsOptions = {}): SharedLists {
   const clock = options.clock ?? realClock;
   const maxBytes = options.maxBytes ?? SHARED_LISTS_MAX_BYTES;
+  const pool = options.pool ?? newPiecePool();
   const budget = options.bodies;
   const bodies = new LRUCache<string, SharedBody>({
     maxSize: maxBytes,
@@ -206,6 +214,7 @@ export function newSharedLists(options: SharedListsOptions = {}): SharedLists {
         length,
         pieces,
         clock.now(),
+        pool,
         () => {
           if (bodies.peek(key) === body) bodies.get(key);
         },

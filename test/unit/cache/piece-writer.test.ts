@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PieceWriter, freePieces, limitPiecePool, piecePoolBytes, releasePieces } from '../../../src/cache/piece-writer.ts';
+import { PieceWriter, freePieces, newPiecePool } from '../../../src/cache/piece-writer.ts';
 
 const PIECE = 64 * 1024;
 
@@ -25,7 +25,11 @@ test('PieceWriter: ranges are copied in order into 64 KiB pieces, the last cut t
 });
 
 test('PieceWriter: a pooled body given back is the next pooled body’s memory; an unpooled writer and oversized pieces never share it', () => {
-  const first = new PieceWriter({ pooled: true });
+  const pool = newPiecePool();
+  const releasePieces = (pieces: readonly Buffer[]): void => {
+    pool.release(pieces);
+  };
+  const first = new PieceWriter({ pool });
   fill(first, PIECE, 7);
   fill(first, 10, 8);
   const written = [...first.take(), ...first.end()];
@@ -33,7 +37,7 @@ test('PieceWriter: a pooled body given back is the next pooled body’s memory; 
   const used = new Set(written.map((p) => p.buffer));
   releasePieces(written);
   // The next pooled writer writes into the memory given back, not into new memory.
-  const second = new PieceWriter({ pooled: true });
+  const second = new PieceWriter({ pool });
   fill(second, PIECE, 9);
   fill(second, PIECE, 9);
   const reused = [...second.take(), ...second.end()];
@@ -48,31 +52,39 @@ test('PieceWriter: a pooled body given back is the next pooled body’s memory; 
   fill(unpooled, 100, 1);
   assert.ok(!unpooled.end().some((p) => used.has(p.buffer)));
   // A range larger than a piece gets memory of its own, which is not pooled when released.
-  const big = new PieceWriter({ pooled: true });
+  const big = new PieceWriter({ pool });
   fill(big, 3 * PIECE, 5);
   const bigPieces = big.end();
   const oversized = bigPieces.find((p) => p.length === 3 * PIECE);
   assert.ok(oversized !== undefined && !used.has(oversized.buffer));
   releasePieces(bigPieces);
-  const after = new PieceWriter({ pooled: true });
+  const after = new PieceWriter({ pool });
   fill(after, 10, 1);
   assert.notEqual(after.end()[0]?.buffer, oversized.buffer);
   // A piece of the pool's size that the pool did not hand out (an unpooled body, perhaps shared) is never taken in.
   const foreign = Buffer.allocUnsafeSlow(PIECE);
   releasePieces([foreign]);
-  const next = new PieceWriter({ pooled: true });
+  const next = new PieceWriter({ pool });
   fill(next, 10, 1);
   assert.notEqual(next.end()[0]?.buffer, foreign.buffer);
 });
 
 test('PieceWriter: memory given back past the pool’s room, and a finished unpooled body’s, is freed at once (no bytes left to a collection)', (t) => {
+  const pool = newPiecePool();
+  const releasePieces = (pieces: readonly Buffer[]): void => {
+    pool.release(pieces);
+  };
+  const limitPiecePool = (maxBytes: number): void => {
+    pool.limit(maxBytes);
+  };
+  const piecePoolBytes = (): number => pool.bytes();
   t.after(() => {
-    limitPiecePool(256 * 1024 * 1024);
+    limitPiecePool(0);
   });
   // Room for one piece, none kept from earlier bodies.
   limitPiecePool(0);
   limitPiecePool(PIECE);
-  const body = new PieceWriter({ pooled: true });
+  const body = new PieceWriter({ pool });
   fill(body, 3 * PIECE, 1);
   fill(body, PIECE, 2);
   fill(body, 10, 3);
@@ -103,4 +115,18 @@ test('PieceWriter: memory given back past the pool’s room, and a finished unpo
   );
   assert.equal(foreign.length, PIECE, 'a buffer no writer made is left alone');
   assert.equal(foreign[0], 6);
+});
+
+test('PieceWriter: each proxy owns its pool: pieces given back to one are never another’s', () => {
+  const one = newPiecePool();
+  const other = newPiecePool();
+  const body = new PieceWriter({ pool: one });
+  fill(body, 10, 1);
+  const pieces = body.end();
+  const memory = pieces[0]?.buffer;
+  other.release(pieces);
+  assert.equal(other.bytes(), 0, 'another pool does not keep it');
+  const next = new PieceWriter({ pool: one });
+  fill(next, 10, 2);
+  assert.notEqual(next.end()[0]?.buffer, memory, 'and it was freed, not kept for the pool it came from');
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mayWrite, nextTurn } from '../../../../src/server/http/write-turns.ts';
+import { newWriteTurns } from '../../../../src/server/http/write-turns.ts';
 
 /** Holds the loop for `ms` (what a writer copying pieces does). */
 function busy(ms: number): void {
@@ -11,6 +11,9 @@ function busy(ms: number): void {
 }
 
 test('write turns: the writers share one budget per loop turn; the next turn opens a new one', async () => {
+  const turns = newWriteTurns();
+  const mayWrite = (): boolean => turns.mayWrite();
+  const nextTurn = (): Promise<void> => turns.nextTurn();
   await nextTurn(); // a turn of our own
   assert.equal(mayWrite(), true, 'the first writer of a turn may write');
   assert.equal(mayWrite(), true, 'so may the next, while the share lasts');
@@ -22,6 +25,8 @@ test('write turns: the writers share one budget per loop turn; the next turn ope
 });
 
 test('write turns: writers waiting for the next turn run in the order they yielded', async () => {
+  const turns = newWriteTurns();
+  const nextTurn = (): Promise<void> => turns.nextTurn();
   await nextTurn();
   const order: number[] = [];
   await Promise.all(

@@ -131,7 +131,7 @@ export function writeResults(out: string, results: BenchResults): string[] {
   const text = `${JSON.stringify(results, null, 2)}\n`;
   const date = results.environment.date.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
   const scale = results.scale ?? [];
-  // A scale-only or footprint-only run keeps the latest full run's files (the README's) and writes its own.
+  // A scale-only or footprint-only run keeps the latest full run's files (bench/RESULTS.md's) and writes its own.
   const only = results.load.length === 0 && results.watch.length === 0 && results.sync.length === 0;
   const scaleOnly = only && scale.length > 0;
   const footprintOnly = only && scale.length === 0 && results.footprint !== undefined;

@@ -356,7 +356,7 @@ async function main(): Promise<number> {
       });
     }
 
-    // The status page after the LIST scenarios, as the README shows it.
+    // The status page after the LIST scenarios, as docs/status-page.md shows it.
     const listed = targets.find((t) => t.name === 'kube-cache-proxy');
     if (loads.length > 0 && listed !== undefined) {
       await attempt('status page screenshot', async () => {

@@ -1,6 +1,6 @@
 /**
  * A screenshot of the proxy's status page (/kube-cache-proxy/) after the bench's LIST scenarios,
- * taken in headless Chromium: the picture the README shows is of a real run's figures.
+ * taken in headless Chromium: the picture docs/status-page.md shows is of a real run's figures.
  */
 import { launchChromium } from '../test/helpers/browser.ts';
 

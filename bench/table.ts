@@ -1,5 +1,5 @@
 /**
- * The run's figures as Markdown tables (printed, and pasted into the README as they are).
+ * The run's figures as Markdown tables (printed, and pasted into bench/RESULTS.md as they are).
  * `node bench/table.ts [results.json]` prints them again from a results file (default latest.json).
  */
 import { readFileSync } from 'node:fs';

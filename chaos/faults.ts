@@ -38,7 +38,7 @@ export interface FaultContext {
 
 export interface Fault {
   readonly name: FaultName;
-  /** What it does (the README's table says the same). */
+  /** What it does (chaos/RESULTS.md's table says the same). */
   readonly description: string;
   /** Does the damage; resolves with the moment the upstream answers again, or undefined when nothing went away. */
   inject(ctx: FaultContext): Promise<number | undefined>;

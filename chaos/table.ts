@@ -1,4 +1,4 @@
-/** The chaos run's figures as a Markdown table (printed, and pasted into the README as it is). */
+/** The chaos run's figures as a Markdown table (printed, and pasted into chaos/RESULTS.md as it is). */
 import type { FaultRow } from './fault-run.ts';
 
 function seconds(ms: number | undefined, digits = 1): string {

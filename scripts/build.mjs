@@ -6,7 +6,7 @@
 // and the library's three entry points with their .d.ts types (dist/library/*.js).
 //
 // Why ship JavaScript when Node 24 runs the TypeScript sources: type stripping loads a
-// WebAssembly build of SWC into every process that imports a .ts file (README "Memory"), and
+// WebAssembly build of SWC into every process that imports a .ts file (docs/memory.md), and
 // Node strips no types inside node_modules. A checkout still runs the sources
 // (bin/kube-cache-proxy.mjs prefers them; the library's imports resolve to them through the
 // `kube-cache-proxy-source` condition), so nothing needs building to develop or test.

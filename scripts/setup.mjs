@@ -10,7 +10,7 @@
 //     root; otherwise it says what to install, and the browser test fails with the same words.
 //
 // Nothing needs compiling: Node 24 runs the TypeScript sources directly; only what ships is
-// compiled (scripts/build.mjs, run by `npm pack`; see README.md).
+// compiled (scripts/build.mjs, run by `npm pack`; see docs/contributing.md, "Choices").
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';

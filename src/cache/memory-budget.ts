@@ -36,7 +36,7 @@ import type { Clock } from '../clock/clock.ts';
  */
 export const MALLOC_MMAP_THRESHOLD_BYTES = 32 * 1024;
 
-/** The proxy idle, measured (README "Memory"): Node 24, fastify, undici, prom-client, the proxy's code; RSS with nothing cached. */
+/** The proxy idle, measured (docs/memory.md): Node 24, fastify, undici, prom-client, the proxy's code; RSS with nothing cached. */
 export const RUNTIME_FLOOR_BYTES = 96 * 1024 * 1024;
 /** A limit so close to the floor still leaves this much to work with (reads then mostly pass through). */
 const MIN_WORKING_BYTES = 16 * 1024 * 1024;
@@ -45,7 +45,7 @@ const PRESSURE_ENTER = 0.9;
 const PRESSURE_EXIT = 0.8;
 /**
  * What a cached object costs beyond its JSON bytes (its record, key, B-tree and index entries:
- * README "Measured", 220-300 B): the objects' estimate is (objects + window events) x (average
+ * bench/RESULTS.md, 220-300 B): the objects' estimate is (objects + window events) x (average
  * JSON bytes + this), a window event pinning a previous version of about the same size.
  */
 const OBJECT_OVERHEAD_BYTES = 300;

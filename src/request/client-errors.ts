@@ -88,7 +88,7 @@ const VERSION_NOT_SUPPORTED = `HTTP/1.1 505 HTTP Version Not Supported: unsuppor
  *   coding other than chunked, is its 501 whatever the length says; then a Content-Length it
  *   cannot read: 400. With one chunked and a good Content-Length Go drops the length and reads the
  *   chunks (then refuses a version other than 1.x: 505), where llhttp refuses the pair (request
- *   smuggling): a 400, listed in the README's differences;
+ *   smuggling): a 400, listed in docs/differences.md;
  * - below HTTP/1.1 Go ignores Transfer-Encoding: a Content-Length it cannot read is its 400;
  *   otherwise HTTP/1.0 is refused (400) as goRequestRefusal refuses it, another version is 505.
  */
@@ -174,12 +174,12 @@ const GO_NOT_FOUND = { 'content-type': 'text/plain; charset=utf-8', 'x-content-t
  * Go's order (net/http request.go readRequest and readTransfer, then server.go readRequest and
  * serverHandler; transfer.go parseTransferEncoding):
  * - a request line without a version: 400. llhttp reads it as HTTP/0.9 and cannot tell it from
- *   an explicit `HTTP/0.9` (Go's 505): 0.9 is answered as the first, a difference the README lists;
+ *   an explicit `HTTP/0.9` (Go's 505): 0.9 is answered as the first, a difference docs/differences.md lists;
  * - more than one Host header: 400;
  * - from HTTP/1.1 on, a Transfer-Encoding other than one field `chunked` (any case): 501. On
  *   HTTP/1.0 Go ignores the header and reads the body by Content-Length, where llhttp reads it as
  *   on HTTP/1.1 (chunks): the two would read different bodies, so the proxy refuses it (400, a
- *   difference the README lists; RFC 9112 §6.1 calls such framing faulty);
+ *   difference docs/differences.md lists; RFC 9112 §6.1 calls such framing faulty);
  * - a version other than 1.x: 505;
  * - no Host from HTTP/1.1 on (CONNECT aside): Go's 400 with its reason (Node's own check is off,
  *   so that the answer is Go's, word for word);

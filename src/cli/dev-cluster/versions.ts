@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The control plane the tests and `npm start` run against. Bump both here and in the Go modules
- * under tools/controlplane/ (go.mod + go.sum), then README.md.
+ * under tools/controlplane/ (go.mod + go.sum), then README.md and docs/contributing.md.
  *
  * Kubernetes: the newest release that builds with the machine's Go 1.26.
  * etcd: 3.7, the default of kubeadm for Kubernetes 1.37. Debian's etcd 3.4.23 is too old: the

@@ -312,7 +312,7 @@ test(
   },
 );
 
-test('shared mode: the differences from the apiserver that README.md lists are as it says', { timeout: 60_000 }, async (t) => {
+test('shared mode: the differences from the apiserver that docs/differences.md lists are as it says', { timeout: 60_000 }, async (t) => {
   const { cp } = shared;
   const proxy = await startSharedProxy(t, cp, ['--resources', 'configmaps']);
   const at = async (base: string, credentials: Credentials, path: string, headers: Record<string, string> = {}): Promise<Answer> => {

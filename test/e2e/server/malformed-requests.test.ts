@@ -574,8 +574,8 @@ test(
 );
 
 /**
- * The differences README.md's "Where the proxy answers differently" lists, each as it stands: if
- * one changes (a Node upgrade, a fix), this fails and the README is brought up to date with it.
+ * The differences docs/differences.md lists, each as it stands: if
+ * one changes (a Node upgrade, a fix), this fails and docs/differences.md is brought up to date with it.
  * Statuses in order over the whole connection; 'none' is no answer before the 15 s guard.
  */
 const DOCUMENTED_DIFFERENCES: readonly {
@@ -694,35 +694,40 @@ const DOCUMENTED_DIFFERENCES: readonly {
   },
 ];
 
-test('malformed requests: the documented differences from the apiserver are as README.md lists them', { timeout: 120_000 }, async (t) => {
-  const proxy = await startCachingProxy();
-  try {
-    const sides = await openSides(proxy.url);
-    const proxyAddress = new URL(proxy.url);
-    const apiAddress = new URL(shared.cp.server);
-    const ca = (await upstreamConfigFor(shared.cp)).tls.ca;
-    const toProxy = (): Socket => netConnect({ host: proxyAddress.hostname, port: Number(proxyAddress.port) });
-    const toApiserver = (): Socket => tlsConnect({ host: apiAddress.hostname, port: Number(apiAddress.port), ca, servername: 'localhost' });
-    const toProxyHead = `Host: ${proxyAddress.host}\r\n`;
-    const toApiserverHead = `Host: ${apiAddress.host}\r\nAuthorization: Bearer ${shared.cp.users.admin.token}\r\n`;
-    const changed: string[] = [];
-    for (const c of DOCUMENTED_DIFFERENCES) {
-      const [viaProxy, direct] = await Promise.all([
-        rawStatuses(toProxy, c.raw(toProxyHead), c.halfClose),
-        rawStatuses(toApiserver, c.raw(toApiserverHead), c.halfClose),
-      ]);
-      const got = { apiserver: direct.join(', ') || 'none', proxy: viaProxy.join(', ') || 'none' };
-      t.diagnostic(`${c.name}: apiserver ${got.apiserver}; proxy ${got.proxy}`);
-      if ((got.apiserver !== c.apiserver && got.apiserver !== c.apiserverOr) || got.proxy !== c.proxy) {
-        changed.push(`${c.name}: documented apiserver ${c.apiserver} / proxy ${c.proxy}, now ${got.apiserver} / ${got.proxy}`);
+test(
+  'malformed requests: the documented differences from the apiserver are as docs/differences.md lists them',
+  { timeout: 120_000 },
+  async (t) => {
+    const proxy = await startCachingProxy();
+    try {
+      const sides = await openSides(proxy.url);
+      const proxyAddress = new URL(proxy.url);
+      const apiAddress = new URL(shared.cp.server);
+      const ca = (await upstreamConfigFor(shared.cp)).tls.ca;
+      const toProxy = (): Socket => netConnect({ host: proxyAddress.hostname, port: Number(proxyAddress.port) });
+      const toApiserver = (): Socket =>
+        tlsConnect({ host: apiAddress.hostname, port: Number(apiAddress.port), ca, servername: 'localhost' });
+      const toProxyHead = `Host: ${proxyAddress.host}\r\n`;
+      const toApiserverHead = `Host: ${apiAddress.host}\r\nAuthorization: Bearer ${shared.cp.users.admin.token}\r\n`;
+      const changed: string[] = [];
+      for (const c of DOCUMENTED_DIFFERENCES) {
+        const [viaProxy, direct] = await Promise.all([
+          rawStatuses(toProxy, c.raw(toProxyHead), c.halfClose),
+          rawStatuses(toApiserver, c.raw(toApiserverHead), c.halfClose),
+        ]);
+        const got = { apiserver: direct.join(', ') || 'none', proxy: viaProxy.join(', ') || 'none' };
+        t.diagnostic(`${c.name}: apiserver ${got.apiserver}; proxy ${got.proxy}`);
+        if ((got.apiserver !== c.apiserver && got.apiserver !== c.apiserverOr) || got.proxy !== c.proxy) {
+          changed.push(`${c.name}: documented apiserver ${c.apiserver} / proxy ${c.proxy}, now ${got.apiserver} / ${got.proxy}`);
+        }
+        await assertProxyAlive(sides, c.name);
       }
-      await assertProxyAlive(sides, c.name);
+      assert.deepEqual(changed, [], 'update docs/differences.md and this list');
+    } finally {
+      await proxy.stop(0);
     }
-    assert.deepEqual(changed, [], 'update README.md and this list');
-  } finally {
-    await proxy.stop(0);
-  }
-});
+  },
+);
 
 /** mulberry32: a tiny seeded PRNG, so a failing random batch replays from its printed seed. */
 function mulberry32(seed: number): () => number {
@@ -793,11 +798,11 @@ test('malformed requests: a seeded random batch of query strings gets the apiser
   }
 });
 
-/** One raw request of the random HTTP batch, and the README row it falls under, if any. */
+/** One raw request of the random HTTP batch, and the docs/differences.md row it falls under, if any. */
 interface RawProbe {
   readonly describe: string;
   readonly raw: (host: string, auth: string) => string;
-  /** The README difference this request is an instance of: its answers are not compared. */
+  /** The documented difference this request is an instance of: its answers are not compared. */
   readonly documented: string | undefined;
 }
 
@@ -890,7 +895,7 @@ function randomRawProbes(random: () => number, ns: string, count: number): RawPr
 }
 
 test(
-  "malformed requests: a seeded random batch of malformed HTTP gets the apiserver's statuses, outside the README's differences",
+  "malformed requests: a seeded random batch of malformed HTTP gets the apiserver's statuses, outside the documented differences",
   { timeout: 300_000 },
   async (t) => {
     const seed = Number(process.env.KCP_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 32));
@@ -926,7 +931,7 @@ test(
       await assertProxyAlive(sides, 'the random HTTP batch');
       for (const m of mismatches) t.diagnostic(`MISMATCH ${m.request}: apiserver ${m.apiserver}, proxy ${m.proxy}`);
       t.diagnostic(
-        `${String(probes.length)} requests; under the README's differences, not compared: ${JSON.stringify(Object.fromEntries(documented))}`,
+        `${String(probes.length)} requests; under the documented differences, not compared: ${JSON.stringify(Object.fromEntries(documented))}`,
       );
       assert.deepEqual(
         mismatches,

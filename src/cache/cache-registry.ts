@@ -51,7 +51,8 @@ import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
-import { BUILT_IN_GROUPS, specOf } from './cached-resources.ts';
+import { specOf } from './cached-resources.ts';
+import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import type { WatchCache } from './watch-cache.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';

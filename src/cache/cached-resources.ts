@@ -6,6 +6,7 @@
  */
 import type { ResourceInfo, ResourceMap } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
+import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
 
 /** A resource type served from a cache: what discovery says of it. */
 export interface CachedResourceSpec {
@@ -20,37 +21,6 @@ export interface CachedResourceSpec {
    */
   readonly unstructured: boolean;
 }
-
-/**
- * The API groups served by kube-apiserver itself. Their list bodies are typed (`kind`,
- * `apiVersion`, `metadata`, `items`, items without kind); other groups' (custom resources)
- * are unstructured: keys sorted, items with kind and apiVersion.
- */
-export const BUILT_IN_GROUPS = new Set([
-  '',
-  'admissionregistration.k8s.io',
-  'apiextensions.k8s.io',
-  'apiregistration.k8s.io',
-  'apps',
-  'authentication.k8s.io',
-  'authorization.k8s.io',
-  'autoscaling',
-  'batch',
-  'certificates.k8s.io',
-  'coordination.k8s.io',
-  'discovery.k8s.io',
-  'events.k8s.io',
-  'flowcontrol.apiserver.k8s.io',
-  'internal.apiserver.k8s.io',
-  'networking.k8s.io',
-  'node.k8s.io',
-  'policy',
-  'rbac.authorization.k8s.io',
-  'resource.k8s.io',
-  'scheduling.k8s.io',
-  'storage.k8s.io',
-  'storagemigration.k8s.io',
-]);
 
 export interface ResolvedResources {
   readonly specs: readonly CachedResourceSpec[];

@@ -35,3 +35,34 @@ export function groupKindString(group: string, kind: string): string {
 export function groupVersionString(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }
+
+/**
+ * The API groups served by kube-apiserver itself. Their list bodies are typed (`kind`,
+ * `apiVersion`, `metadata`, `items`, items without kind); other groups' (custom resources)
+ * are unstructured: keys sorted, items with kind and apiVersion.
+ */
+export const BUILT_IN_GROUPS: ReadonlySet<string> = new Set([
+  '',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'apiregistration.k8s.io',
+  'apps',
+  'authentication.k8s.io',
+  'authorization.k8s.io',
+  'autoscaling',
+  'batch',
+  'certificates.k8s.io',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+  'events.k8s.io',
+  'flowcontrol.apiserver.k8s.io',
+  'internal.apiserver.k8s.io',
+  'networking.k8s.io',
+  'node.k8s.io',
+  'policy',
+  'rbac.authorization.k8s.io',
+  'resource.k8s.io',
+  'scheduling.k8s.io',
+  'storage.k8s.io',
+  'storagemigration.k8s.io',
+]);

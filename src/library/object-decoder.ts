@@ -16,6 +16,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import type { KubeObject } from '../informer/object.ts';
 import { objectText } from '../informer/object.ts';
+import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
 
 /**
  * Turns an object's JSON, as `JSON.parse` returns it, into the object the informer hands out.
@@ -37,36 +38,6 @@ export const clientNodeDecoder: ObjectDecoder<KubernetesObject> = (json) => {
 
 /** The object exactly as the apiserver sent it, JSON-parsed: timestamps are strings. The cheapest decoder. */
 export const jsonDecoder: ObjectDecoder<KubernetesObject> = (json) => json as KubernetesObject;
-
-/**
- * Built-in API groups whose types client-node models (client-node util.ts BUILT_IN_API_GROUPS);
- * 'core' stands for the legacy group ('' in an apiVersion without a slash).
- */
-const BUILT_IN_GROUPS = new Set([
-  'core',
-  'admissionregistration.k8s.io',
-  'apiextensions.k8s.io',
-  'apiregistration.k8s.io',
-  'apps',
-  'authentication.k8s.io',
-  'authorization.k8s.io',
-  'autoscaling',
-  'batch',
-  'certificates.k8s.io',
-  'coordination.k8s.io',
-  'discovery.k8s.io',
-  'events.k8s.io',
-  'flowcontrol.apiserver.k8s.io',
-  'internal.apiserver.k8s.io',
-  'networking.k8s.io',
-  'node.k8s.io',
-  'policy',
-  'rbac.authorization.k8s.io',
-  'resource.k8s.io',
-  'scheduling.k8s.io',
-  'storage.k8s.io',
-  'storagemigration.k8s.io',
-]);
 
 /**
  * Kinds whose model name carries their group, where two groups have a kind of the same name
@@ -94,7 +65,9 @@ export function clientNodeModel(json: unknown): string {
   const slash = apiVersion.indexOf('/');
   const group = slash < 0 ? 'core' : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
-  if (!BUILT_IN_GROUPS.has(group) || version === '') return 'KubernetesObject';
+  // client-node models the built-in groups' types (its util.ts BUILT_IN_API_GROUPS: the same groups, 'core' for '').
+  const builtIn = group !== '' && (group === 'core' || BUILT_IN_GROUPS.has(group));
+  if (!builtIn || version === '') return 'KubernetesObject';
   return PREFIXED_MODELS[`${group}/${version}/${kind}`] ?? `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
 }
 

@@ -1,5 +1,6 @@
 /** The cached-resource specs the tests use, as discovery describes them. */
 import type { CachedResourceSpec } from '../../src/cache/cached-resources.ts';
+import type { TestCrd } from './kube.ts';
 
 export const CONFIGMAPS: CachedResourceSpec = {
   group: '',
@@ -11,3 +12,8 @@ export const CONFIGMAPS: CachedResourceSpec = {
 };
 
 export const PODS: CachedResourceSpec = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, unstructured: false };
+
+/** The spec of a test's CustomResourceDefinition (kube.ts testCrd), as --resources would resolve it: namespaced, unstructured lists. */
+export function crdSpec(crd: TestCrd): CachedResourceSpec {
+  return { group: crd.group, version: crd.version, resource: crd.plural, kind: crd.kind, namespaced: true, unstructured: true };
+}

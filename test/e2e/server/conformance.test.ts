@@ -20,7 +20,7 @@ import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
 import { startCachingProxy as startInProcessProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
-import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS, crdSpec } from '../../helpers/resource-specs.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { forEachConcurrently, kube, testCrd } from '../../helpers/kube.ts';
 
@@ -766,14 +766,7 @@ test('conformance: custom resources listed and fetched through the cache equal t
   });
   // The CRD is established (testCrd waited until it is served): the proxy is told to cache it by
   // name, as `--resources` would (a custom resource: unstructured lists, keys sorted).
-  const spec: CachedResourceSpec = {
-    group: crd.group,
-    version: crd.version,
-    resource: crd.plural,
-    kind: crd.kind,
-    namespaced: true,
-    unstructured: true,
-  };
+  const spec = crdSpec(crd);
   const strong = await startCachingProxy(t, { specs: [spec] });
   const bounded = await startCachingProxy(t, { specs: [spec], consistency: 'bounded' });
   await bothCachesAt(strong, `${base}/${crd.plural}`, last);

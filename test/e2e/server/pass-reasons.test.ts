@@ -9,14 +9,13 @@ import type { TestContext } from 'node:test';
 import { request } from 'undici';
 import type { PassReason } from '../../../src/cache/pass-reason.ts';
 import { PASS_REASONS } from '../../../src/cache/pass-reason.ts';
-import type { CachedResourceSpec } from '../../../src/cache/cached-resources.ts';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
 import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
-import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, crdSpec } from '../../helpers/resource-specs.ts';
 
 const shared = useSharedAdmin();
 
@@ -49,14 +48,7 @@ async function expectPassed(t: TestContext, proxy: CachingProxy, cases: readonly
 test('pass-through reasons: each read the cache cannot answer is counted with its reason', { timeout: 120_000 }, async (t) => {
   const ns = await testNamespace(t, shared.admin);
   const crd = await testCrd(t, shared.admin);
-  const widgets: CachedResourceSpec = {
-    group: crd.group,
-    version: crd.version,
-    resource: crd.plural,
-    kind: crd.kind,
-    namespaced: true,
-    unstructured: true,
-  };
+  const widgets = crdSpec(crd);
   await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' } });
   const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS, widgets] });
   const configmaps = `/api/v1/namespaces/${ns}/configmaps`;

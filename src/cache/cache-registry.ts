@@ -54,7 +54,8 @@ import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.
 import { specOf } from './cached-resources.ts';
 import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
-import type { WatchCache } from './watch-cache.ts';
+import { CacheScopes, scopeOf } from './cache-scopes.ts';
+import { cacheStatus, checkName, describeScope, namedCheck } from './cache-checks.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
 import { newWatchCache } from './watch-cache.ts';
@@ -101,8 +102,6 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_LAZY_CACHES = 64;
 /** Permissions change rarely; one LIST per type and scope every 5 min is what a denial then costs. */
 export const DEFAULT_FORBIDDEN_RETRY_MS = 5 * 60_000;
-/** At most one discovery refresh per this long for reads of types discovery does not know (404s, new CRDs). */
-const DISCOVERY_MISS_REFRESH_MS = 5_000;
 /** The idle sweep's period: idleness is enforced to within this (and at most a minute). */
 const MAX_SWEEP_MS = 60_000;
 
@@ -135,21 +134,14 @@ export function newCacheRegistry(options: CacheRegistryOptions): WatchCacheSourc
 
 const API_SERVICES_KEY = scopeKey(API_SERVICES);
 
-function scopeOf(spec: CachedResourceSpec, namespace: string | undefined): ResourceScope {
-  return { group: spec.group, version: spec.version, resource: spec.resource, namespace };
-}
-
 class CacheRegistry implements WatchCacheSource {
   readonly #factory: SharedInformerFactory;
   readonly #delegate: DelegatorFactory;
   readonly #discovery: Discovery;
-  /** Named types (`resource.group`); undefined: every type, lazily. */
-  readonly #named: ReadonlySet<string> | undefined;
   readonly #namedSpecs: readonly CachedResourceSpec[];
   readonly #namespace: string | undefined;
   readonly #idleMs: number;
   readonly #maxLazy: number;
-  readonly #forbiddenMs: number;
   readonly #clock: Clock;
   readonly #log: CacheRegistryLog;
   readonly #admitsNewCache: () => boolean;
@@ -158,14 +150,11 @@ class CacheRegistry implements WatchCacheSource {
   readonly #queue: RateLimitingQueue<string>;
   readonly #wanted = new Map<string, Want>();
   readonly #running = new Map<string, Running>();
-  /** Scope key -> until when (clock ms) its LIST is known to be forbidden. */
-  readonly #forbidden = new Map<string, number>();
+  /** Which types and scopes may be cached, and which LISTs are known to be forbidden. */
+  readonly #scopes: CacheScopes;
   /** Named types readiness still waits for: removed once their cache synced, or once they cannot be cached. */
   readonly #namedPending = new Set<string>();
-  /** One spec per discovery entry, so a cache's spec is the same object for as long as discovery says the same. */
-  readonly #specs = new WeakMap<ResourceInfo, CachedResourceSpec>();
   readonly #abort = new AbortController();
-  #lastMissRefresh = Number.NEGATIVE_INFINITY;
   #sweepTimer: Timer | undefined;
   #worker: Promise<void> | undefined;
   #discoveryLoop: Promise<void> | undefined;
@@ -180,16 +169,21 @@ class CacheRegistry implements WatchCacheSource {
     this.#delegate = options.delegate;
     this.#discovery = options.discovery;
     this.#namedSpecs = options.resources ?? [];
-    this.#named =
-      options.resources === undefined ? undefined : new Set(options.resources.map((s) => qualifiedResource(s.group, s.resource)));
     this.#namespace = options.namespace;
     this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
     this.#admitsNewCache = options.admitsNewCache ?? (() => true);
     this.#maxSnapshots = options.maxSnapshots;
     this.#faults = options.faults;
-    this.#forbiddenMs = options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS;
     this.#clock = options.clock ?? realClock;
+    this.#scopes = new CacheScopes({
+      discovery: options.discovery,
+      named: options.resources === undefined ? undefined : new Set(options.resources.map((s) => qualifiedResource(s.group, s.resource))),
+      namespace: options.namespace,
+      forbiddenRetryMs: options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS,
+      clock: this.#clock,
+      servedLocally: (group, version) => this.#servedLocally(group, version),
+    });
     this.#log = options.log ?? (() => undefined);
     this.#queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(this.#clock), { clock: this.#clock });
   }
@@ -249,21 +243,12 @@ class CacheRegistry implements WatchCacheSource {
     const now = this.#clock.now();
     const checks = new Map<string, CacheStatus>();
     for (const spec of this.#namedSpecs) {
-      const type = qualifiedResource(spec.group, spec.resource);
-      const pending = !this.#started || this.#namedPending.has(type);
-      const name = `cache-${type}`;
-      checks.set(name, {
-        name,
-        type,
-        version: spec.version,
-        namespace: this.#namespace,
-        phase: pending ? 'listing' : 'not cached',
-        failure: pending ? 'not synced yet' : undefined,
-        state: pending ? 'listing' : 'not cached: its reads pass through',
-        objects: 0,
-        resourceVersion: undefined,
-        heardAgoMs: undefined,
-      });
+      const check = namedCheck(
+        spec,
+        this.#namespace,
+        !this.#started || this.#namedPending.has(qualifiedResource(spec.group, spec.resource)),
+      );
+      checks.set(check.name, check);
     }
     for (const running of this.#running.values()) {
       const { want, delegator } = running;
@@ -275,11 +260,11 @@ class CacheRegistry implements WatchCacheSource {
 
   /** cache-<type>, with the version and the namespace when they are not the type's own cache's. */
   #checkName(want: Want): string {
-    const { group, version, resource } = want.spec;
-    let name = `cache-${qualifiedResource(group, resource)}`;
-    if (version !== this.#discovery.preferredVersion(group)) name += `-${version}`;
-    if (want.namespace !== undefined && want.namespace !== this.#namespace) name += `-in-${want.namespace}`;
-    return name;
+    const { group, version } = want.spec;
+    return checkName(want.spec, want.namespace, {
+      ownVersion: version === this.#discovery.preferredVersion(group),
+      ownNamespace: this.#namespace,
+    });
   }
 
   stop(): Promise<void> {
@@ -331,16 +316,16 @@ class CacheRegistry implements WatchCacheSource {
    */
   #lookup(group: string, version: string, resource: string, namespace: string): Want | undefined {
     if (!this.#started || this.#stopping !== undefined) return undefined;
-    const spec = this.#specFor(group, version, resource);
+    const spec = this.#scopes.specFor(group, version, resource);
     if (spec === undefined) return undefined;
     const now = this.#clock.now();
-    const scope = this.#scopeFor(spec, namespace, now);
+    const scope = this.#scopes.scopeFor(spec, namespace, now);
     if (scope === false) return undefined;
     const key = scopeKey(scopeOf(spec, scope));
     const want = this.#wanted.get(key);
     if (want === undefined) {
-      if (this.#isForbidden(key, now)) return undefined;
-      const pinned = this.#isNamedScope(spec, scope);
+      if (this.#scopes.isForbidden(key, now)) return undefined;
+      const pinned = this.#scopes.isNamedScope(spec, scope);
       return pinned || this.#admitsNewCache() ? this.#want(spec, scope, pinned, false) : undefined;
     }
     want.lastRead = now;
@@ -358,43 +343,6 @@ class CacheRegistry implements WatchCacheSource {
     return running?.want === want && running.delegator.cache.hasSynced() ? running.delegator : undefined;
   }
 
-  /** What a read of this type is cached as, or undefined when it is not to be cached. */
-  #specFor(group: string, version: string, resource: string): CachedResourceSpec | undefined {
-    const info = this.#discovery.resolve(group, version, resource);
-    if (info === undefined) {
-      this.#discoveryMissed();
-      return undefined;
-    }
-    if (!isCacheable(info)) return undefined;
-    const name = qualifiedResource(group, resource);
-    if (this.#named === undefined ? name === 'secrets' : !this.#named.has(name)) return undefined;
-    if (!BUILT_IN_GROUPS.has(group) && this.#servedLocally(group, version) !== true) return undefined;
-    let spec = this.#specs.get(info);
-    if (spec === undefined) {
-      spec = specOf(info);
-      this.#specs.set(info, spec);
-    }
-    return spec;
-  }
-
-  /**
-   * The namespace the cache for this read holds (undefined: all), or false when no cache may
-   * answer it: outside --namespace, or the type is forbidden cluster-wide and the read is not
-   * limited to one namespace.
-   */
-  #scopeFor(spec: CachedResourceSpec, namespace: string, now: number): string | undefined | false {
-    if (!spec.namespaced) return undefined;
-    if (this.#namespace !== undefined) return namespace === this.#namespace ? namespace : false;
-    if (!this.#isForbidden(scopeKey(scopeOf(spec, undefined)), now)) return undefined;
-    return namespace === '' ? false : namespace;
-  }
-
-  /** A named type's own cache: its preferred version, in the --namespace scope. */
-  #isNamedScope(spec: CachedResourceSpec, scope: string | undefined): boolean {
-    if (this.#named?.has(qualifiedResource(spec.group, spec.resource)) !== true) return false;
-    return spec.version === this.#discovery.preferredVersion(spec.group) && scope === (spec.namespaced ? this.#namespace : undefined);
-  }
-
   /**
    * True when kube-apiserver serves this group version itself, false when an aggregated API
    * server does, undefined while not known: the APIService cache (started here on the first
@@ -406,7 +354,7 @@ class CacheRegistry implements WatchCacheSource {
     let want = this.#wanted.get(API_SERVICES_KEY);
     if (want === undefined) {
       const info = this.#discovery.resolve(API_SERVICES.group, API_SERVICES.version, API_SERVICES.resource);
-      if (info === undefined || this.#isForbidden(API_SERVICES_KEY, now)) return undefined;
+      if (info === undefined || this.#scopes.isForbidden(API_SERVICES_KEY, now)) return undefined;
       want = this.#want(specOf(info), undefined, true, true);
     }
     want.lastRead = now;
@@ -472,7 +420,7 @@ class CacheRegistry implements WatchCacheSource {
       if (info === undefined || !isCacheable(info)) continue; // gone since resolved: passed through until it is back
       if (!BUILT_IN_GROUPS.has(named.group)) {
         const local = this.#servedLocally(named.group, info.version);
-        if (local === undefined && !this.#isForbidden(API_SERVICES_KEY, now)) continue; // asked again once APIServices synced
+        if (local === undefined && !this.#scopes.isForbidden(API_SERVICES_KEY, now)) continue; // asked again once APIServices synced
         if (local !== true) {
           if (this.#namedPending.delete(name)) {
             const reason =
@@ -484,28 +432,12 @@ class CacheRegistry implements WatchCacheSource {
           continue;
         }
       }
-      const spec = this.#specFor(named.group, info.version, named.resource) ?? specOf(info);
+      const spec = this.#scopes.specFor(named.group, info.version, named.resource) ?? specOf(info);
       const namespace = spec.namespaced ? this.#namespace : undefined;
       const key = scopeKey(scopeOf(spec, namespace));
-      if (this.#wanted.has(key) || this.#isForbidden(key, now)) continue;
+      if (this.#wanted.has(key) || this.#scopes.isForbidden(key, now)) continue;
       this.#want(spec, namespace, true, true);
     }
-  }
-
-  #isForbidden(key: string, now: number): boolean {
-    const until = this.#forbidden.get(key);
-    if (until === undefined) return false;
-    if (now < until) return true;
-    this.#forbidden.delete(key);
-    return false;
-  }
-
-  /** A read of a type discovery does not know: perhaps a CRD newer than the map. */
-  #discoveryMissed(): void {
-    const now = this.#clock.now();
-    if (now - this.#lastMissRefresh < DISCOVERY_MISS_REFRESH_MS) return;
-    this.#lastMissRefresh = now;
-    this.#discovery.invalidate();
   }
 
   /** Types gone or changed: their caches stop (and their permission memory goes); the next read starts anew. */
@@ -513,7 +445,7 @@ class CacheRegistry implements WatchCacheSource {
     const gone = new Set(removed.map((r) => scopeKey({ group: r.group, version: r.version, resource: r.resource })));
     const typeOf = (key: string): string => scopeKey({ ...parseKey(key), namespace: undefined });
     for (const key of [...this.#wanted.keys()]) if (gone.has(typeOf(key))) this.#unwant(key, 'discovery no longer describes it so');
-    for (const key of [...this.#forbidden.keys()]) if (gone.has(typeOf(key))) this.#forbidden.delete(key);
+    this.#scopes.forgetForbidden((key) => gone.has(typeOf(key)));
     // A named type that came back (or changed) is wanted again.
     this.#startNamed();
   }
@@ -522,13 +454,13 @@ class CacheRegistry implements WatchCacheSource {
   #listAndWatchFailed(want: Want, error: unknown): void {
     if (this.#running.get(want.key)?.want !== want || this.#wanted.get(want.key) !== want) return;
     if (isForbidden(error)) {
-      this.#forbidden.set(want.key, this.#clock.now() + this.#forbiddenMs);
+      const retryMs = this.#scopes.forbid(want.key);
       if (want.pinned) this.#namedPending.delete(qualifiedResource(want.spec.group, want.spec.resource));
       const fallback =
         want.spec.namespaced && want.namespace === undefined
           ? 'reads in one namespace get a cache of that namespace'
           : 'reads are passed through';
-      this.#log('info', `the proxy may not list ${describe(want)}: ${fallback} (tried again in ${this.#forbiddenMs / 1000} s)`);
+      this.#log('info', `the proxy may not list ${describe(want)}: ${fallback} (tried again in ${retryMs / 1000} s)`);
       this.#unwant(want.key, 'its LIST is forbidden');
     } else if (isNotFound(error)) {
       // The type may be gone (a deleted CRD): discovery's change stops the cache.
@@ -642,7 +574,7 @@ class CacheRegistry implements WatchCacheSource {
         if (this.#running.get(want.key)?.delegator.cache.inUse() === true) want.lastRead = now;
         else if (now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
       }
-      for (const key of [...this.#forbidden.keys()]) this.#isForbidden(key, now);
+      this.#scopes.expireForbidden(now);
       if (this.#stopping === undefined) this.#scheduleSweep();
     }, period);
   }
@@ -654,25 +586,6 @@ function parseKey(key: string): ResourceScope {
   return { group, version, resource, namespace: namespace === '' ? undefined : namespace };
 }
 
-/** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
-function cacheStatus(name: string, cache: WatchCache, failure: string | undefined, now: number): CacheStatus {
-  const { group, version, resource } = cache.spec;
-  const base = { name, type: qualifiedResource(group, resource), version, namespace: cache.namespace, failure };
-  if (!cache.hasSynced()) {
-    return { ...base, phase: 'listing', state: 'listing', objects: 0, resourceVersion: undefined, heardAgoMs: undefined };
-  }
-  const objects = cache.current().size;
-  const resourceVersion = String(cache.resourceVersion() ?? '');
-  const heardAgoMs = Math.max(0, now - cache.lastProgressAt());
-  const heard = `heard from ${String(Math.round(heardAgoMs / 1000))} s ago`;
-  const held = `${String(objects)} objects at RV ${resourceVersion}`;
-  const watching = cache.watching();
-  const state = watching ? `watching, ${held}, ${heard}` : `upstream watch down (its reads pass through), ${held}, ${heard}`;
-  return { ...base, phase: watching ? 'watching' : 'down', state, objects, resourceVersion, heardAgoMs };
-}
-
 function describe(want: Want): string {
-  const { group, version, resource } = want.spec;
-  const type = `${qualifiedResource(group, resource)} (${version})`;
-  return want.namespace === undefined ? type : `${type} in ${want.namespace}`;
+  return describeScope(want.spec, want.namespace);
 }

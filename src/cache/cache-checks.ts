@@ -1,0 +1,64 @@
+/**
+ * The caches' states as /readyz and the status page report them (the apiserver's healthz checks:
+ * a name, pass or fail, and the state in words): a check per named type (listing until its first
+ * sync; "not cached" when it cannot be) and per running cache.
+ */
+import { qualifiedResource } from '../kube/group-resource.ts';
+import type { CacheStatus } from './cache-source.ts';
+import type { CachedResourceSpec } from './cached-resources.ts';
+import type { WatchCache } from './watch-cache.ts';
+
+/** A cache's scope in words: `pods (v1)`, `configmaps (v1) in team-a`. */
+export function describeScope(spec: CachedResourceSpec, namespace: string | undefined): string {
+  const type = `${qualifiedResource(spec.group, spec.resource)} (${spec.version})`;
+  return namespace === undefined ? type : `${type} in ${namespace}`;
+}
+
+/**
+ * `cache-<resource>[.<group>]`, plus `-<version>` when it is not the type's preferred version
+ * and `-in-<namespace>` when it holds a namespace other than --namespace's.
+ */
+export function checkName(
+  spec: CachedResourceSpec,
+  namespace: string | undefined,
+  own: { readonly ownVersion: boolean; readonly ownNamespace: string | undefined },
+): string {
+  let name = `cache-${qualifiedResource(spec.group, spec.resource)}`;
+  if (!own.ownVersion) name += `-${spec.version}`;
+  if (namespace !== undefined && namespace !== own.ownNamespace) name += `-in-${namespace}`;
+  return name;
+}
+
+/** A named type's check before (or without) a running cache: listing until it first syncs, or not cached. */
+export function namedCheck(spec: CachedResourceSpec, namespace: string | undefined, pending: boolean): CacheStatus {
+  const type = qualifiedResource(spec.group, spec.resource);
+  return {
+    name: `cache-${type}`,
+    type,
+    version: spec.version,
+    namespace,
+    phase: pending ? 'listing' : 'not cached',
+    failure: pending ? 'not synced yet' : undefined,
+    state: pending ? 'listing' : 'not cached: its reads pass through',
+    objects: 0,
+    resourceVersion: undefined,
+    heardAgoMs: undefined,
+  };
+}
+
+/** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
+export function cacheStatus(name: string, cache: WatchCache, failure: string | undefined, now: number): CacheStatus {
+  const { group, version, resource } = cache.spec;
+  const base = { name, type: qualifiedResource(group, resource), version, namespace: cache.namespace, failure };
+  if (!cache.hasSynced()) {
+    return { ...base, phase: 'listing', state: 'listing', objects: 0, resourceVersion: undefined, heardAgoMs: undefined };
+  }
+  const objects = cache.current().size;
+  const resourceVersion = String(cache.resourceVersion() ?? '');
+  const heardAgoMs = Math.max(0, now - cache.lastProgressAt());
+  const heard = `heard from ${String(Math.round(heardAgoMs / 1000))} s ago`;
+  const held = `${String(objects)} objects at RV ${resourceVersion}`;
+  const watching = cache.watching();
+  const state = watching ? `watching, ${held}, ${heard}` : `upstream watch down (its reads pass through), ${held}, ${heard}`;
+  return { ...base, phase: watching ? 'watching' : 'down', state, objects, resourceVersion, heardAgoMs };
+}

@@ -24,8 +24,10 @@ export function writtenResourceVersion(contentType: string, contentEncoding: str
   if (contentEncoding.toLowerCase() === 'gzip') {
     try {
       bytes = gunzipSync(body, { maxOutputLength: MAX_WRITE_ANSWER_BYTES });
-    } catch {
-      return undefined;
+    } catch (error) {
+      // zlib's refusal (not gzip, truncated, past the size): an answer the proxy cannot read.
+      if (isZlibError(error)) return undefined;
+      throw error;
     }
   } else if (contentEncoding !== '' && contentEncoding.toLowerCase() !== 'identity') {
     return undefined;
@@ -34,6 +36,13 @@ export function writtenResourceVersion(contentType: string, contentEncoding: str
   if (type === 'application/vnd.kubernetes.protobuf') return fromProtobuf(bytes);
   if (type === 'application/json') return fromJson(bytes);
   return undefined;
+}
+
+/** An error of node:zlib (its `code` is Z_DATA_ERROR, Z_BUF_ERROR, ERR_BUFFER_TOO_LARGE, ...). */
+function isZlibError(error: unknown): boolean {
+  if (!(error instanceof Error) || !('code' in error)) return false;
+  const { code } = error as { code: unknown };
+  return typeof code === 'string' && (code.startsWith('Z_') || code === 'ERR_BUFFER_TOO_LARGE');
 }
 
 function toRv(value: unknown): bigint | undefined {
@@ -49,8 +58,9 @@ function fromJson(bytes: Buffer): bigint | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (error instanceof SyntaxError) return undefined;
+    throw error;
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { kind, metadata } = parsed as { kind?: unknown; metadata?: unknown };

@@ -18,6 +18,8 @@ import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js
 import { FileAuth } from '@kubernetes/client-node/dist/file_auth.js';
 import { SERVICE_ACCOUNT_ROOT, currentEntries, locateKubeconfig, needsClientNode, readKubeconfig, tokenFileOf } from './kubeconfig.ts';
 import type { KubeconfigLocation } from './kubeconfig.ts';
+import { realClock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 
 export interface UpstreamTls {
   readonly ca?: Buffer | undefined;
@@ -56,6 +58,8 @@ export interface LoadUpstreamConfigOptions {
   readonly context?: string | undefined;
   /** Where the in-cluster files are (see IN_CLUSTER_PATH_PREFIX_ENV); default: that variable, if set. */
   readonly inClusterPathPrefix?: string | undefined;
+  /** The clock of the credentials' reuse (AUTHORIZATION_TTL_MS); default: the real one. */
+  readonly clock?: Clock | undefined;
 }
 
 export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}): Promise<UpstreamConfig> {
@@ -68,7 +72,7 @@ export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}
     const { cluster, user } = currentEntries(config, context);
     if (!needsClientNode(user)) {
       if (cluster === undefined) throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${context}`);
-      return staticConfig(cluster, user, `${location.source}, context ${context}`);
+      return staticConfig(cluster, user, `${location.source}, context ${context}`, options.clock ?? realClock);
     }
   }
   return clientNodeConfig(location, options);
@@ -79,7 +83,7 @@ export async function loadUpstreamConfig(options: LoadUpstreamConfigOptions = {}
  * applyAuthorizationHeader for the TLS files and the bearer token (a `token` wins over a token
  * file, as there).
  */
-function staticConfig(cluster: Cluster, user: User | undefined, source: string): UpstreamConfig {
+function staticConfig(cluster: Cluster, user: User | undefined, source: string, clock: Clock): UpstreamConfig {
   const tls: UpstreamTls = {
     ca: fileOrData(cluster.caFile, cluster.caData),
     cert: fileOrData(user?.certFile, user?.certData),
@@ -106,7 +110,7 @@ function staticConfig(cluster: Cluster, user: User | undefined, source: string):
   return {
     server: new URL(cluster.server.replace(/\/+$/, '')),
     tls,
-    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization),
+    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization, clock),
     source,
   };
 }
@@ -122,15 +126,15 @@ async function clientNodeConfig(location: KubeconfigLocation, options: LoadUpstr
   if (kc.getCurrentCluster() === null) {
     throw new Error(`kubeconfig ${options.kubeconfig ?? '(default)'} has no cluster for context ${kc.getCurrentContext()}`);
   }
-  return upstreamConfigFromKubeConfig(kc, location.source);
+  return upstreamConfigFromKubeConfig(kc, location.source, options.clock ?? realClock);
 }
 
 /**
  * The upstream config of a KubeConfig already loaded (its current context): the library's entry
  * points take client-node's KubeConfig as their callers hold it. `source` names where it came from,
- * for logs and errors.
+ * for logs and errors; `clock` times the credentials' reuse.
  */
-export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: string): Promise<UpstreamConfig> {
+export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: string, clock: Clock = realClock): Promise<UpstreamConfig> {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error(`kubeconfig ${source} has no cluster for context ${kc.getCurrentContext()}`);
 
@@ -155,7 +159,7 @@ export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: strin
   return {
     server: new URL(cluster.server.replace(/\/+$/, '')),
     tls,
-    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization),
+    authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization, clock),
     source: `${source}, context ${kc.getCurrentContext()}`,
   };
 }
@@ -164,10 +168,10 @@ export async function upstreamConfigFromKubeConfig(kc: KubeConfig, source: strin
  * The header reused for `ttlMs`: client-node re-reads files and runs exec plugins (which cache
  * until expiry) on every call, too much per request; rotated tokens still take effect.
  */
-function cachedFor(ttlMs: number, read: () => Promise<string | undefined>): () => Promise<string | undefined> {
+function cachedFor(ttlMs: number, read: () => Promise<string | undefined>, clock: Clock): () => Promise<string | undefined> {
   let cached: { value: string | undefined; until: number } | undefined;
   return async () => {
-    const now = Date.now();
+    const now = clock.now();
     if (cached === undefined || now >= cached.until) cached = { value: await read(), until: now + ttlMs };
     return cached.value;
   };

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
 
 function writeKubeconfig(t: { after(fn: () => void): void }, config: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-kubeconfig-'));
@@ -79,14 +80,18 @@ test('upstream config: in-cluster, the token file is read again after 60 s (clie
       else process.env[name] = value;
     }
   });
+  // Two clocks: the proxy's reuse of the header (injected), and client-node's FileAuth's own 60 s (Date).
+  const clock = new FakeClock();
   t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-  const config = await loadUpstreamConfig({ inClusterPathPrefix: prefix });
+  const config = await loadUpstreamConfig({ inClusterPathPrefix: prefix, clock });
   assert.equal(config.server.href, 'https://[fd00::1]/');
   assert.equal(config.tls.ca?.toString(), CA_PEM);
   assert.equal(await config.authorization(), 'Bearer first');
   writeFileSync(join(dir, 'token'), 'second');
+  clock.step(30_000);
   t.mock.timers.tick(30_000);
   assert.equal(await config.authorization(), 'Bearer first', 'within the period: the token read before');
+  clock.step(31_000);
   t.mock.timers.tick(31_000);
   assert.equal(await config.authorization(), 'Bearer second', 'past it: read again');
 });

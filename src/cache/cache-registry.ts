@@ -63,6 +63,7 @@ import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
 import type { Faults } from './faults.ts';
+import { derivedEncodingBytes } from './derived-encodings.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -235,7 +236,7 @@ class CacheRegistry implements WatchCacheSource {
       bytes += held.bytes;
       windowEvents += delegator.cache.windowStats().size;
     }
-    return { objects, bytes, windowEvents };
+    return { objects, bytes, windowEvents, derivedBytes: derivedEncodingBytes() };
   }
 
   checks(): CacheStatus[] {

@@ -200,12 +200,14 @@ export interface HeldObjects {
   readonly bytes: number;
   /** Events in the caches' windows (each pins a previous version of an object). */
   readonly windowEvents: number;
+  /** Encodings derived from them and kept with them (derived-encodings.ts); default 0. */
+  readonly derivedBytes?: number;
 }
 
 /** The objects' estimate of `held` (see OBJECT_OVERHEAD_BYTES). */
 export function estimateObjects(held: HeldObjects): number {
   if (held.objects === 0) return 0;
-  return (held.objects + held.windowEvents) * (held.bytes / held.objects + OBJECT_OVERHEAD_BYTES);
+  return (held.objects + held.windowEvents) * (held.bytes / held.objects + OBJECT_OVERHEAD_BYTES) + (held.derivedBytes ?? 0);
 }
 
 export type MemoryBudgetLog = (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;

@@ -104,3 +104,7 @@ test('memory budget: the objects’ estimate counts window events as versions of
   assert.equal(estimateObjects({ objects: 0, bytes: 0, windowEvents: 5 }), 0);
   assert.equal(estimateObjects({ objects: 100, bytes: 170_000, windowEvents: 100 }), 200 * (1_700 + 300));
 });
+
+test('memory budget: encodings derived from the cached objects (protobuf messages) count in their estimate', () => {
+  assert.equal(estimateObjects({ objects: 100, bytes: 170_000, windowEvents: 0, derivedBytes: 130_000 }), 100 * (1_700 + 300) + 130_000);
+});

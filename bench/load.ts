@@ -11,6 +11,8 @@ import { join, dirname } from 'node:path';
 import type { Target } from './targets.ts';
 
 const AUTOCANNON = join(dirname(createRequire(import.meta.url).resolve('autocannon/package.json')), 'autocannon.js');
+/** Preloaded into autocannon: it keeps no response body (autocannon-bodies.ts says why). */
+const KEEP_NO_BODIES = ['--import', join(import.meta.dirname, 'autocannon-bodies.ts')];
 /** Per-request timeout: a 10,000-pod LIST from a busy apiserver can take seconds; autocannon's 10 s default would cut it. */
 const REQUEST_TIMEOUT_S = 60;
 
@@ -55,6 +57,7 @@ export interface AutocannonJson {
 
 export function runLoad(target: Target, spec: LoadSpec): Promise<LoadResult> {
   const args = [
+    ...KEEP_NO_BODIES,
     AUTOCANNON,
     '-j',
     '-n',

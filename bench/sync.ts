@@ -23,6 +23,7 @@ import type { MemorySample } from './memory-probe.ts';
 import { servingAddress, startCacheProxy, waitReady } from './targets.ts';
 
 const RESOURCES = ['pods', 'configmaps'];
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 export interface SyncResult {
   readonly who: 'kube-cache-proxy' | 'client-node informer' | 'kube-cache-proxy/informer (library)';
@@ -40,6 +41,15 @@ export interface MemoryPerObject {
   readonly heap: number;
   readonly buffers: number;
   readonly rss: number;
+  /** The proxy only: what one protobuf LIST of each type added per object (its bytes made once and kept), after full collections. */
+  readonly protobuf?: ProtobufPerObject;
+}
+
+export interface ProtobufPerObject {
+  /** The items' protobuf bytes per object in those LISTs' bodies. */
+  readonly messageBytes: number;
+  readonly heap: number;
+  readonly buffers: number;
 }
 
 /** The child's next message of `type`; rejects if the child exits first. */
@@ -73,6 +83,28 @@ export async function idleProxyMemory(state: ControlPlaneState): Promise<MemoryS
     return await message<MemorySample>(child, 'memory');
   } finally {
     await stopChild(child);
+  }
+}
+
+/**
+ * Waits (up to 30 s) until the proxy holds no response body and its pool of LIST pieces is empty,
+ * by its /metrics: the LISTs' shared bodies are dropped once idle, and their pieces leave the pool
+ * after that.
+ */
+async function bodiesGone(url: string): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  const used = (text: string, use: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`kube_cache_proxy_memory_used_bytes{use="${use}"}`));
+    if (line === undefined) throw new Error(`/metrics has no kube_cache_proxy_memory_used_bytes{use="${use}"}`);
+    return Number(line.split(' ').pop());
+  };
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const [bodies, pool] = [used(text, 'bodies'), used(text, 'piece_pool')];
+    if (bodies === 0 && pool === 0) return;
+    if (performance.now() > deadline)
+      throw new Error(`bodies ${String(bodies)} B and pooled pieces ${String(pool)} B 30 s after the LISTs`);
+    await sleep(500);
   }
 }
 
@@ -144,10 +176,33 @@ export async function runSync(
       { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
     );
     try {
-      await waitReady(`http://${await servingAddress(child, 'kube-cache-proxy')}`);
+      const address = await servingAddress(child, 'kube-cache-proxy');
+      await waitReady(`http://${address}`);
       child.send('measure');
       const full = await message<MemorySample>(child, 'memory');
       memory = perObject(full, await idleProxyMemory(state), json.objects, json.perObject);
+      // Then a protobuf reader of each type (client-go's typed informers): its bytes are made on
+      // that first read and kept with the object, for the types read that way only.
+      note('kube-cache-proxy: memory after protobuf LISTs');
+      let listed = 0;
+      for (const resource of RESOURCES) {
+        const res = await fetch(`http://${address}/api/v1/${resource}?resourceVersion=0`, { headers: { accept: PROTOBUF } });
+        if (res.headers.get('content-type') !== PROTOBUF)
+          throw new Error(`protobuf LIST of ${resource}: ${res.headers.get('content-type') ?? '?'}`);
+        listed += (await res.arrayBuffer()).byteLength;
+      }
+      // Measured once the LISTs' bodies are gone, so that only what stays with the objects is counted.
+      await bodiesGone(`http://${address}`);
+      child.send('measure');
+      const withProtobuf = await message<MemorySample>(child, 'memory');
+      memory = {
+        ...memory,
+        protobuf: {
+          messageBytes: listed / json.objects,
+          heap: (withProtobuf.heap - full.heap) / json.objects,
+          buffers: (withProtobuf.buffers - full.buffers) / json.objects,
+        },
+      };
     } finally {
       await stopChild(child);
     }

@@ -83,6 +83,14 @@ export function formatTables(results: BenchResults): string {
       );
     }
     lines.push('');
+    for (const row of results.sync) {
+      const p = row.memory?.protobuf;
+      if (p === undefined) continue;
+      lines.push(
+        `${row.who}, once a protobuf client has listed each type: + ${int(p.heap)} B heap and ${int(p.buffers)} B Buffers per object (its protobuf bytes, ${int(p.messageBytes)} B per object in the LISTs, made once and kept); nothing for types no protobuf client reads.`,
+        '',
+      );
+    }
   }
   const scale = results.scale ?? [];
   if (scale.length > 0) {

@@ -58,7 +58,10 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   // The cache may have been stopped while this request waited: the apiserver answers then.
   if (cache.isClosed()) return 'cache-closed';
   const contentType = ctx.representation?.contentType;
-  res.writeHead(200, contentType === undefined ? WATCH_HEADERS : { ...WATCH_HEADERS, 'content-type': contentType });
+  // Set, not given to writeHead, so that res.getHeader reads them (the answers' metric counts by Content-Type).
+  for (const [name, value] of Object.entries(WATCH_HEADERS)) res.setHeader(name, value);
+  if (contentType !== undefined) res.setHeader('content-type', contentType);
+  res.writeHead(200);
   res.flushHeaders();
   // HOT PATH: the stream stays chunked, as the apiserver's, but the chunks are built once per
   // event by the cache (window-event.ts) instead of once per watcher by Node.

@@ -196,6 +196,13 @@ test(
     };
     assert.deepEqual(bookmark(la[4]), bookmark(lb[4]));
     assert.equal(await proxyCounter(proxy.metrics, 'kube_cache_proxy_requests_total', { served_from: 'apiserver', verb: 'watch' }), 0);
+    assert.equal(
+      await proxyCounter(proxy.metrics, 'kube_cache_proxy_cache_answers_total', {
+        content_type: 'application/vnd.kubernetes.protobuf;stream=watch',
+      }),
+      2,
+      'both watches counted by the Content-Type they were written in',
+    );
   },
 );
 

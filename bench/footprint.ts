@@ -283,33 +283,24 @@ export async function runFootprint(
       });
     });
 
+    /** A fresh proxy caching what `flags` name, beside client-node's informers of the same objects. */
+    const cached = async (scenario: string, paths: string[], flags: string[], informers: string[]): Promise<void> => {
+      const json = await jsonOf(client, paths);
+      const proxy = await withProxy(flags, async (child, url) => {
+        await settle(SETTLE_MS);
+        return proxyFigures(child, url);
+      });
+      rows.push({ scenario, objects: json.objects, jsonBytes: json.bytes, proxy, informer: await informer(informers) });
+    };
     note('1,000 objects');
-    const thousand = await jsonOf(client, [`/api/v1/namespaces/${THOUSAND_NAMESPACE}/configmaps`]);
-    const thousandProxy = await withProxy(['--resources=configmaps', `--namespace=${THOUSAND_NAMESPACE}`], async (child, url) => {
-      await settle(SETTLE_MS);
-      return proxyFigures(child, url);
-    });
-    rows.push({
-      scenario: '1,000 ConfigMaps cached',
-      objects: thousand.objects,
-      jsonBytes: thousand.bytes,
-      proxy: thousandProxy,
-      informer: await informer([`configmaps@${THOUSAND_NAMESPACE}`]),
-    });
-
+    await cached(
+      '1,000 ConfigMaps cached',
+      [`/api/v1/namespaces/${THOUSAND_NAMESPACE}/configmaps`],
+      ['--resources=configmaps', `--namespace=${THOUSAND_NAMESPACE}`],
+      [`configmaps@${THOUSAND_NAMESPACE}`],
+    );
     note('10,000 objects');
-    const pods = await jsonOf(client, ['/api/v1/pods']);
-    const podsProxy = await withProxy(['--resources=pods'], async (child, url) => {
-      await settle(SETTLE_MS);
-      return proxyFigures(child, url);
-    });
-    rows.push({
-      scenario: 'every pod cached',
-      objects: pods.objects,
-      jsonBytes: pods.bytes,
-      proxy: podsProxy,
-      informer: await informer(['pods']),
-    });
+    await cached('every pod cached', ['/api/v1/pods'], ['--resources=pods'], ['pods']);
 
     return { limitBytes: run.limited ? limitBytes : undefined, startMs, rows };
   } finally {

@@ -16,6 +16,7 @@
 import type { ResourceScope } from '../informer/lister-watcher.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectText } from '../informer/object.ts';
+import type { SharedIndexInformer } from '../informer/shared-informer.ts';
 
 export const API_SERVICES: Required<Pick<ResourceScope, 'group' | 'version' | 'resource'>> = {
   group: 'apiregistration.k8s.io',
@@ -47,4 +48,28 @@ export function isLocalApiService(apiService: KubeObject): boolean {
     local.set(apiService, known);
   }
   return known;
+}
+
+/**
+ * Calls `changed` for each APIService added after the initial list, updated or deleted (a group
+ * came, went or moved), and `synced` once the informer has its initial list; returns the
+ * handlers' removal.
+ */
+export function onApiServiceChanges(
+  informer: SharedIndexInformer,
+  changed: () => void,
+  synced: () => void,
+  signal: AbortSignal,
+): () => void {
+  const registration = informer.addEventHandler({
+    onAdd: (_obj, isInInitialList) => {
+      if (!isInInitialList) changed();
+    },
+    onUpdate: changed,
+    onDelete: changed,
+  });
+  informer.waitForSync(signal).then(synced, () => undefined);
+  return () => {
+    informer.removeEventHandler(registration);
+  };
 }

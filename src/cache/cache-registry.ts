@@ -50,84 +50,25 @@ import { realClock, within } from '../clock/clock.ts';
 import { defaultControllerRateLimiter } from '../workqueue/default-rate-limiters.ts';
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
-import { API_SERVICES, apiServiceName, isLocalApiService } from './api-services.ts';
+import { BUILT_IN_GROUPS, qualifiedResource } from '../kube/group-resource.ts';
+import { API_SERVICES, apiServiceName, isLocalApiService, onApiServiceChanges } from './api-services.ts';
 import { specOf } from './cached-resources.ts';
-import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
-import { selectableFieldsFor } from './selectable-fields.ts';
-import { CacheScopes, scopeOf } from './cache-scopes.ts';
-import { cacheStatus, checkName, describeScope, namedCheck } from './cache-checks.ts';
-import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
-import { newWatchCache } from './watch-cache.ts';
-import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
+import { CacheScopes, scopeOf } from './cache-scopes.ts';
+import { cacheStatus, checkName, namedCheck } from './cache-checks.ts';
+import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
+import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
-import { qualifiedResource } from '../kube/group-resource.ts';
-import type { Faults } from './faults.ts';
-import { derivedEncodingBytes } from './derived-encodings.ts';
+import { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';
+import type { CacheRegistryLog, CacheRegistryOptions } from './cache-registry-options.ts';
+import { RunningCaches, describe } from './running-caches.ts';
+import type { Want } from './running-caches.ts';
 
-export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
+export type { CacheRegistryLog, CacheRegistryOptions } from './cache-registry-options.ts';
+export { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';
 
-export interface CacheRegistryOptions {
-  readonly factory: SharedInformerFactory;
-  /** Makes the delegator (read decisions, watches, probes) of each cache the registry starts. */
-  readonly delegate: DelegatorFactory;
-  /** Refreshed at least once before start() (named types are resolved against it); kept current while running. */
-  readonly discovery: Discovery;
-  /** The `--resources` types; undefined: every cacheable type, cached on its first read. */
-  readonly resources?: readonly CachedResourceSpec[] | undefined;
-  /** `--namespace`: namespaced types are cached in this namespace only; undefined: all namespaces. */
-  readonly namespace?: string | undefined;
-  /** A lazily started cache not read for this long is stopped. Default 10 min. */
-  readonly idleTimeoutMs?: number;
-  /** The most lazily started caches held at once. Default 64. */
-  readonly maxLazyCaches?: number;
-  /** How long a forbidden LIST is remembered before it is tried again. Default 5 min. */
-  readonly forbiddenRetryMs?: number;
-  /** clock allows tests to manipulate time (idleness, forbidden memory, the control loop's backoff). */
-  readonly clock?: Clock;
-  readonly log?: CacheRegistryLog;
-  /**
-   * Asked before a lazily started cache is made (memory-budget.ts: false while the cached objects
-   * are near their budget): a refused type's reads pass through. Named caches are always made.
-   */
-  readonly admitsNewCache?: () => boolean;
-  /** Snapshots each cache keeps for paging (memory-budget.ts); default watch-cache.ts MAX_SNAPSHOTS. */
-  readonly maxSnapshots?: number;
-  /** Where the caches' listener failures are reported (faults.ts); default: stderr, once each. */
-  readonly faults?: Faults;
-}
-
-/** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */
-export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
-/** A bound on memory and upstream watches when clients read many types once (kubectl api-resources sweeps). */
-export const DEFAULT_MAX_LAZY_CACHES = 64;
-/** Permissions change rarely; one LIST per type and scope every 5 min is what a denial then costs. */
-export const DEFAULT_FORBIDDEN_RETRY_MS = 5 * 60_000;
 /** The idle sweep's period: idleness is enforced to within this (and at most a minute). */
 const MAX_SWEEP_MS = 60_000;
-
-/** A cache the registry wants running. */
-interface Want {
-  /** The factory's scope key. */
-  readonly key: string;
-  readonly spec: CachedResourceSpec;
-  /** The namespace the cache holds; undefined: all (or a cluster-scoped type). */
-  readonly namespace: string | undefined;
-  /** Named (or the registry's own APIService cache): never stopped for idleness or room. */
-  readonly pinned: boolean;
-  /** When it was last read (clock ms): the LRU order and the idle timeout. */
-  lastRead: number;
-  /** Resolves with the delegator once its cache has synced, or undefined once the want is dropped. */
-  readonly ready: Promise<CacheDelegator | undefined>;
-  readonly settle: (delegator: CacheDelegator | undefined) => void;
-}
-
-interface Running {
-  readonly want: Want;
-  readonly delegator: CacheDelegator;
-  /** Removes what the registry registered on the informer. */
-  readonly detach: () => void;
-}
 
 export function newCacheRegistry(options: CacheRegistryOptions): WatchCacheSource {
   return new CacheRegistry(options);
@@ -137,7 +78,6 @@ const API_SERVICES_KEY = scopeKey(API_SERVICES);
 
 class CacheRegistry implements WatchCacheSource {
   readonly #factory: SharedInformerFactory;
-  readonly #delegate: DelegatorFactory;
   readonly #discovery: Discovery;
   readonly #namedSpecs: readonly CachedResourceSpec[];
   readonly #namespace: string | undefined;
@@ -146,11 +86,9 @@ class CacheRegistry implements WatchCacheSource {
   readonly #clock: Clock;
   readonly #log: CacheRegistryLog;
   readonly #admitsNewCache: () => boolean;
-  readonly #maxSnapshots: number | undefined;
-  readonly #faults: Faults | undefined;
   readonly #queue: RateLimitingQueue<string>;
   readonly #wanted = new Map<string, Want>();
-  readonly #running = new Map<string, Running>();
+  readonly #running: RunningCaches;
   /** Which types and scopes may be cached, and which LISTs are known to be forbidden. */
   readonly #scopes: CacheScopes;
   /** Named types readiness still waits for: removed once their cache synced, or once they cannot be cached. */
@@ -167,15 +105,12 @@ class CacheRegistry implements WatchCacheSource {
 
   constructor(options: CacheRegistryOptions) {
     this.#factory = options.factory;
-    this.#delegate = options.delegate;
     this.#discovery = options.discovery;
     this.#namedSpecs = options.resources ?? [];
     this.#namespace = options.namespace;
     this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
     this.#admitsNewCache = options.admitsNewCache ?? (() => true);
-    this.#maxSnapshots = options.maxSnapshots;
-    this.#faults = options.faults;
     this.#clock = options.clock ?? realClock;
     this.#scopes = new CacheScopes({
       discovery: options.discovery,
@@ -186,6 +121,16 @@ class CacheRegistry implements WatchCacheSource {
       servedLocally: (group, version) => this.#servedLocally(group, version),
     });
     this.#log = options.log ?? (() => undefined);
+    this.#running = new RunningCaches({
+      factory: options.factory,
+      delegate: options.delegate,
+      maxSnapshots: options.maxSnapshots,
+      faults: options.faults,
+      listAndWatchFailed: (want, error) => {
+        this.#listAndWatchFailed(want, error);
+      },
+      attach: (want, informer) => (want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined),
+    });
     this.#queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(this.#clock), { clock: this.#clock });
   }
 
@@ -227,16 +172,7 @@ class CacheRegistry implements WatchCacheSource {
    * apiserver outage every such pod at once: an app outage made of a control-plane one.
    */
   held(): HeldObjects {
-    let objects = 0;
-    let bytes = 0;
-    let windowEvents = 0;
-    for (const { delegator } of this.#running.values()) {
-      const held = delegator.cache.held();
-      objects += held.objects;
-      bytes += held.bytes;
-      windowEvents += delegator.cache.windowStats().size;
-    }
-    return { objects, bytes, windowEvents, derivedBytes: derivedEncodingBytes() };
+    return this.#running.held();
   }
 
   checks(): CacheStatus[] {
@@ -276,11 +212,7 @@ class CacheRegistry implements WatchCacheSource {
       this.#queue.shutDown();
       await this.#worker;
       await this.#discoveryLoop;
-      for (const running of this.#running.values()) {
-        running.detach();
-        running.delegator.cache.close();
-      }
-      this.#running.clear();
+      this.#running.closeAll();
       this.#wanted.clear();
       await this.#factory.shutdown();
     })();
@@ -340,8 +272,7 @@ class CacheRegistry implements WatchCacheSource {
 
   /** The wanted cache's delegator, if the cache runs for this want and has synced. */
   #servable(want: Want): CacheDelegator | undefined {
-    const running = this.#running.get(want.key);
-    return running?.want === want && running.delegator.cache.hasSynced() ? running.delegator : undefined;
+    return this.#running.servable(want);
   }
 
   /**
@@ -377,7 +308,7 @@ class CacheRegistry implements WatchCacheSource {
     const want: Want = { key: scopeKey(scopeOf(spec, namespace)), spec, namespace, pinned, lastRead: this.#clock.now(), ready, settle };
     if (!pinned) this.#makeRoom();
     this.#wanted.set(want.key, want);
-    if (startNow && !this.#running.has(want.key)) this.#startCache(want);
+    if (startNow && !this.#running.has(want.key)) this.#running.start(want);
     else this.#queue.add(want.key);
     this.#log('debug', `caching ${describe(want)}${pinned ? '' : ' (read, not cached yet)'}`);
     return want;
@@ -402,7 +333,7 @@ class CacheRegistry implements WatchCacheSource {
         if (want.pinned) continue;
         lazy++;
         // A cache with open watches is in use, whatever its last read.
-        if (this.#running.get(want.key)?.delegator.cache.inUse() === true) continue;
+        if (this.#running.inUse(want)) continue;
         if (oldest === undefined || want.lastRead < oldest.lastRead) oldest = want;
       }
       if (oldest === undefined || lazy < this.#maxLazy) return;
@@ -469,67 +400,19 @@ class CacheRegistry implements WatchCacheSource {
     }
   }
 
-  /** Creates, runs and registers the cache of a want. Synchronous: no await between the check and the set. */
-  #startCache(want: Want): void {
-    const { spec } = want;
-    const fields = selectableFieldsFor(spec.group, spec.resource, spec.namespaced);
-    // The watch cache is the informer's only store: created first, given to the informer.
-    const cache = newWatchCache({
-      spec,
-      fields,
-      namespace: want.namespace,
-      ...(this.#maxSnapshots === undefined ? {} : { maxSnapshots: this.#maxSnapshots }),
-      ...(this.#faults === undefined ? {} : { faults: this.#faults }),
-    });
-    const informer = this.#factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract, store: cache.store });
-    const detachError = informer.onListAndWatchError((error) => {
-      this.#listAndWatchFailed(want, error);
-    });
-    const detachEvents = want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined;
-    const delegator = this.#delegate(cache);
-    // The readers waiting for this cache (cacheWhenSynced) go on once it has its first list.
-    cache.addListener({
-      event: () => undefined,
-      replaced: () => {
-        want.settle(delegator);
-      },
-      closed: () => {
-        want.settle(undefined);
-      },
-    });
-    informer.run();
-    this.#running.set(want.key, {
-      want,
-      delegator,
-      detach: () => {
-        detachError();
-        detachEvents();
-      },
-    });
-  }
-
   /** APIService changes mean groups came, went or moved: refresh discovery, then the named types may be cacheable. */
   #watchApiServices(informer: SharedIndexInformer): () => void {
-    const changed = (): void => {
-      this.#discovery.invalidate();
-      this.#startNamed();
-    };
-    const registration = informer.addEventHandler({
-      onAdd: (_obj, isInInitialList) => {
-        if (!isInInitialList) changed();
+    return onApiServiceChanges(
+      informer,
+      () => {
+        this.#discovery.invalidate();
+        this.#startNamed();
       },
-      onUpdate: changed,
-      onDelete: changed,
-    });
-    informer.waitForSync(this.#abort.signal).then(
       () => {
         this.#startNamed();
       },
-      () => undefined,
+      this.#abort.signal,
     );
-    return () => {
-      informer.removeEventHandler(registration);
-    };
   }
 
   /** The control loop: one worker, so caches start and stop one at a time. */
@@ -553,15 +436,9 @@ class CacheRegistry implements WatchCacheSource {
   /** Brings the key's running cache to the wanted one: stops a cache no longer wanted (or wanted anew), starts a wanted one. */
   async #reconcile(key: string): Promise<void> {
     if (this.#stopping !== undefined) return;
-    const running = this.#running.get(key);
-    if (running !== undefined && running.want !== this.#wanted.get(key)) {
-      this.#running.delete(key);
-      running.detach();
-      running.delegator.cache.close();
-      await this.#factory.stop(scopeOf(running.want.spec, running.want.namespace));
-    }
+    await this.#running.stopUnless(key, this.#wanted.get(key));
     const want = this.#wanted.get(key);
-    if (!this.#isStopping() && want !== undefined && !this.#running.has(key)) this.#startCache(want);
+    if (!this.#isStopping() && want !== undefined && !this.#running.has(key)) this.#running.start(want);
   }
 
   /** Stops lazily started caches not read for idleTimeoutMs; forgets expired permission denials. */
@@ -572,7 +449,7 @@ class CacheRegistry implements WatchCacheSource {
       for (const want of [...this.#wanted.values()]) {
         if (want.pinned) continue;
         // Open watches read it all the time, without asking for it again.
-        if (this.#running.get(want.key)?.delegator.cache.inUse() === true) want.lastRead = now;
+        if (this.#running.inUse(want)) want.lastRead = now;
         else if (now - want.lastRead >= this.#idleMs) this.#unwant(want.key, `not read for ${this.#idleMs / 1000} s`);
       }
       this.#scopes.expireForbidden(now);
@@ -585,8 +462,4 @@ class CacheRegistry implements WatchCacheSource {
 function parseKey(key: string): ResourceScope {
   const [group = '', version = '', resource = '', namespace = ''] = key.split('|');
   return { group, version, resource, namespace: namespace === '' ? undefined : namespace };
-}
-
-function describe(want: Want): string {
-  return describeScope(want.spec, want.namespace);
 }

@@ -24,6 +24,7 @@ import type { UpstreamClient } from '../src/upstream/client.ts';
 import { median } from './stats.ts';
 import type { Target } from './targets.ts';
 import { startCacheProxy } from './targets.ts';
+import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 
 export interface KcmSpec {
   /** Namespaces deleted per measured run. */
@@ -70,7 +71,7 @@ export async function runKcm(
   const proxy = await startCacheProxy(state, { resources: '' });
   try {
     const kubeconfig = join(state.dir, 'kcm-through-proxy.kubeconfig');
-    writeFileSync(kubeconfig, proxyKubeconfig(proxy.url));
+    writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url));
     rows.push(await measure('kube-controller-manager → kube-cache-proxy (cold)', kubeconfig, proxy, false));
     rows.push(await measure('kube-controller-manager → kube-cache-proxy (warm)', kubeconfig, proxy, true));
   } finally {
@@ -212,17 +213,6 @@ function startKcm(binaries: ComponentBinaries, state: ControlPlaneState, kubecon
       clearTimeout(timer);
     },
   };
-}
-
-function proxyKubeconfig(server: string): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'proxy', cluster: { server } }],
-    users: [{ name: 'proxy', user: {} }],
-    contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
-    'current-context': 'proxy',
-  });
 }
 
 /** Watches open at the apiserver now, all resources (apiserver_longrunning_requests). */

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import { median } from './stats.ts';
 import { startCacheProxy } from './targets.ts';
+import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 
 export interface GoClientRow {
   readonly target: string;
@@ -42,17 +43,7 @@ export async function runGoClient(state: ControlPlaneState, repeats: number, rep
   });
   const proxy = await startCacheProxy(state, { resources: 'pods,configmaps' });
   const proxyKubeconfig = join(dir, 'proxy.kubeconfig');
-  writeFileSync(
-    proxyKubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'proxy', cluster: { server: proxy.url } }],
-      users: [{ name: 'proxy', user: {} }],
-      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
-      'current-context': 'proxy',
-    }),
-  );
+  writeFileSync(proxyKubeconfig, anonymousKubeconfig(proxy.url));
   const targets = [
     { target: 'kube-cache-proxy, protobuf', kubeconfig: proxyKubeconfig, contentType: 'application/vnd.kubernetes.protobuf' },
     { target: 'kube-cache-proxy, JSON', kubeconfig: proxyKubeconfig, contentType: 'application/json' },

@@ -17,6 +17,7 @@ import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts'
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
 import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { anonymousKubeconfig } from '../../helpers/anonymous-kubeconfig.ts';
 
 const shared = useSharedAdmin();
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -47,17 +48,7 @@ function goClient(): Promise<string> {
 async function run(proxy: CachingProxy, ns: string, mode: string, events: number, changes: () => Promise<void>): Promise<Report> {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-goclient-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'proxy', cluster: { server: proxy.url } }],
-      users: [{ name: 'proxy', user: {} }],
-      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
-      'current-context': 'proxy',
-    }),
-  );
+  writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url));
   const child = spawn(
     await goClient(),
     [`--kubeconfig=${kubeconfig}`, `--namespace=${ns}`, `--mode=${mode}`, `--events=${String(events)}`, '--duration=30s'],

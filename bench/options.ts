@@ -24,6 +24,7 @@ export const SCENARIOS = [
   'shared',
   'poll',
   'watch',
+  'watch-lists',
   'cold-start',
   'memory',
   'quiet',
@@ -33,6 +34,7 @@ export const SCENARIOS = [
   'scale',
 ] as const;
 /** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
+const WATCH_TARGETS: readonly string[] = ['apiserver', 'kubectl proxy', 'kube-cache-proxy'];
 const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'kcm'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -49,6 +51,10 @@ export interface BenchOptions {
   readonly repeats: number;
   /** Concurrent watcher counts of the fan-out scenario, one run per count and target. */
   readonly watchers: readonly number[];
+  /** Watchers of the mixed scenario (watch-lists: the fan-out with and without 8 clients LISTing every pod). */
+  readonly mixedWatchers: number;
+  /** The watch fan-out's targets, by name ('apiserver', 'kubectl proxy', 'kube-cache-proxy'). */
+  readonly watchTargets: readonly string[];
   /** Writer's updates per second: the watch fan-out's, and list-busy's load on the type. */
   readonly watchRate: number;
   /** The polling scenario: clients, each an RV-unset LIST and GET per second, for pollSeconds. */
@@ -96,6 +102,8 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --warmup S          seconds of warm-up per target (default 2)
   --repeats N         repeats, targets in alternation A B C A B C (default 3)
   --watchers LIST     watcher counts of the fan-out (default 1000,5000,10000)
+  --mixed-watchers N  watch-lists: watchers of the fan-out run with and without 8 LIST clients (default 10000)
+  --watch-targets LIST  the fan-out's targets (default apiserver,kubectl proxy,kube-cache-proxy)
   --watch-rate N      writer's pod updates per second, in watch and list-busy (default 200)
   --identities N      shared: distinct identities (service accounts) reading through one shared proxy (default 1000)
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
@@ -124,6 +132,8 @@ const FLAGS = {
   repeats: { type: 'string' },
   watchers: { type: 'string' },
   'watch-rate': { type: 'string' },
+  'watch-targets': { type: 'string' },
+  'mixed-watchers': { type: 'string' },
   'poll-clients': { type: 'string' },
   identities: { type: 'string' },
   'poll-seconds': { type: 'string' },
@@ -168,6 +178,8 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
   const watchers = (setting('watchers') ?? '1000,5000,10000').split(',').map(Number);
   if (watchers.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--watchers must list positive integers`);
+  const unknownTarget = (setting('watch-targets') ?? '').split(',').filter((t) => t.trim() !== '' && !WATCH_TARGETS.includes(t.trim()));
+  if (unknownTarget.length > 0) throw new Error(`--watch-targets: unknown ${unknownTarget.join(', ')}; known: ${WATCH_TARGETS.join(', ')}`);
   const scaleSizes = (setting('scale-sizes') ?? '1000,10000,100000').split(',').map(Number);
   if (scaleSizes.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--scale-sizes must list positive integers`);
   const pods = Math.round(num('pods', 10_000));
@@ -182,6 +194,8 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     repeats: Math.round(num('repeats', 3)),
     watchers,
     watchRate: num('watch-rate', 200),
+    mixedWatchers: Math.round(num('mixed-watchers', 10_000)),
+    watchTargets: (setting('watch-targets') ?? WATCH_TARGETS.join(',')).split(',').map((t) => t.trim()),
     pollClients: Math.round(num('poll-clients', 200)),
     identities: Math.round(num('identities', 1000)),
     pollSeconds: num('poll-seconds', 30),

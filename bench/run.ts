@@ -47,6 +47,7 @@ import { formatTables } from './table.ts';
 import type { Target, TargetName } from './targets.ts';
 import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } from './targets.ts';
 import { runWatchFanout } from './watch-fanout.ts';
+import type { WatchSpec } from './watch-fanout.ts';
 import { runKubectlWallTimes } from './kubectl.ts';
 import { formatSlowWatchers, runSlowWatchers } from './slow-watchers.ts';
 import { screenshotStatusPage } from './status-screenshot.ts';
@@ -168,6 +169,8 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
  */
 const MIN_REQUESTS_PER_CONNECTION = 4;
 
+/** The mixed scenario's LIST clients. */
+const MIXED_LIST_CLIENTS = 8;
 const PROFILED = (name: ScenarioName): boolean => name.startsWith('list') || name === 'watch';
 
 async function main(): Promise<number> {
@@ -234,7 +237,7 @@ async function main(): Promise<number> {
     if (others) await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
 
     const apiserver = apiserverTarget(state);
-    const needTargets = loads.length > 0 || wants('watch') || wants('poll') || wants('kubectl');
+    const needTargets = loads.length > 0 || wants('watch') || wants('watch-lists') || wants('poll') || wants('kubectl');
     if (needTargets) {
       const step = progress.step('starting kubectl proxy and kube-cache-proxy (caching pods)');
       targets.push(await startKubectlProxy(state));
@@ -397,38 +400,52 @@ async function main(): Promise<number> {
       });
     }
 
+    /** One fan-out run, its progress line and its row; a failure is warned about and skipped. */
+    const fanout = async (target: Target, spec: WatchSpec, name: string): Promise<void> => {
+      const label = `[${elapsed()}] ${name} · ${spec.watchers.toLocaleString('en-US')} watchers · ${target.name}`;
+      const step = progress.step(label);
+      let result: Awaited<ReturnType<typeof runWatchFanout>>;
+      try {
+        result = await runWatchFanout(target, client, apiserver, spec, (detail) => process.stderr.write(`    ${detail}\n`));
+      } catch (error) {
+        step.fail();
+        warn(
+          `${name} · ${String(spec.watchers)} watchers · ${target.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+        return;
+      }
+      step.done(
+        `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${String(result.delivered)} delivered, ${String(result.lost)} lost`,
+      );
+      if (result.lost > 0) warn(`${name} · ${String(spec.watchers)} watchers · ${target.name}: ${String(result.lost)} events lost`);
+      watch.push({ ...result, target: target.name });
+    };
+    const watchSpec = (watchers: number): WatchSpec => ({
+      watchers,
+      rate: o.watchRate,
+      seconds: o.watchSeconds,
+      pods: o.pods,
+      namespaces: o.namespaces,
+    });
+
     if (wants('watch')) {
       await attempt('watch', async () => {
         const proxy = await proxyFor('watch');
-        const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy].filter((t): t is Target => t !== undefined);
-        for (const watchers of o.watchers) {
-          for (const target of order) {
-            const label = `[${elapsed()}] watch · ${watchers.toLocaleString('en-US')} watchers · ${target.name}`;
-            const step = progress.step(label);
-            let result: Awaited<ReturnType<typeof runWatchFanout>>;
-            try {
-              result = await runWatchFanout(
-                target,
-                client,
-                apiserver.pid,
-                { watchers, rate: o.watchRate, seconds: o.watchSeconds, pods: o.pods, namespaces: o.namespaces },
-                (detail) => process.stderr.write(`    ${detail}\n`),
-              );
-            } catch (error) {
-              step.fail();
-              warn(
-                `watch · ${String(watchers)} watchers · ${target.name} failed: ${error instanceof Error ? error.message : String(error)}`,
-              );
-              continue;
-            }
-            step.done(
-              `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${String(result.delivered)} delivered, ${String(result.lost)} lost`,
-            );
-            if (result.lost > 0) warn(`watch · ${String(watchers)} watchers · ${target.name}: ${String(result.lost)} events lost`);
-            watch.push({ ...result, target: target.name });
-          }
-        }
+        const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy].filter(
+          (t): t is Target => t !== undefined && o.watchTargets.includes(t.name),
+        );
+        for (const watchers of o.watchers) for (const target of order) await fanout(target, watchSpec(watchers), 'watch');
         await collectProfile('watch');
+      });
+    }
+
+    if (wants('watch-lists')) {
+      await attempt('watch-lists', async () => {
+        // The proxy's fan-out alone, then with 8 clients LISTing every pod (RV unset) beside it.
+        const proxy = await proxyFor('watch-lists');
+        const spec = watchSpec(o.mixedWatchers);
+        await fanout(proxy, spec, 'watch-lists');
+        await fanout(proxy, { ...spec, lists: { path: '/api/v1/pods', connections: MIXED_LIST_CLIENTS } }, 'watch-lists');
       });
     }
 

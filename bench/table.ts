@@ -61,11 +61,20 @@ export function formatTables(results: BenchResults): string {
       `Watch fan-out: each watcher watches one namespace's pods (${String(s.namespaces)} namespaces: ${fixed(s.watchRate / s.namespaces)} events/s per watcher); a writer patches ${String(s.watchRate)} pods/s for ${String(s.watchSeconds)} s at the apiserver; latency from the write's response to a watcher's receipt; CPU of the process the watchers talk to.`,
       '',
     );
-    lines.push('| watchers | target | opened | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s |');
-    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push(
+      "| watchers | target | opened | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s | watchers' CPU s | upstream p50 / p99 ms | proxy loop delay p99 / max ms | proxy GC ms (major) | LISTs beside: /s, p99 ms |",
+    );
+    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const row of results.watch) {
+      const loop = row.loop === undefined ? '–' : `${fixed(row.loop.lagP99Ms)} / ${fixed(row.loop.lagMaxMs)}`;
+      const upstream = row.upstream === undefined ? '–' : `${fixed(row.upstream.p50)} / ${fixed(row.upstream.p99)}`;
+      const lists =
+        row.lists === undefined
+          ? '–'
+          : `${String(row.lists.connections)} clients: ${fixed(row.lists.rps)}/s, ${fixed(row.lists.p99)}${row.lists.failures > 0 ? ` (${String(row.lists.failures)} failed)` : ''}`;
+      const gc = row.loop === undefined ? '–' : `${fixed(row.loop.gcMs, 0)} (${fixed(row.loop.gcMajorMs, 0)})`;
       lines.push(
-        `| ${int(row.watchers)} | ${row.target} | ${int(row.opened)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} |`,
+        `| ${int(row.watchers)} | ${row.target} | ${int(row.opened)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${upstream} | ${loop} | ${gc} | ${lists} |`,
       );
     }
     lines.push('');

@@ -30,7 +30,11 @@ export interface Target {
 }
 
 const ROOT = join(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin', 'kube-cache-proxy.mjs');
+/**
+ * The proxy started by the scenarios: this checkout's, or KCP_BENCH_PROXY_BIN's (another
+ * checkout's bin/kube-cache-proxy.mjs, to measure an older commit with today's scenarios).
+ */
+const BIN = process.env.KCP_BENCH_PROXY_BIN ?? join(ROOT, 'bin', 'kube-cache-proxy.mjs');
 /** How long a proxy may take to serve and sync its caches on a busy 2-core machine. */
 const READY_TIMEOUT_MS = 180_000;
 

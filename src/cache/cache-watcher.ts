@@ -24,6 +24,7 @@ import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.
 import { IDENTITY_ENCODING, frameObject, representedWatchFrame, watchFramePieces, writeWatchFrame } from './window-event.ts';
 import type { WatchRepresentation } from './window-event.ts';
 import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
+import type { TurnMember, WriteTurn } from './write-turn.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -102,10 +103,14 @@ export interface CacheWatcherOptions {
   readonly budget?: UnsentBudget;
   /** Objects rendered otherwise than as stored (Tables); none: the stored JSON, framed once per event. */
   readonly representation?: WatchRepresentation;
+  /** The turn this watcher's live events are written in: its cacher's, shared by its watchers. */
+  readonly turn: WriteTurn;
 }
 
-export class CacheWatcher implements UnsentHolder {
+export class CacheWatcher implements UnsentHolder, TurnMember {
   readonly filter: WatcherFilter;
+  readonly sink: Writable;
+  joinedTurn = -1;
   readonly #sink: Writable;
   readonly #options: CacheWatcherOptions;
   /** Highest RV sent (or covered by the initial state): later events only. */
@@ -114,7 +119,6 @@ export class CacheWatcher implements UnsentHolder {
   #pending: Buffer[] | undefined = [];
   #pendingBytes = 0;
   #closed = false;
-  #corked = false;
   readonly #encoding: WatchEncoding;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
@@ -123,6 +127,7 @@ export class CacheWatcher implements UnsentHolder {
 
   constructor(options: CacheWatcherOptions) {
     this.filter = options.filter;
+    this.sink = options.sink;
     this.#sink = options.sink;
     this.#options = options;
     this.#resourceVersion = options.initial.resourceVersion;
@@ -156,9 +161,13 @@ export class CacheWatcher implements UnsentHolder {
 
   /** A change from the cache, in RV order. Synchronous. */
   deliver(event: WindowEvent): void {
-    if (this.#closed || event.resourceVersion <= this.#resourceVersion) return;
     const type = convert(this.filter, event);
-    if (type === undefined) return;
+    if (type !== undefined) this.deliverAs(event, type);
+  }
+
+  /** deliver() of a change already converted for this watcher's filter (its cacher converts once per filter). */
+  deliverAs(event: WindowEvent, type: WatchEventType): void {
+    if (this.#closed || event.resourceVersion <= this.#resourceVersion) return;
     this.#resourceVersion = event.resourceVersion;
     this.#send(this.#eventFrame(event, type));
   }
@@ -214,21 +223,18 @@ export class CacheWatcher implements UnsentHolder {
       else this.#reportUnsent();
       return;
     }
-    // The events of one batch from the upstream watch (one turn) go out in one write: corked
-    // now, uncorked once the turn is over, when what the connection could not take is measured
-    // against the bound.
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#sink.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        this.#sink.uncork();
-        if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
-        else this.#reportUnsent();
-      });
-    }
+    // The events of one turn go out in one write: corked now, uncorked once the turn is over
+    // (afterTurn), when what the connection could not take is measured against the bound.
+    this.#options.turn.join(this);
     this.#sink.write(frame);
     this.#options.onSent?.(frame.length);
+  }
+
+  /** The turn's writes were handed to the connection: what it could not take counts against the bounds. */
+  afterTurn(): void {
+    if (this.#closed) return;
+    if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+    else this.#reportUnsent();
   }
 
   async #writeInitial(): Promise<void> {
@@ -382,6 +388,7 @@ export class CacheWatcher implements UnsentHolder {
   #close(reason: CloseReason): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#options.turn.leave(this);
     this.#bookmarkTimer?.cancel();
     this.#deadlineTimer?.cancel();
     this.#pending = undefined;

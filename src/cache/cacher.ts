@@ -23,7 +23,7 @@ import type { Writable } from 'node:stream';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
 import type { CloseReason, WatcherFilter } from './cache-watcher.ts';
-import { CacheWatcher } from './cache-watcher.ts';
+import { CacheWatcher, convert } from './cache-watcher.ts';
 import type { WatchCache } from './watch-cache.ts';
 import type { WatchRepresentation, WatchEncoding, WindowEvent } from './window-event.ts';
 import { stderrFaults } from './faults.ts';
@@ -38,6 +38,7 @@ import { parseFieldSelector } from './field-selector.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import { SelectorParseError } from './selector-error.ts';
 import type { PassReason } from './pass-reason.ts';
+import { WriteTurn } from './write-turn.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -101,6 +102,13 @@ export interface CacherOptions {
   readonly faults?: Faults;
 }
 
+/**
+ * The longest the watchers' writes of a burst of events are held back: a burst handled in one
+ * turn is written out every this often (cacher.go's dispatch gives blocked watchers a time budget
+ * too; here nothing blocks, but nothing waits for the burst's end either).
+ */
+const TURN_BUDGET_MS = 1;
+
 /** Bucket key separators: no name or value contains a NUL or a SOH. */
 const NO_TRIGGER = '\u0001';
 const TRIGGER = '\u0000';
@@ -113,9 +121,29 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
   /**
    * Watchers by bucket: namespace ('' for all namespaces and cluster-scoped types), then the
    * trigger field's value when the watcher selects one exactly (pods by spec.nodeName: a
-   * kubelet's watch costs nothing for the other nodes' pods), else no trigger.
+   * kubelet's watch costs nothing for the other nodes' pods), else no trigger. Within a bucket,
+   * by filter: watchers with the same selectors share one filter object (filters), so that each
+   * event is converted once per filter, not once per watcher.
    */
-  const buckets = new Map<string, Set<CacheWatcher>>();
+  const buckets = new Map<string, Map<WatcherFilter, Set<CacheWatcher>>>();
+  /** One filter object per distinct selection, with the number of watchers holding it. */
+  const filters = new Map<string, { readonly filter: WatcherFilter; watchers: number }>();
+  // The parsed requirements, not the selectors' String(): those print values unescaped, so two
+  // different selections could print alike.
+  const filterKey = (filter: WatcherFilter): string =>
+    JSON.stringify([filter.namespace, filter.labels.requirements, filter.fields.requirements]);
+  const sharedFilter = (filter: WatcherFilter): WatcherFilter => {
+    const key = filterKey(filter);
+    const shared = filters.get(key) ?? { filter, watchers: 0 };
+    shared.watchers++;
+    filters.set(key, shared);
+    return shared.filter;
+  };
+  const releaseFilter = (filter: WatcherFilter): void => {
+    const key = filterKey(filter);
+    const shared = filters.get(key);
+    if (shared !== undefined && --shared.watchers === 0) filters.delete(key);
+  };
   // The watchers' trigger is the cache's index field (the apiserver's indexedTrigger).
   const trigger = indexedFieldOf(cache.spec);
   const bucketOf = (filter: WatcherFilter): string => {
@@ -123,6 +151,18 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     return value === undefined ? `${filter.namespace}${NO_TRIGGER}` : `${filter.namespace}${TRIGGER}${value}`;
   };
   let count = 0;
+  /** Every watcher's live writes of a turn, flushed together (write-turn.ts). */
+  const turn = new WriteTurn();
+  /** Bytes written this turn, told to the metrics once at its end rather than per write. */
+  let sentBytes = 0;
+  const flushSent = (): void => {
+    metrics.sent(sentBytes);
+    sentBytes = 0;
+  };
+  const onSent = (bytes: number): void => {
+    if (sentBytes === 0) process.nextTick(flushSent);
+    sentBytes += bytes;
+  };
 
   const reportWindow = (): void => {
     const stats = cache.windowStats();
@@ -130,24 +170,32 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
   };
   const remove = (watcher: CacheWatcher, reason: CloseReason): void => {
     const bucket = bucketOf(watcher.filter);
-    const set = buckets.get(bucket);
-    if (set?.delete(watcher) === true) {
+    const groups = buckets.get(bucket);
+    const set = groups?.get(watcher.filter);
+    if (groups !== undefined && set?.delete(watcher) === true) {
       count--;
-      if (set.size === 0) buckets.delete(bucket);
+      releaseFilter(watcher.filter);
+      if (set.size === 0) groups.delete(watcher.filter);
+      if (groups.size === 0) buckets.delete(bucket);
       metrics.watchers(-1);
     }
     if (reason === 'slow') metrics.closedSlow();
   };
   const dispatch = (bucket: string, event: WindowEvent): void => {
-    const set = buckets.get(bucket);
-    if (set === undefined) return;
-    for (const watcher of set) {
-      try {
-        watcher.deliver(event);
-      } catch (error) {
-        // This watcher's failure ends it alone; the others, and the cache, go on.
-        faults.report('watcher', resource, error);
-        watcher.terminate();
+    const groups = buckets.get(bucket);
+    if (groups === undefined) return;
+    for (const [filter, set] of groups) {
+      // convertToWatchEvent once for every watcher with this selection.
+      const type = convert(filter, event);
+      if (type === undefined) continue;
+      for (const watcher of set) {
+        try {
+          watcher.deliverAs(event, type);
+        } catch (error) {
+          // This watcher's failure ends it alone; the others, and the cache, go on.
+          faults.report('watcher', resource, error);
+          watcher.terminate();
+        }
       }
     }
   };
@@ -164,7 +212,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     }
   };
   const terminateAll = (): void => {
-    for (const set of [...buckets.values()]) for (const watcher of [...set]) watcher.terminate();
+    for (const groups of [...buckets.values()]) for (const set of [...groups.values()]) for (const watcher of [...set]) watcher.terminate();
   };
 
   const stopListening = cache.addListener({
@@ -172,6 +220,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       metrics.events(1);
       reportWindow();
       dispatchAll(event);
+      turn.flushIfOlderThan(TURN_BUDGET_MS);
     },
     replaced() {
       // startCaching after a relist: every watcher is ended (the window restarts at the list).
@@ -209,9 +258,10 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         if (interval.kind === 'too-old') return interval;
         initial = { kind: 'replay', events: interval.events, resourceVersion: from };
       }
+      const filter = sharedFilter(request.filter);
       const watcher = new CacheWatcher({
         sink: request.sink,
-        filter: request.filter,
+        filter,
         initial,
         allowWatchBookmarks: request.allowWatchBookmarks,
         deadline: clock.now() + request.timeoutMs,
@@ -223,16 +273,20 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         ...(options.budget === undefined ? {} : { budget: options.budget }),
         ...(request.representation === undefined ? {} : { representation: request.representation }),
         onClose: remove,
-        onSent: (bytes) => {
-          metrics.sent(bytes);
-        },
+        onSent,
+        turn,
       });
       // The watcher writes its first initial events as it is made, and may be closed by then (the
       // unsent budget, a client already gone): registered, it would never be removed again.
-      if (watcher.closed) return { kind: 'started', watcher };
-      const bucket = bucketOf(request.filter);
-      let set = buckets.get(bucket);
-      if (set === undefined) buckets.set(bucket, (set = new Set()));
+      if (watcher.closed) {
+        releaseFilter(filter);
+        return { kind: 'started', watcher };
+      }
+      const bucket = bucketOf(filter);
+      let groups = buckets.get(bucket);
+      if (groups === undefined) buckets.set(bucket, (groups = new Map<WatcherFilter, Set<CacheWatcher>>()));
+      let set = groups.get(filter);
+      if (set === undefined) groups.set(filter, (set = new Set()));
       set.add(watcher);
       count++;
       metrics.watchers(1);

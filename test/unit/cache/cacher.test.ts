@@ -325,3 +325,31 @@ test('cacher: open watches keep the cache in use; closing the cache ends them', 
   assert.equal(w.ended(), true);
   assert.equal(h.cache.inUse(), false);
 });
+
+test('cacher: watchers with the same selection share one conversion; selections that print alike are not conflated', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  // `n=x\,b\=c` (one term, the value "x,b=c") and `n=x,b=c` (two terms) print alike unescaped.
+  const { conversion } = h.cache.fields;
+  const one = watch(h, { filter: { ...ALL, fields: parseFieldSelector('metadata.name=x\\,metadata.namespace\\=a', conversion) } });
+  const two = watch(h, { filter: { ...ALL, fields: parseFieldSelector('metadata.name=x,metadata.namespace=a', conversion) } });
+  const same = [watch(h, { filter: { ...ALL, namespace: 'a' } }), watch(h, { filter: { ...ALL, namespace: 'a' } })];
+  h.store.add(cm('a', 'x', 11));
+  h.store.add(cm('a', 'x,metadata.namespace=a', 12));
+  await flush();
+  assert.equal(
+    parseFieldSelector('metadata.name=x\\,metadata.namespace\\=a', conversion).toString(),
+    parseFieldSelector('metadata.name=x,metadata.namespace=a', conversion).toString(),
+    'the two selections print alike',
+  );
+  assert.deepEqual(one.lines(), ['ADDED x,metadata.namespace=a 12']);
+  assert.deepEqual(two.lines(), ['ADDED x 11']);
+  for (const w of same) assert.deepEqual(w.lines(), ['ADDED x 11', 'ADDED x,metadata.namespace=a 12']);
+  // One of two watchers of a shared selection ends: the other still gets every change.
+  same[0]?.sink.destroy();
+  await flush();
+  h.store.update(cm('a', 'x', 13, { v: '2' }));
+  await flush();
+  assert.deepEqual(same[1]?.lines(), ['ADDED x 11', 'ADDED x,metadata.namespace=a 12', 'MODIFIED x 13']);
+  assert.equal(h.cacher.watcherCount(), 3);
+});

@@ -28,6 +28,9 @@ test('metrics: prom-client’s default process_* and nodejs_* series, as every N
     assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
   }
   assert.ok(single(text, 'process_resident_memory_bytes') > 0);
+  assert.ok(single(text, 'process_open_fds') > 0, 'counted off the event loop, still counted');
+  // Series whose collection walks every handle on the event loop (one per connection) are not served.
+  assert.doesNotMatch(text, /^nodejs_active_(handles|resources)/m);
 });
 
 test('metrics: the memory budget’s limit, sizes and use, pressure, refusals and collections', async () => {

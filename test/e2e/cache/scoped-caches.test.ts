@@ -265,3 +265,43 @@ test('scoped caches: reads the scope cannot answer are passed through, with the 
   );
   assert.equal(passedThrough(proxy, '/pods?watch=1').length, 1, 'the watch of all pods is passed through');
 });
+
+test(
+  'scoped caches: the proxy’s own writes, in the scope or not, are in the next RV-unset LIST the scoped cache answers',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const [nodeA, nodeB] = [`node-a-${randomBytes(3).toString('hex')}`, `node-b-${randomBytes(3).toString('hex')}`];
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [nodeScope(nodeA)] });
+    const create = async (name: string, node: string): Promise<Meta> => {
+      const res = await request(`${proxy.url}/api/v1/namespaces/${ns}/pods`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(podManifest(name, {}, node)),
+      });
+      assert.equal(res.statusCode, 201);
+      return ((await res.body.json()) as { metadata: Meta }).metadata;
+    };
+    const listA = async (): Promise<{ resourceVersion: bigint; names: string[] }> => {
+      const res = await getText(`${proxy.url}/api/v1/namespaces/${ns}/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeA}`)}`);
+      assert.equal(res.status, 200);
+      const list = JSON.parse(res.body) as { metadata: { resourceVersion: string }; items: { metadata: Meta }[] };
+      return { resourceVersion: BigInt(list.metadata.resourceVersion), names: list.items.map((p) => p.metadata.name) };
+    };
+    for (const [name, node, names] of [
+      ['in-scope', nodeA, ['in-scope']],
+      ['out-of-scope', nodeB, ['in-scope']],
+    ] as const) {
+      proxy.forwarded.length = 0;
+      const written = await create(name, node);
+      const list = await listA();
+      assert.deepEqual(list.names, names, `after ${name}`);
+      assert.ok(list.resourceVersion >= BigInt(written.resourceVersion), `${name}: the list is at least as new as the write`);
+      assert.deepEqual(
+        proxy.forwarded,
+        [`/api/v1/namespaces/${ns}/pods`],
+        `${name}: the LIST from the cache, only the write passed through`,
+      );
+    }
+  },
+);

@@ -22,6 +22,7 @@ import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
 import type { Meta } from '../../helpers/kube.ts';
 import { PODS } from '../../helpers/resource-specs.ts';
+import { watchFramesOf } from '../../helpers/protobuf-reader.ts';
 
 const shared = useSharedAdmin();
 
@@ -81,6 +82,23 @@ async function watchBoth(
   assert.equal(direct.statusCode, 200, `the apiserver's watch ${path}`);
   return { proxy: watchLines(viaProxy.body, count), apiserver: watchLines(direct.body, count) };
 }
+
+/** The first `count` frames of a protobuf watch stream, as sent (each a 4-byte length and its message). */
+async function watchFrames(body: AsyncIterable<Buffer | Uint8Array>, count: number): Promise<Buffer> {
+  let bytes = Buffer.alloc(0);
+  for await (const chunk of body) {
+    bytes = Buffer.concat([bytes, Buffer.from(chunk)]);
+    let end = 0;
+    let frames = 0;
+    while (end + 4 <= bytes.length && end + 4 + bytes.readUInt32BE(end) <= bytes.length) {
+      end += 4 + bytes.readUInt32BE(end);
+      if (++frames === count) return bytes.subarray(0, end);
+    }
+  }
+  return bytes;
+}
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf, */*';
 
 const passedThrough = (proxy: CachingProxy, what: string): string[] => proxy.forwarded.filter((p) => p.includes(what));
 
@@ -190,6 +208,17 @@ test(
     const onA = await watchBoth(proxy, watch(field(`spec.nodeName=${nodeA}`)), 5, abort.signal);
     const onAWeb = await watchBoth(proxy, watch(`${field(`spec.nodeName=${nodeA}`)}&labelSelector=app%3Dweb`), 5, abort.signal);
     const onB = await watchBoth(proxy, watch(field(`spec.nodeName=${nodeB}`)), 1, abort.signal);
+    // In protobuf, as client-go's informers read: the same frames.
+    const protobufPath = watch(field(`spec.nodeName=${nodeA}`));
+    const protobufProxy = await request(`${proxy.url}${protobufPath}`, { headers: { accept: PROTOBUF }, signal: abort.signal });
+    const protobufDirect = await shared.admin.stream({
+      method: 'GET',
+      path: protobufPath,
+      headers: { accept: PROTOBUF },
+      signal: abort.signal,
+    });
+    assert.equal(protobufProxy.headers['content-type'], 'application/vnd.kubernetes.protobuf;stream=watch');
+    const protobufFrames = [watchFrames(protobufProxy.body, 5), watchFrames(protobufDirect.body, 5)] as const;
 
     // p1 is rescheduled: deleted on A (its deletionTimestamp set, then gone: two events), created again on B.
     await kube(shared.admin, 'DELETE', `/api/v1/namespaces/${ns}/pods/p1?gracePeriodSeconds=0`);
@@ -216,6 +245,9 @@ test(
     const [webProxy, webDirect] = await Promise.all([onAWeb.proxy, onAWeb.apiserver]);
     assert.deepEqual(types(webDirect), ['MODIFIED p1', 'DELETED p1', 'ADDED p4', 'ADDED p2', 'ADDED p5']);
     assert.deepEqual(webProxy, webDirect, 'node A and app=web: the same events, byte for byte');
+    const [framesProxy, framesDirect] = await Promise.all(protobufFrames);
+    assert.equal(watchFramesOf(framesDirect).length, 5);
+    assert.ok(framesProxy.equals(framesDirect), 'node A in protobuf: the same frames, byte for byte');
     const [bProxy, bDirect] = await Promise.all([onB.proxy, onB.apiserver]);
     assert.deepEqual(types(bDirect), ['ADDED p1']);
     assert.deepEqual(bProxy, bDirect, 'node B: the same events');
@@ -267,7 +299,7 @@ test('scoped caches: reads the scope cannot answer are passed through, with the 
 });
 
 test(
-  'scoped caches: the proxy’s own writes, in the scope or not, are in the next RV-unset LIST the scoped cache answers',
+  'scoped caches: the proxy’s own writes, in the scope or not, are in its next RV-unset LIST of the scope',
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
@@ -288,20 +320,16 @@ test(
       const list = JSON.parse(res.body) as { metadata: { resourceVersion: string }; items: { metadata: Meta }[] };
       return { resourceVersion: BigInt(list.metadata.resourceVersion), names: list.items.map((p) => p.metadata.name) };
     };
+    // Served from the scoped cache once it has caught up with the write (its event, or a freshness
+    // proof of the scope: delegator.test.ts), else passed through; never from a cache behind it.
     for (const [name, node, names] of [
       ['in-scope', nodeA, ['in-scope']],
       ['out-of-scope', nodeB, ['in-scope']],
     ] as const) {
-      proxy.forwarded.length = 0;
       const written = await create(name, node);
       const list = await listA();
       assert.deepEqual(list.names, names, `after ${name}`);
       assert.ok(list.resourceVersion >= BigInt(written.resourceVersion), `${name}: the list is at least as new as the write`);
-      assert.deepEqual(
-        proxy.forwarded,
-        [`/api/v1/namespaces/${ns}/pods`],
-        `${name}: the LIST from the cache, only the write passed through`,
-      );
     }
   },
 );

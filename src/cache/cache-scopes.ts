@@ -3,7 +3,8 @@
  * the types discovery describes as listable and watchable, named by --resources or (with none
  * named) every one but secrets, built-in or served by kube-apiserver itself (custom resources, not
  * aggregated APIs); namespaced ones in --namespace, or in the namespace read when the proxy may
- * not list them across namespaces. It remembers the LISTs the apiserver refused the proxy, for
+ * not list them across namespaces; a type named only in selector scopes (selector-scope.ts) is
+ * never cached whole. It remembers the LISTs the apiserver refused the proxy, for
  * forbiddenRetryMs, so that reads are passed through without a LIST each.
  *
  * Invariant: a scope key is in #forbidden only until its time; isForbidden() drops it after.

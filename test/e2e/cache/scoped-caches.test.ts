@@ -1,5 +1,5 @@
 /**
- * A cache scoped to one node's pods (`--resources pods:spec.nodeName=<node>`), against the real
+ * A cache scoped to one node's pods (`--resources pods:spec.nodeName=<node>`), or to a label, against the real
  * apiserver: the reads its scope covers (that node's pods, and narrower selectors) are answered
  * from the cache with the apiserver's bytes; pods that leave the node's scope or enter it reach
  * the proxy's watchers as the apiserver's own filtered watches deliver them; and every read the
@@ -21,7 +21,7 @@ import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
 import type { Meta } from '../../helpers/kube.ts';
-import { PODS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
 import { watchFramesOf } from '../../helpers/protobuf-reader.ts';
 
 const shared = useSharedAdmin();
@@ -331,5 +331,44 @@ test(
       assert.deepEqual(list.names, names, `after ${name}`);
       assert.ok(list.resourceVersion >= BigInt(written.resourceVersion), `${name}: the list is at least as new as the write`);
     }
+  },
+);
+
+test(
+  'scoped caches: objects relabelled out of and back into a label scope reach watchers as the apiserver’s filtered watches show them',
+  { timeout: 120_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const team = `team-${randomBytes(3).toString('hex')}`;
+    const scope = newSelectorScope(
+      { fieldSelector: '', labelSelector: `team=${team}` },
+      selectableFieldsFor('', 'configmaps', true).conversion,
+    );
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [{ spec: CONFIGMAPS, scope }] });
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'a', labels: { team, tier: 'web' } } });
+    const { metadata } = await kube<{ metadata: { resourceVersion: string } }>(shared.admin, 'GET', `/api/v1/namespaces/${ns}/configmaps`);
+    const abort = new AbortController();
+    t.after(() => {
+      abort.abort();
+    });
+    const watch = (labels: string): string =>
+      `/api/v1/namespaces/${ns}/configmaps?watch=1&timeoutSeconds=60&resourceVersion=${metadata.resourceVersion}&labelSelector=${encodeURIComponent(labels)}`;
+    const inScope = await watchBoth(proxy, watch(`team=${team}`), 4, abort.signal);
+    const narrower = await watchBoth(proxy, watch(`tier=web,team in (${team})`), 4, abort.signal);
+    const path = `/api/v1/namespaces/${ns}/configmaps/a`;
+    await kube(shared.admin, 'PATCH', path, { metadata: { labels: { team: 'other' } } });
+    await kube(shared.admin, 'PATCH', path, { metadata: { labels: { team } } });
+    await kube(shared.admin, 'PATCH', path, { data: { k: 'v' } });
+    await kube(shared.admin, 'DELETE', path);
+    const types = (lines: readonly string[]): string[] => lines.map((l) => (JSON.parse(l) as { type: string }).type);
+    for (const [what, pair] of [
+      ['the scope', inScope],
+      ['narrower', narrower],
+    ] as const) {
+      const [viaProxy, direct] = await Promise.all([pair.proxy, pair.apiserver]);
+      assert.deepEqual(types(direct), ['DELETED', 'ADDED', 'MODIFIED', 'DELETED'], `${what}: the apiserver's own account`);
+      assert.deepEqual(viaProxy, direct, `${what}: the same events, byte for byte`);
+    }
+    assert.deepEqual(passedThrough(proxy, 'watch=1'), [], 'both watches from the scoped cache');
   },
 );

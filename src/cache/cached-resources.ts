@@ -62,8 +62,8 @@ export function resolveCachedResources(map: ResourceMap, entries: readonly strin
     const group = dot < 0 ? '' : name.slice(dot + 1);
     const version = map.preferredVersion(group);
     const info = version === undefined ? undefined : map.resolve(group, version, resource);
-    if (info === undefined) skipped.push({ name, reason: 'the apiserver does not serve it' });
-    else if (!isCacheable(info)) skipped.push({ name, reason: 'it cannot be listed and watched' });
+    if (info === undefined) skipped.push({ name: entry, reason: 'the apiserver does not serve it' });
+    else if (!isCacheable(info)) skipped.push({ name: entry, reason: 'it cannot be listed and watched' });
     else if (parsed.scope === undefined) specs.push(specOf(info));
     else {
       const spec = specOf(info);

@@ -7,33 +7,44 @@ import { qualifiedResource } from '../kube/group-resource.ts';
 import type { CacheStatus } from './cache-source.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
 import type { WatchCache } from './watch-cache.ts';
+import type { RequestSelectors } from './selector-scope.ts';
+import { describeSelectors } from './selector-scope.ts';
 
-/** A cache's scope in words: `pods (v1)`, `configmaps (v1) in team-a`. */
-export function describeScope(spec: CachedResourceSpec, namespace: string | undefined): string {
+/** A cache's scope in words: `pods (v1)`, `configmaps (v1) in team-a`, `pods (v1) where spec.nodeName=n1`. */
+export function describeScope(spec: CachedResourceSpec, namespace: string | undefined, selectors?: RequestSelectors): string {
   const type = `${qualifiedResource(spec.group, spec.resource)} (${spec.version})`;
-  return namespace === undefined ? type : `${type} in ${namespace}`;
+  const where = selectors === undefined ? '' : ` where ${describeSelectors(selectors)}`;
+  return (namespace === undefined ? type : `${type} in ${namespace}`) + where;
 }
 
 /**
- * `cache-<resource>[.<group>]`, plus `-<version>` when it is not the type's preferred version
- * and `-in-<namespace>` when it holds a namespace other than --namespace's.
+ * `cache-<resource>[.<group>]`, plus `-<version>` when it is not the type's preferred version,
+ * `-in-<namespace>` when it holds a namespace other than --namespace's, and `-where-<selectors>`
+ * for a selector scope (`cache-pods-where-spec.nodeName=n1`).
  */
 export function checkName(
   spec: CachedResourceSpec,
   namespace: string | undefined,
   own: { readonly ownVersion: boolean; readonly ownNamespace: string | undefined },
+  selectors?: RequestSelectors,
 ): string {
   let name = `cache-${qualifiedResource(spec.group, spec.resource)}`;
   if (!own.ownVersion) name += `-${spec.version}`;
   if (namespace !== undefined && namespace !== own.ownNamespace) name += `-in-${namespace}`;
+  if (selectors !== undefined) name += `-where-${describeSelectors(selectors)}`;
   return name;
 }
 
 /** A named type's check before (or without) a running cache: listing until it first syncs, or not cached. */
-export function namedCheck(spec: CachedResourceSpec, namespace: string | undefined, pending: boolean): CacheStatus {
+export function namedCheck(
+  spec: CachedResourceSpec,
+  namespace: string | undefined,
+  pending: boolean,
+  selectors?: RequestSelectors,
+): CacheStatus {
   const type = qualifiedResource(spec.group, spec.resource);
   return {
-    name: `cache-${type}`,
+    name: checkName(spec, undefined, { ownVersion: true, ownNamespace: undefined }, selectors),
     type,
     version: spec.version,
     namespace,

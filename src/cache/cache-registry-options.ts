@@ -2,7 +2,7 @@
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import type { Clock } from '../clock/clock.ts';
-import type { CachedResourceSpec } from './cached-resources.ts';
+import type { CachedResourceSpec, ScopedResourceSpec } from './cached-resources.ts';
 import type { DelegatorFactory } from './delegator.ts';
 import type { Faults } from './faults.ts';
 
@@ -16,6 +16,12 @@ export interface CacheRegistryOptions {
   readonly discovery: Discovery;
   /** The `--resources` types; undefined: every cacheable type, cached on its first read. */
   readonly resources?: readonly CachedResourceSpec[] | undefined;
+  /**
+   * The `--resources` types named in a selector scope (`pods:spec.nodeName=n1`): each a cache
+   * started with start(), as a named type's, that answers only the reads it covers. Scopes are
+   * only named, never chosen by the registry; given any, the proxy caches named types only.
+   */
+  readonly scoped?: readonly ScopedResourceSpec[] | undefined;
   /** `--namespace`: namespaced types are cached in this namespace only; undefined: all namespaces. */
   readonly namespace?: string | undefined;
   /** A lazily started cache not read for this long is stopped. Default 10 min. */

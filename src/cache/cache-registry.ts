@@ -6,6 +6,13 @@
  * - Named (`--resources`): only those types. Their caches, at the group's preferred version and
  *   in the --namespace scope, start with start() and are never stopped for idleness; readiness
  *   (synced()) waits for them. Another version of a named type is cached on demand.
+ * - Named in a selector scope (`--resources pods:spec.nodeName=n1`, selector-scope.ts): a cache
+ *   of the objects the scope selects, started with start() as a named type's, at the group's
+ *   preferred version and in the --namespace scope. It answers a LIST or WATCH only when the
+ *   read's selectors cover its scope (the narrowest such cache answers, before any cache of the
+ *   whole type); every other read of the type goes to a cache of the whole type if the type is
+ *   also named whole, else to the apiserver. Scopes are only ever named: the registry never
+ *   picks one itself, and a read no scope covers never starts a scoped cache.
  * - Unnamed: every type discovery reports as listable and watchable, cached on its first read,
  *   stopped once not read for idleTimeoutMs, or when a new one would exceed maxLazyCaches (the
  *   least recently read goes first). Secrets only when named: a proxy holding every secret of
@@ -53,7 +60,10 @@ import { newRateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { BUILT_IN_GROUPS, qualifiedResource } from '../kube/group-resource.ts';
 import { API_SERVICES, apiServiceName, isLocalApiService, onApiServiceChanges } from './api-services.ts';
 import { specOf } from './cached-resources.ts';
-import type { CachedResourceSpec } from './cached-resources.ts';
+import type { CachedResourceSpec, ScopedResourceSpec } from './cached-resources.ts';
+import type { RequestSelectors, SelectorScope } from './selector-scope.ts';
+import { describeSelectors, scopeCovers, scopeNarrowness } from './selector-scope.ts';
+import { selectableFieldsFor } from './selectable-fields.ts';
 import { CacheScopes, scopeOf } from './cache-scopes.ts';
 import { cacheStatus, checkName, namedCheck } from './cache-checks.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
@@ -80,6 +90,7 @@ class CacheRegistry implements WatchCacheSource {
   readonly #factory: SharedInformerFactory;
   readonly #discovery: Discovery;
   readonly #namedSpecs: readonly CachedResourceSpec[];
+  readonly #scopedSpecs: readonly ScopedResourceSpec[];
   readonly #namespace: string | undefined;
   readonly #idleMs: number;
   readonly #maxLazy: number;
@@ -107,6 +118,9 @@ class CacheRegistry implements WatchCacheSource {
     this.#factory = options.factory;
     this.#discovery = options.discovery;
     this.#namedSpecs = options.resources ?? [];
+    this.#scopedSpecs = options.scoped ?? [];
+    const whole = new Set(this.#namedSpecs.map((s) => qualifiedResource(s.group, s.resource)));
+    const scopedTypes = new Set(this.#scopedSpecs.map(({ spec }) => qualifiedResource(spec.group, spec.resource)));
     this.#namespace = options.namespace;
     this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#maxLazy = options.maxLazyCaches ?? DEFAULT_MAX_LAZY_CACHES;
@@ -114,7 +128,8 @@ class CacheRegistry implements WatchCacheSource {
     this.#clock = options.clock ?? realClock;
     this.#scopes = new CacheScopes({
       discovery: options.discovery,
-      named: options.resources === undefined ? undefined : new Set(options.resources.map((s) => qualifiedResource(s.group, s.resource))),
+      named: options.resources === undefined && options.scoped === undefined ? undefined : new Set([...whole, ...scopedTypes]),
+      scopedOnly: new Set([...scopedTypes].filter((name) => !whole.has(name))),
       namespace: options.namespace,
       forbiddenRetryMs: options.forbiddenRetryMs ?? DEFAULT_FORBIDDEN_RETRY_MS,
       clock: this.#clock,
@@ -138,6 +153,7 @@ class CacheRegistry implements WatchCacheSource {
     if (this.#started || this.#stopping !== undefined) return;
     this.#started = true;
     for (const spec of this.#namedSpecs) this.#namedPending.add(qualifiedResource(spec.group, spec.resource));
+    for (const { spec, scope } of this.#scopedSpecs) this.#namedPending.add(namedName(spec, scope));
     let discovered: () => void = () => undefined;
     this.#discovered = this.#discovery.hasSynced()
       ? Promise.resolve()
@@ -157,7 +173,7 @@ class CacheRegistry implements WatchCacheSource {
   synced(): boolean {
     if (!this.#started) return false;
     for (const want of this.#wanted.values()) {
-      const name = qualifiedResource(want.spec.group, want.spec.resource);
+      const name = namedName(want.spec, want.selectors);
       if (want.pinned && this.#namedPending.has(name) && this.#running.get(want.key)?.delegator.cache.hasSynced() === true) {
         this.#namedPending.delete(name);
       }
@@ -187,6 +203,10 @@ class CacheRegistry implements WatchCacheSource {
       );
       checks.set(check.name, check);
     }
+    for (const { spec, scope } of this.#scopedSpecs) {
+      const check = namedCheck(spec, this.#namespace, !this.#started || this.#namedPending.has(namedName(spec, scope)), scope);
+      checks.set(check.name, check);
+    }
     for (const running of this.#running.values()) {
       const { want, delegator } = running;
       const name = this.#checkName(want);
@@ -198,10 +218,12 @@ class CacheRegistry implements WatchCacheSource {
   /** cache-<type>, with the version and the namespace when they are not the type's own cache's. */
   #checkName(want: Want): string {
     const { group, version } = want.spec;
-    return checkName(want.spec, want.namespace, {
-      ownVersion: version === this.#discovery.preferredVersion(group),
-      ownNamespace: this.#namespace,
-    });
+    return checkName(
+      want.spec,
+      want.namespace,
+      { ownVersion: version === this.#discovery.preferredVersion(group), ownNamespace: this.#namespace },
+      want.selectors,
+    );
   }
 
   stop(): Promise<void> {
@@ -219,8 +241,8 @@ class CacheRegistry implements WatchCacheSource {
     return this.#stopping;
   }
 
-  cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined {
-    const want = this.#lookup(group, version, resource, namespace);
+  cacheFor(group: string, version: string, resource: string, namespace: string, selectors?: RequestSelectors): CacheDelegator | undefined {
+    const want = this.#lookup(group, version, resource, namespace, selectors);
     return want === undefined ? undefined : this.#servable(want);
   }
 
@@ -231,12 +253,13 @@ class CacheRegistry implements WatchCacheSource {
     namespace: string,
     waitMs: number,
     signal?: AbortSignal,
+    selectors?: RequestSelectors,
   ): Promise<CacheDelegator | undefined> {
     const deadline = this.#clock.now() + waitMs;
     // A proxy of lazily cached types reads discovery after it starts: until then no type can be
     // looked up, and its first readers wait for discovery as they wait for their cache.
     if (!this.#discovery.hasSynced() && this.#started) await within(this.#clock, this.#discovered, waitMs, signal);
-    const want = this.#lookup(group, version, resource, namespace);
+    const want = this.#lookup(group, version, resource, namespace, selectors);
     if (want === undefined) return undefined;
     const left = deadline - this.#clock.now();
     if (this.#servable(want) === undefined && left > 0) await within(this.#clock, want.ready, left, signal);
@@ -244,14 +267,21 @@ class CacheRegistry implements WatchCacheSource {
   }
 
   /**
-   * The want that answers reads of this type in `namespace`, made now if none is (the control
-   * loop starts its cache); undefined when no cache may answer them.
+   * The want that answers reads of this type in `namespace` with these selectors: the narrowest
+   * selector-scoped cache that covers them, else the cache of the whole type, made now if none
+   * is (the control loop starts its cache); undefined when no cache may answer them.
    */
-  #lookup(group: string, version: string, resource: string, namespace: string): Want | undefined {
+  #lookup(group: string, version: string, resource: string, namespace: string, selectors?: RequestSelectors): Want | undefined {
     if (!this.#started || this.#stopping !== undefined) return undefined;
     const spec = this.#scopes.specFor(group, version, resource);
     if (spec === undefined) return undefined;
     const now = this.#clock.now();
+    const covering = selectors === undefined ? undefined : this.#coveringScope(spec, namespace, selectors);
+    if (covering !== undefined) {
+      covering.lastRead = now;
+      return covering;
+    }
+    if (!this.#scopes.wholeAllowed(spec)) return undefined;
     const scope = this.#scopes.scopeFor(spec, namespace, now);
     if (scope === false) return undefined;
     const key = scopeKey(scopeOf(spec, scope));
@@ -259,10 +289,32 @@ class CacheRegistry implements WatchCacheSource {
     if (want === undefined) {
       if (this.#scopes.isForbidden(key, now)) return undefined;
       const pinned = this.#scopes.isNamedScope(spec, scope);
-      return pinned || this.#admitsNewCache() ? this.#want(spec, scope, pinned, false) : undefined;
+      return pinned || this.#admitsNewCache() ? this.#want(spec, scope, pinned, false, undefined) : undefined;
     }
     want.lastRead = now;
     return want;
+  }
+
+  /**
+   * The narrowest wanted selector-scoped cache of this type and version whose namespace holds
+   * `namespace` ('' : all) and whose scope `selectors` cover (selector-scope.ts); the first
+   * named among equals. Synced or not: a named scope's readers wait for it as for any named cache.
+   */
+  #coveringScope(spec: CachedResourceSpec, namespace: string, selectors: RequestSelectors): Want | undefined {
+    let best: Want | undefined;
+    let bestNarrowness = -1;
+    for (const want of this.#wanted.values()) {
+      const scope = want.selectors;
+      const other = want.spec;
+      if (scope === undefined || other.group !== spec.group || other.version !== spec.version || other.resource !== spec.resource) continue;
+      if (want.namespace !== undefined && want.namespace !== namespace) continue;
+      const narrowness = scopeNarrowness(scope);
+      if (narrowness <= bestNarrowness) continue;
+      if (!scopeCovers(scope, selectors, selectableFieldsFor(spec.group, spec.resource, spec.namespaced).conversion)) continue;
+      best = want;
+      bestNarrowness = narrowness;
+    }
+    return best;
   }
 
   /** A call, not a field read: TypeScript would keep a narrowing of the field across awaits. */
@@ -287,7 +339,7 @@ class CacheRegistry implements WatchCacheSource {
     if (want === undefined) {
       const info = this.#discovery.resolve(API_SERVICES.group, API_SERVICES.version, API_SERVICES.resource);
       if (info === undefined || this.#scopes.isForbidden(API_SERVICES_KEY, now)) return undefined;
-      want = this.#want(specOf(info), undefined, true, true);
+      want = this.#want(specOf(info), undefined, true, true, undefined);
     }
     want.lastRead = now;
     const apiServices = this.#servable(want);
@@ -300,12 +352,27 @@ class CacheRegistry implements WatchCacheSource {
    * Wants a cache: started now (named caches, at start()) or by the control loop. A lazily
    * started one may push out the least recently read.
    */
-  #want(spec: CachedResourceSpec, namespace: string | undefined, pinned: boolean, startNow: boolean): Want {
+  #want(
+    spec: CachedResourceSpec,
+    namespace: string | undefined,
+    pinned: boolean,
+    startNow: boolean,
+    selectors: SelectorScope | undefined,
+  ): Want {
     let settle: (delegator: CacheDelegator | undefined) => void = () => undefined;
     const ready = new Promise<CacheDelegator | undefined>((resolve) => {
       settle = resolve;
     });
-    const want: Want = { key: scopeKey(scopeOf(spec, namespace)), spec, namespace, pinned, lastRead: this.#clock.now(), ready, settle };
+    const want: Want = {
+      key: scopeKey(scopeOf(spec, namespace, selectors)),
+      spec,
+      namespace,
+      selectors,
+      pinned,
+      lastRead: this.#clock.now(),
+      ready,
+      settle,
+    };
     if (!pinned) this.#makeRoom();
     this.#wanted.set(want.key, want);
     if (startNow && !this.#running.has(want.key)) this.#running.start(want);
@@ -345,8 +412,9 @@ class CacheRegistry implements WatchCacheSource {
   #startNamed(): void {
     if (this.#stopping !== undefined) return;
     const now = this.#clock.now();
-    for (const named of this.#namedSpecs) {
-      const name = qualifiedResource(named.group, named.resource);
+    const entries = [...this.#namedSpecs.map((spec) => ({ spec, scope: undefined })), ...this.#scopedSpecs];
+    for (const { spec: named, scope: selectors } of entries) {
+      const name = namedName(named, selectors);
       const version = this.#discovery.preferredVersion(named.group);
       const info = version === undefined ? undefined : this.#discovery.resolve(named.group, version, named.resource);
       if (info === undefined || !isCacheable(info)) continue; // gone since resolved: passed through until it is back
@@ -366,9 +434,9 @@ class CacheRegistry implements WatchCacheSource {
       }
       const spec = this.#scopes.specFor(named.group, info.version, named.resource) ?? specOf(info);
       const namespace = spec.namespaced ? this.#namespace : undefined;
-      const key = scopeKey(scopeOf(spec, namespace));
+      const key = scopeKey(scopeOf(spec, namespace, selectors));
       if (this.#wanted.has(key) || this.#scopes.isForbidden(key, now)) continue;
-      this.#want(spec, namespace, true, true);
+      this.#want(spec, namespace, true, true, selectors);
     }
   }
 
@@ -387,9 +455,9 @@ class CacheRegistry implements WatchCacheSource {
     if (this.#running.get(want.key)?.want !== want || this.#wanted.get(want.key) !== want) return;
     if (isForbidden(error)) {
       const retryMs = this.#scopes.forbid(want.key);
-      if (want.pinned) this.#namedPending.delete(qualifiedResource(want.spec.group, want.spec.resource));
+      if (want.pinned) this.#namedPending.delete(namedName(want.spec, want.selectors));
       const fallback =
-        want.spec.namespaced && want.namespace === undefined
+        want.spec.namespaced && want.namespace === undefined && want.selectors === undefined
           ? 'reads in one namespace get a cache of that namespace'
           : 'reads are passed through';
       this.#log('info', `the proxy may not list ${describe(want)}: ${fallback} (tried again in ${retryMs / 1000} s)`);
@@ -462,4 +530,10 @@ class CacheRegistry implements WatchCacheSource {
 function parseKey(key: string): ResourceScope {
   const [group = '', version = '', resource = '', namespace = ''] = key.split('|');
   return { group, version, resource, namespace: namespace === '' ? undefined : namespace };
+}
+
+/** A named cache's name for readiness: `pods`, or `pods:spec.nodeName=n1` for a selector scope. */
+function namedName(spec: CachedResourceSpec, selectors: SelectorScope | undefined): string {
+  const type = qualifiedResource(spec.group, spec.resource);
+  return selectors === undefined ? type : `${type}:${describeSelectors(selectors)}`;
 }

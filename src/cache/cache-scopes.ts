@@ -3,7 +3,8 @@
  * the types discovery describes as listable and watchable, named by --resources or (with none
  * named) every one but secrets, built-in or served by kube-apiserver itself (custom resources, not
  * aggregated APIs); namespaced ones in --namespace, or in the namespace read when the proxy may
- * not list them across namespaces. It remembers the LISTs the apiserver refused the proxy, for
+ * not list them across namespaces; a type named only in selector scopes (selector-scope.ts) is
+ * never cached whole. It remembers the LISTs the apiserver refused the proxy, for
  * forbiddenRetryMs, so that reads are passed through without a LIST each.
  *
  * Invariant: a scope key is in #forbidden only until its time; isForbidden() drops it after.
@@ -17,14 +18,17 @@ import type { ResourceInfo } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
 import { specOf } from './cached-resources.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
+import type { SelectorScope } from './selector-scope.ts';
 
 /** At most one discovery refresh per this long for reads of types discovery does not know (404s, new CRDs). */
 const DISCOVERY_MISS_REFRESH_MS = 5_000;
 
 export interface CacheScopesOptions {
   readonly discovery: Discovery;
-  /** Named types (`resource.group`); undefined: every type, lazily. */
+  /** Named types (`resource.group`), whole or in a selector scope; undefined: every type, lazily. */
   readonly named: ReadonlySet<string> | undefined;
+  /** Named types named only in selector scopes: no cache holds them whole. */
+  readonly scopedOnly?: ReadonlySet<string>;
   /** --namespace: namespaced types in this namespace only; undefined: all namespaces. */
   readonly namespace: string | undefined;
   readonly forbiddenRetryMs: number;
@@ -33,9 +37,18 @@ export interface CacheScopesOptions {
   readonly servedLocally: (group: string, version: string) => boolean | undefined;
 }
 
-/** The scope of a cache: its type and its namespace (undefined: all, or a cluster-scoped type). */
-export function scopeOf(spec: CachedResourceSpec, namespace: string | undefined): ResourceScope {
-  return { group: spec.group, version: spec.version, resource: spec.resource, namespace };
+/**
+ * The scope of a cache: its type, its namespace (undefined: all, or a cluster-scoped type) and
+ * its selectors (selector-scope.ts; undefined: the whole type).
+ */
+export function scopeOf(spec: CachedResourceSpec, namespace: string | undefined, selectors?: SelectorScope): ResourceScope {
+  const scope = { group: spec.group, version: spec.version, resource: spec.resource, namespace };
+  if (selectors === undefined) return scope;
+  return {
+    ...scope,
+    ...(selectors.fieldSelector === '' ? {} : { fieldSelector: selectors.fieldSelector }),
+    ...(selectors.labelSelector === '' ? {} : { labelSelector: selectors.labelSelector }),
+  };
 }
 
 export class CacheScopes {
@@ -81,6 +94,11 @@ export class CacheScopes {
     if (only !== undefined) return namespace === only ? namespace : false;
     if (!this.isForbidden(scopeKey(scopeOf(spec, undefined)), now)) return undefined;
     return namespace === '' ? false : namespace;
+  }
+
+  /** Whether a cache may hold this type whole: not when it is named only in selector scopes. */
+  wholeAllowed(spec: CachedResourceSpec): boolean {
+    return this.#options.scopedOnly?.has(qualifiedResource(spec.group, spec.resource)) !== true;
   }
 
   /** A named type's own cache: its preferred version, in the --namespace scope. */

@@ -6,6 +6,7 @@
  */
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
+import type { RequestSelectors } from './selector-scope.ts';
 
 /** One cache's state as /readyz reports it (the apiserver's healthz checks: name, pass or fail). */
 export interface CacheCheck {
@@ -39,8 +40,10 @@ export interface WatchCacheSource {
    * The delegator of the cache that can answer reads of this type in `namespace` ('' for all
    * namespaces or a cluster-scoped type), or undefined to pass the request through (not cached,
    * not synced yet, not allowed to the proxy). Synchronous; may start a cache for later requests.
+   * A LIST's or WATCH's `selectors` may let a selector-scoped cache answer it (the narrowest
+   * that covers them, selector-scope.ts); without them (a GET), only a cache of the whole type.
    */
-  cacheFor(group: string, version: string, resource: string, namespace: string): CacheDelegator | undefined;
+  cacheFor(group: string, version: string, resource: string, namespace: string, selectors?: RequestSelectors): CacheDelegator | undefined;
   /**
    * As cacheFor, but a cache that is starting (or that this call starts) is waited for until it
    * has synced, at most `waitMs` (or until `signal` aborts): a cold cache serves its first readers.
@@ -52,6 +55,7 @@ export interface WatchCacheSource {
     namespace: string,
     waitMs: number,
     signal?: AbortSignal,
+    selectors?: RequestSelectors,
   ): Promise<CacheDelegator | undefined>;
   start(): void;
   /** True when the caches the proxy was told to hold have synced (readiness). */

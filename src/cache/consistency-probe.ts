@@ -55,7 +55,12 @@ export interface ConsistencyProbeOptions {
   readonly clock?: Clock;
 }
 
-/** `scope` is the cache's (its namespace, none for all). */
+/**
+ * `scope` is the cache's namespace (none for all). A selector scope's selectors are not needed:
+ * the probe's label selector matches nothing either way, and the RV it answers is the type's
+ * (the apiserver's cacher is one per type, whatever its watchers select), which is also what
+ * moves that cacher on and so brings the scoped cache's own watch its bookmarks.
+ */
 export function newConsistencyProbe(
   client: UpstreamClient,
   scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>,

@@ -21,7 +21,9 @@
  * The consistency rules for RV-unset reads (consistency.ts says what each mode promises):
  * - RV=N, not older than: the cache once it has reached N, waiting up to FRESHNESS_WAIT_MS;
  * - RV unset, bounded: the upstream watch is open and proved progress within the bound, the
- *   proxy's own writes of the type are in the cache (waiting up to READ_YOUR_WRITES_WAIT_MS),
+ *   proxy's own writes of the type are in the cache (waiting up to READ_YOUR_WRITES_WAIT_MS; a
+ *   selector-scoped cache, whose scope may not hold the write, waits SCOPED_WRITE_WAIT_MS and
+ *   then for a freshness proof),
  *   and what a conflict made doubtful has been caught up with (a probe, then a brief wait, while
  *   the type's changes are in flight; a quiet type's doubted read goes to the apiserver at once,
  *   as a probe could only add a request to it, and a freshness proof settles the doubt);
@@ -37,8 +39,8 @@
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock } from '../clock/clock.ts';
-import { realClock } from '../clock/clock.ts';
-import { FreshnessKeeper } from './freshness-keeper.ts';
+import { realClock, within } from '../clock/clock.ts';
+import { FreshnessKeeper, PROOF_READ_WAIT_MS } from './freshness-keeper.ts';
 import type { ProofOutcome } from './freshness-keeper.ts';
 import type { Cacher, CacherMetrics, ReadPlan } from './cacher.ts';
 import { listKeyOf, newCacher, noopCacherMetrics } from './cacher.ts';
@@ -62,6 +64,12 @@ import type { Faults } from './faults.ts';
 export const FRESHNESS_WAIT_MS = 50;
 /** How long a read waits for the proxy's own write to show in the cache (its event is on its way). */
 export const READ_YOUR_WRITES_WAIT_MS = 3_000;
+/**
+ * A selector-scoped cache's wait for the proxy's own write before it asks for a freshness proof
+ * instead: the write may be outside the scope (another node's pod), and then no event of it ever
+ * comes; an in-scope write's event is a watch delivery away.
+ */
+export const SCOPED_WRITE_WAIT_MS = 250;
 /**
  * Strong mode: a type whose last change is older than this is quiet, and its RV-unset LIST goes
  * straight to the apiserver. Under a steady stream of changes (the bench's 200 writes/s) every
@@ -259,10 +267,8 @@ class Delegator implements CacheDelegator {
     this.#keeper.read();
     if (!(await this.#keeper.withinBound(signal))) return this.#pass('stale');
     const required = writes.requirement(target);
-    if (required.written > (cache.resourceVersion() ?? 0n)) {
-      if ((await cache.waitUntilFresh(required.written, READ_YOUR_WRITES_WAIT_MS, signal)) === undefined) {
-        return this.#pass('own-write-pending');
-      }
+    if (required.written > (cache.resourceVersion() ?? 0n) && !(await this.#ownWriteSeen(required.written, signal))) {
+      return this.#pass('own-write-pending');
     }
     let caughtUp = required.caughtUp;
     if (required.probe || caughtUp > (cache.resourceVersion() ?? 0n)) {
@@ -289,6 +295,21 @@ class Delegator implements CacheDelegator {
     if (!cache.watching()) return this.#pass('not-watching');
     this.#metrics.staleness(Math.max(0, this.#clock.now() - cache.lastProgressAt()) / 1000);
     return 'cache';
+  }
+
+  /**
+   * Whether the cache has reached the proxy's own write at `written`, waiting for its event. A
+   * selector-scoped cache waits briefly, then for a freshness proof (shared with every read that
+   * waits): proven, the cache holds the scope's state at the apiserver's RV after the write,
+   * whether or not the write was in the scope; its RV moves past the write, so the next reads do
+   * not wait again.
+   */
+  async #ownWriteSeen(written: bigint, signal: AbortSignal | undefined): Promise<boolean> {
+    const { cache } = this;
+    if (cache.selectors === undefined) return (await cache.waitUntilFresh(written, READ_YOUR_WRITES_WAIT_MS, signal)) !== undefined;
+    if ((await cache.waitUntilFresh(written, SCOPED_WRITE_WAIT_MS, signal)) !== undefined) return true;
+    await within(this.#clock, this.#keeper.prove(), PROOF_READ_WAIT_MS, signal);
+    return (cache.resourceVersion() ?? 0n) >= written;
   }
 
   async #strong(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {

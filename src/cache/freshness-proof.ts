@@ -84,7 +84,15 @@ class Proof implements FreshnessProof {
     this.#clock = options.clock;
     this.#probe = options.probe;
     const { group, version, resource } = cache.spec;
-    this.#scope = newListerWatcher(options.client, { group, version, resource, namespace: cache.namespace });
+    // The cache's whole scope, selectors included: a change outside it is none of the cache's.
+    this.#scope = newListerWatcher(options.client, {
+      group,
+      version,
+      resource,
+      namespace: cache.namespace,
+      fieldSelector: cache.selectors?.fieldSelector,
+      labelSelector: cache.selectors?.labelSelector,
+    });
   }
 
   async run(): Promise<ProofResult> {

@@ -18,6 +18,7 @@ import type { HeldObjects } from './memory-budget.ts';
 import { derivedEncodingBytes } from './derived-encodings.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import { newWatchCache } from './watch-cache.ts';
+import type { SelectorScope } from './selector-scope.ts';
 
 /** A cache the registry wants running. */
 export interface Want {
@@ -26,6 +27,8 @@ export interface Want {
   readonly spec: CachedResourceSpec;
   /** The namespace the cache holds; undefined: all (or a cluster-scoped type). */
   readonly namespace: string | undefined;
+  /** The selectors the cache's LIST and WATCH carry (selector-scope.ts); undefined: the whole type. */
+  readonly selectors: SelectorScope | undefined;
   /** Named (or the registry's own APIService cache): never stopped for idleness or room. */
   readonly pinned: boolean;
   /** When it was last read (clock ms): the LRU order and the idle timeout. */
@@ -108,10 +111,11 @@ export class RunningCaches {
       spec,
       fields,
       namespace: want.namespace,
+      selectors: want.selectors,
       ...(maxSnapshots === undefined ? {} : { maxSnapshots }),
       ...(faults === undefined ? {} : { faults }),
     });
-    const informer = factory.informerFor({ ...scopeOf(spec, want.namespace), extract: fields.extract, store: cache.store });
+    const informer = factory.informerFor({ ...scopeOf(spec, want.namespace, want.selectors), extract: fields.extract, store: cache.store });
     const detachError = informer.onListAndWatchError((error) => {
       this.#options.listAndWatchFailed(want, error);
     });
@@ -145,7 +149,7 @@ export class RunningCaches {
     this.#running.delete(key);
     running.detach();
     running.delegator.cache.close();
-    await this.#options.factory.stop(scopeOf(running.want.spec, running.want.namespace));
+    await this.#options.factory.stop(scopeOf(running.want.spec, running.want.namespace, running.want.selectors));
   }
 
   /** Closes every cache (the registry's stop; the factory is shut down after). */
@@ -159,5 +163,5 @@ export class RunningCaches {
 }
 
 export function describe(want: Want): string {
-  return describeScope(want.spec, want.namespace);
+  return describeScope(want.spec, want.namespace, want.selectors);
 }

@@ -33,6 +33,7 @@ import type { CachedResourceSpec } from './cached-resources.ts';
 import { groupVersionString, qualifiedResource } from '../kube/group-resource.ts';
 import { stderrFaults } from './faults.ts';
 import type { Faults } from './faults.ts';
+import type { SelectorScope } from './selector-scope.ts';
 
 /** What the event window and the watchers are told, synchronously, in RV order. */
 export interface WatchCacheListener {
@@ -53,6 +54,8 @@ export interface WatchCache {
   readonly fields: ResourceSelectableFields;
   /** The namespace the cache is limited to; undefined when it holds all namespaces. */
   readonly namespace: string | undefined;
+  /** The selectors the cache is limited to (its upstream LIST and WATCH carry them); undefined: the whole type. */
+  readonly selectors: SelectorScope | undefined;
   /** What the informer's reflector writes into and its handlers read: give it to the informer (InformerRequest.store). */
   readonly store: InformerStore;
   /** True once the first list is held (the informer's readiness). */
@@ -144,6 +147,7 @@ export interface WatchCacheOptions {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
   readonly namespace?: string | undefined;
+  readonly selectors?: SelectorScope | undefined;
   readonly clock?: Clock;
   /** Snapshots kept for paging; default MAX_SNAPSHOTS. */
   readonly maxSnapshots?: number;
@@ -179,6 +183,7 @@ class WatchCacheImpl implements WatchCache {
   readonly spec: CachedResourceSpec;
   readonly fields: ResourceSelectableFields;
   readonly namespace: string | undefined;
+  readonly selectors: SelectorScope | undefined;
   readonly store: InformerStore;
   readonly #clock: Clock;
   readonly #snapshots: LRUCache<bigint, OrderedView<KubeObject>>;
@@ -204,6 +209,7 @@ class WatchCacheImpl implements WatchCache {
     this.spec = options.spec;
     this.fields = options.fields;
     this.namespace = options.namespace;
+    this.selectors = options.selectors;
     this.#clock = options.clock ?? realClock;
     this.#faults = options.faults ?? stderrFaults;
     this.#snapshots = new LRUCache({

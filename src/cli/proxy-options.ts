@@ -17,6 +17,7 @@ import {
 } from '../request/request-filter.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+import { parseScopeEntry } from '../cache/selector-scope.ts';
 import { ipBytes } from '../server/tls/serving-certificate.ts';
 import { CliError } from '../proxy/cli-error.ts';
 import { LOG_LEVELS } from '../proxy/options.ts';
@@ -144,7 +145,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
       rejectPaths: regexps(setting('reject-paths'), shared === undefined ? DEFAULT_REJECT_PATHS : SHARED_REJECT_PATHS),
       rejectMethods: regexps(setting('reject-methods'), DEFAULT_REJECT_METHODS),
     },
-    resources: parseResources(setting('resources')),
+    resources: parseResources(setting('resources'), true),
     namespace: namespace?.value,
     logLevel: parseLogLevel(setting('log-level')),
     readConsistency: parseReadConsistency(setting('read-consistency')),
@@ -298,18 +299,31 @@ function regexps(s: Setting | undefined, fallback: string): RegExp[] {
   }
 }
 
-function parseResources(s: Setting | undefined): string[] {
+/** `scoped`: entries may name a selector scope (`pods:spec.nodeName=n1`, cache/selector-scope.ts). */
+function parseResources(s: Setting | undefined, scoped = false): string[] {
   if (s === undefined) return [];
   const resources = s.value
     .split(',')
     .map((r) => r.trim())
     .filter((r) => r !== '');
-  const bad = resources.filter((r) => !RESOURCE.test(r));
+  const bad = resources.filter((r) => !RESOURCE.test(scoped ? (r.split(':', 1)[0] ?? r) : r));
   if (bad.length > 0) {
     throw new CliError(
       `${s.from}: not a resource: ${bad.join(', ')}`,
       'List plural resource names, lower case, with the API group for non-core ones: configmaps,pods,deployments.apps',
     );
+  }
+  if (scoped) {
+    for (const r of resources) {
+      try {
+        parseScopeEntry(r);
+      } catch (error) {
+        throw new CliError(
+          `${s.from}: ${r}: ${error instanceof Error ? error.message : String(error)}`,
+          "A scope follows the resource after a colon: a field selector, then optionally ;labels= and a label selector, with + for the selectors' commas: pods:spec.nodeName=node-1;labels=app=web+tier",
+        );
+      }
+    }
   }
   return [...new Set(resources)];
 }

@@ -73,10 +73,12 @@ export interface ResourceScope {
   readonly fieldSelector?: string | undefined;
 }
 
-/** A short name for logs and metrics: `pods`, `deployments.apps`, `pods in ns`. */
+/** A short name for logs and metrics: `pods`, `deployments.apps`, `pods in ns`, `pods where spec.nodeName=n1`. */
 export function describeScope(scope: ResourceScope): string {
   const resource = qualifiedResource(scope.group, scope.resource);
-  return scope.namespace === undefined ? resource : `${resource} in ${scope.namespace}`;
+  const selectors = [scope.fieldSelector, scope.labelSelector].filter((s) => s !== undefined && s !== '').join(';');
+  const where = selectors === '' ? '' : ` where ${selectors}`;
+  return (scope.namespace === undefined ? resource : `${resource} in ${scope.namespace}`) + where;
 }
 
 export function collectionPath(scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>): string {

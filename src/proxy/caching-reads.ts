@@ -9,7 +9,8 @@ import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { newConsistencyPolicy, newReadYourWrites } from '../cache/consistency.ts';
 import { delegatorFactory } from '../cache/delegator.ts';
 import { resolveCachedResources } from '../cache/cached-resources.ts';
-import type { CachedResourceSpec, ResolvedResources } from '../cache/cached-resources.ts';
+import type { CachedResourceSpec, ResolvedResources, ScopedResourceSpec } from '../cache/cached-resources.ts';
+import { describeSelectors } from '../cache/selector-scope.ts';
 import type { Faults } from '../cache/faults.ts';
 import type { MemoryBudget } from '../cache/memory-budget.ts';
 import type { PiecePool } from '../cache/piece-writer.ts';
@@ -54,8 +55,11 @@ export async function resolveCaches(
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
   return {
-    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, metrics, ...held }),
-    cached: (named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
+    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, scoped: named?.scoped, metrics, ...held }),
+    cached: [
+      ...(named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
+      ...(named?.scoped ?? []).map(({ spec, scope }) => `${qualifiedResource(spec.group, spec.resource)}:${describeSelectors(scope)}`),
+    ],
     skipped: named?.skipped ?? [],
   };
 }
@@ -66,6 +70,8 @@ export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readCon
   readonly discovery: Discovery;
   /** The --resources types, resolved; undefined: every cacheable type, on its first read. */
   readonly specs?: readonly CachedResourceSpec[] | undefined;
+  /** The --resources types named in a selector scope, resolved. */
+  readonly scoped?: readonly ScopedResourceSpec[] | undefined;
   readonly namespace?: string | undefined;
   readonly metrics?: ProxyMetrics;
   readonly log?: CacheRegistryLog;
@@ -106,6 +112,7 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     delegate,
     discovery: options.discovery,
     resources: options.specs,
+    scoped: options.scoped,
     namespace: options.namespace,
     ...(options.log === undefined ? {} : { log: options.log }),
     ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),

@@ -30,6 +30,8 @@ export interface ProxyOptions {
   /**
    * Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`;
    * empty: every listable and watchable type, cached on its first read (secrets only when named).
+   * An entry may name a selector scope after a colon (`pods:spec.nodeName=node-1`,
+   * cache/selector-scope.ts): that cache holds only what the scope selects.
    */
   readonly resources: readonly string[];
   /** Cache only this namespace; undefined: all namespaces. */

@@ -8,7 +8,7 @@
  * another such proxy in front of the apiserver: its informers, probes and pass-throughs all go
  * through the first (a sidecar in front of a node proxy), and the suite's assertions hold of the chain.
  */
-import type { CachedResourceSpec } from '../../src/cache/cached-resources.ts';
+import type { CachedResourceSpec, ScopedResourceSpec } from '../../src/cache/cached-resources.ts';
 import type { CachingReadsOptions } from '../../src/proxy/caching-reads.ts';
 import { newCachingReads } from '../../src/proxy/caching-reads.ts';
 import { newSharedInformerFactory } from '../../src/informer/factory.ts';
@@ -39,6 +39,8 @@ export type CachingProxyOptions = Pick<
   'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'freshnessWaitMs'
 > & {
   readonly specs: readonly CachedResourceSpec[];
+  /** Types cached in a selector scope (`--resources pods:spec.nodeName=n1`), besides `specs`. */
+  readonly scoped?: readonly ScopedResourceSpec[];
   /** Where the informers list and watch (e.g. through a test TCP proxy); default: the apiserver, as everything else. */
   readonly informerUpstream?: UpstreamConfig;
   /** In front of another caching proxy (of the same types) instead of the apiserver; default: KCP_TEST_CHAIN=1. */
@@ -79,7 +81,7 @@ export async function startCachingProxy(
       return upstream.forward(req);
     },
   };
-  const { specs, informerUpstream, ...rest } = options;
+  const { specs, scoped, informerUpstream, ...rest } = options;
   const consistency = { ...rest, chained: undefined };
   const informerClient = informerUpstream === undefined ? client : newUpstreamClient(informerUpstream);
   const factory = newSharedInformerFactory({ client: informerClient });
@@ -87,10 +89,12 @@ export async function startCachingProxy(
   // A CRD created by the test is in discovery a moment after it is served.
   await eventually('discovery to describe the cached types', async () => {
     await discovery.refresh();
-    return options.specs.every((s) => discovery.resolve(s.group, s.version, s.resource) !== undefined);
+    return [...options.specs, ...(scoped ?? []).map((s) => s.spec)].every(
+      (s) => discovery.resolve(s.group, s.version, s.resource) !== undefined,
+    );
   });
   const metrics = newProxyMetrics();
-  const reads = newCachingReads({ ...consistency, client: upstream, factory, discovery, specs, metrics });
+  const reads = newCachingReads({ ...consistency, client: upstream, factory, discovery, specs, scoped, metrics });
   const app = newProxyServer({ client, cachedReads: reads, metrics });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   reads.start();

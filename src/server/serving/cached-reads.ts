@@ -16,6 +16,7 @@ import type { ReadYourWrites } from '../../cache/consistency.ts';
 import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegator.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
+import type { RequestSelectors } from '../../cache/selector-scope.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
 import type { MemoryBudget } from '../../cache/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
@@ -132,21 +133,23 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
 
   /**
    * The delegator of the cache that may answer this collection or object read, or why none may.
-   * A cache that is starting is waited for, up to `coldWaitMs`.
+   * A cache that is starting is waited for, up to `coldWaitMs`. A LIST's or WATCH's `selectors`
+   * may let a selector-scoped cache answer it (cache/selector-scope.ts); a GET's never do.
    */
   const delegatorFor = async (
     request: ParsedRequest,
     info: RequestInfo,
     coldWaitMs: number,
     signal: AbortSignal | undefined,
+    selectors: RequestSelectors | undefined,
   ): Promise<CacheDelegator | PassReason> => {
     if (!isCleanPath(request.url)) return 'unclean-path';
     // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
     if ((info.name !== '' && !plainName(info.name)) || (info.namespace !== '' && !plainName(info.namespace))) return 'unusual-name';
     const { apiGroup, apiVersion, resource, namespace } = info;
     const delegator =
-      source.cacheFor(apiGroup, apiVersion, resource, namespace) ??
-      (await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal));
+      source.cacheFor(apiGroup, apiVersion, resource, namespace, selectors) ??
+      (await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal, selectors));
     if (delegator === undefined) return 'uncached';
     // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word; but for a
     // Namespace itself, whose name request-info reads as the namespace too.
@@ -164,7 +167,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     gone: AbortSignal,
   ): Promise<Decision> => {
     // A watch is long-running: it waits for a cold cache to sync rather than open one more watch upstream.
-    const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone);
+    const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone, options);
     if (typeof delegator === 'string') return delegator;
     if (gone.aborted) return 'uncached';
     // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
@@ -271,7 +274,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (options.watch) return 'not-a-read';
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
       if (info.verb === 'get' && request.query().has('export')) return 'export-parameter';
-      const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal);
+      const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal, info.verb === 'list' ? options : undefined);
       if (typeof delegator === 'string') return delegator;
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);

@@ -45,6 +45,28 @@ function envOf(container: Container): Record<string, string> {
   return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
 }
 
+/**
+ * The container's environment as the kubelet makes it: `fields` for the downward API's fieldRefs,
+ * and `$(NAME)` expanded from the variables defined before (kubelet's expansion.MappingFuncFor;
+ * a reference to a later or unknown one is left as written).
+ */
+function kubeletEnv(container: Container, fields: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) {
+    const path = e.valueFrom?.fieldRef?.fieldPath;
+    env[e.name] =
+      path === undefined
+        ? (e.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string) => env[name] ?? ref)
+        : (fields[path] ?? '');
+  }
+  return env;
+}
+
+/** The types of a KCP_RESOURCES list, without their selector scopes. */
+function cachedTypes(resources: string): string[] {
+  return resources.split(',').map((r) => r.split(':')[0] ?? r);
+}
+
 /** `resource` or `resource.group`, as --resources names it, for each resource a rule grants. */
 function grantedTypes(rules: readonly PolicyRule[], verbs: readonly string[]): Set<string> {
   const types = new Set<string>();
@@ -55,8 +77,12 @@ function grantedTypes(rules: readonly PolicyRule[], verbs: readonly string[]): S
   return types;
 }
 
-/** The shared proxy's container in `workload`, checked for what shared mode needs; returns it. */
-function assertSharedProxy(workload: Workload, objects: readonly KubeObject[]): Container {
+/**
+ * The shared proxy's container in `workload`, checked for what shared mode needs; returns it.
+ * `readsOnlyCached`: the role grants reads of exactly the cached types (else of at least those:
+ * the node proxy caches fewer types than the role it shares with cluster/ grants).
+ */
+function assertSharedProxy(workload: Workload, objects: readonly KubeObject[], readsOnlyCached = true): Container {
   const pod = workload.spec.template.spec;
   const account = only(objects, 'ServiceAccount');
   assert.equal(pod.serviceAccountName, account.metadata.name);
@@ -110,7 +136,9 @@ function assertSharedProxy(workload: Workload, objects: readonly KubeObject[]): 
   }
   const read = grantedTypes(role.rules, ['get', 'list', 'watch']);
   read.delete('apiservices.apiregistration.k8s.io');
-  assert.deepEqual([...read].sort(), (env.KCP_RESOURCES ?? '').split(',').sort(), 'the types read are the types cached');
+  const cached = cachedTypes(env.KCP_RESOURCES ?? '');
+  if (readsOnlyCached) assert.deepEqual([...read].sort(), cached.sort(), 'the types read are the types cached');
+  else for (const type of cached) assert.ok(read.has(type), `the role grants reads of ${type}`);
   const created = grantedTypes(role.rules, ['create']);
   assert.deepEqual([...created].sort(), ['subjectaccessreviews.authorization.k8s.io', 'tokenreviews.authentication.k8s.io']);
   const binding = only(objects, 'ClusterRoleBinding') as KubeObject & {
@@ -145,7 +173,13 @@ test(
     const objects = await applyKustomization(shared.cp, overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')] }));
     const daemonSet = only(objects, 'DaemonSet') as Workload;
     assert.equal(daemonSet.metadata.namespace, ns);
-    assertSharedProxy(daemonSet, objects);
+    const proxy = assertSharedProxy(daemonSet, objects, false);
+    // Pods of its own node (the downward API names it), the types node agents read whole.
+    assert.deepEqual(proxy.env?.find((e) => e.name === 'NODE_NAME')?.valueFrom, {
+      fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' },
+    });
+    const env = kubeletEnv(proxy, { 'spec.nodeName': 'node-7' });
+    assert.equal(env.KCP_RESOURCES, 'pods:spec.nodeName=node-7,services,endpointslices.discovery.k8s.io,nodes,namespaces');
     const service = only(objects, 'Service');
     assert.equal((service.spec as { internalTrafficPolicy?: string }).internalTrafficPolicy, 'Local');
     assertServiceFor(service, daemonSet);
@@ -233,9 +267,12 @@ test(
     const container = (only(rendered, 'DaemonSet') as Workload).spec.template.spec.containers.find((c) => c.name === 'kube-cache-proxy');
     assert.ok(container !== undefined);
     const apiserver = new URL(cp.server);
+    // The node it runs on, as the downward API gives it: a name of the test's own.
+    const node = `node${suffix}`;
+    const containerEnv = kubeletEnv(container, { 'spec.nodeName': node });
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      ...envOf(container),
+      ...containerEnv,
       // What differs outside a pod: the files' places and a free port.
       KCP_TLS_CERT_FILE: serving.certFile,
       KCP_TLS_PRIVATE_KEY_FILE: serving.keyFile,
@@ -268,20 +305,23 @@ test(
     );
     const verbose = await request(`${url}/readyz?verbose`, { dispatcher: anonymous.dispatcher });
     const checks = await verbose.body.text();
-    for (const type of (envOf(container).KCP_RESOURCES ?? '').split(','))
-      assert.match(checks, new RegExp(`\\[\\+\\]cache-${type.replaceAll('.', '\\.')} ok`));
+    for (const entry of (containerEnv.KCP_RESOURCES ?? '').split(',')) {
+      // A scoped cache's check names its scope: `pods:spec.nodeName=n` is cache-pods-where-spec.nodeName=n.
+      const name = `cache-${entry.replace(':', '-where-')}`;
+      assert.ok(checks.includes(`[+]${name} ok`), `${name} in ${checks}`);
+    }
 
-    // A client with a namespaced Role reads its pods from the cache; one with nothing gets the
-    // apiserver's 403 (the reviews ran with the proxy's own, least, rights).
+    // A client with a namespaced Role reads its node's pods from the cache; one with nothing gets
+    // the apiserver's 403 (the reviews ran with the proxy's own, least, rights).
     await kube(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
       metadata: { name: 'p' },
-      spec: { containers: [{ name: 'c', image: 'x' }] },
+      spec: { containers: [{ name: 'c', image: 'x' }], nodeName: node },
     });
     await grantInNamespace(admin, ns, 'pod-reader', [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }], {
       kind: 'User',
       name: 'alice',
     });
-    const path = `/api/v1/namespaces/${ns}/pods/p`;
+    const path = `/api/v1/namespaces/${ns}/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${node}`)}`;
     const alice = clientFor(t, ca, { kind: 'token', token: cp.users.alice.token });
     const asAlice = async (base: string): Promise<number> => {
       const res = await request(`${base}${path}`, { dispatcher: alice.dispatcher, headers: alice.headers });
@@ -301,6 +341,6 @@ test(
       }),
     );
     assert.equal(viaProxy, direct);
-    assert.match(viaProxy ?? '', /^403 .*User \\"bob\\" cannot get resource \\"pods\\"/);
+    assert.match(viaProxy ?? '', /^403 .*User \\"bob\\" cannot list resource \\"pods\\"/);
   },
 );

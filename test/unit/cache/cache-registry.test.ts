@@ -16,7 +16,10 @@ import { fakeResource, newFakeDiscoveryServer } from '../../helpers/fake-discove
 import type { FakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { flush, flushUntil } from '../../helpers/scripted-lister-watcher.ts';
-import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import type { RequestSelectors } from '../../../src/cache/selector-scope.ts';
+import { describeSelectors, newSelectorScope } from '../../../src/cache/selector-scope.ts';
 
 const IDLE_MS = 10 * 60_000;
 const FORBIDDEN_MS = 5 * 60_000;
@@ -280,3 +283,45 @@ test('CacheRegistry: a new lazy cache is not started while the memory budget ref
   assert.ok(lazy.registry.cacheFor('', 'v1', 'configmaps', 'a') !== undefined, 'a running cache keeps serving');
   assert.equal(lazy.registry.held().objects, 1, 'what the caches hold, for the estimate');
 });
+
+test('CacheRegistry: a scoped cache lists and watches with its selectors, and answers only the reads its scope covers', async (t) => {
+  const conversion = selectableFieldsFor('', 'pods', true).conversion;
+  const node = { spec: PODS, scope: newSelectorScope({ fieldSelector: 'spec.nodeName=n1', labelSelector: '' }, conversion) };
+  const narrower = { spec: PODS, scope: newSelectorScope({ fieldSelector: 'spec.nodeName=n1', labelSelector: 'app=web' }, conversion) };
+  const h = await harness(t, { resources: [CONFIGMAPS], scoped: [node, narrower] });
+  assert.equal(h.registry.synced(), false, 'readiness waits for the scoped caches too');
+  await flushUntil('the named caches to sync', () => h.registry.synced());
+  const pods = h.upstream.paths.filter((p) => p.startsWith('/api/v1/pods?'));
+  assert.equal(pods.length, 2, 'one watch-list per scope');
+  assert.ok(pods.some((p) => new URLSearchParams(p.split('?')[1]).get('fieldSelector') === 'spec.nodeName=n1'));
+  assert.ok(pods.every((p) => new URLSearchParams(p.split('?')[1]).get('fieldSelector') === 'spec.nodeName=n1'));
+  assert.ok(pods.some((p) => new URLSearchParams(p.split('?')[1]).get('labelSelector') === 'app=web'));
+
+  /** Which cache answers a LIST with these selectors: its scope in words, or undefined for none. */
+  const read = (namespace: string, fieldSelector: string, labelSelector = ''): string | undefined =>
+    describeOf(h.registry.cacheFor('', 'v1', 'pods', namespace, { fieldSelector, labelSelector })?.cache.selectors);
+  assert.equal(read('', 'spec.nodeName=n1'), 'spec.nodeName=n1');
+  assert.equal(read('a', 'spec.nodeName=n1,status.phase!=Succeeded'), 'spec.nodeName=n1', 'narrower, in one namespace');
+  assert.equal(read('', 'spec.nodeName=n1', 'app=web,tier'), 'spec.nodeName=n1;labels=app=web', 'the narrowest covering scope');
+  assert.equal(read('', ''), undefined, 'all pods: no cache holds them');
+  assert.equal(read('', 'spec.nodeName=n2'), undefined, "another node's pods");
+  assert.equal(h.registry.cacheFor('', 'v1', 'pods', 'a'), undefined, 'a GET (no selectors) never comes from a scope');
+  await flush(5);
+  assert.equal(h.upstream.paths.filter((p) => p.startsWith('/api/v1/pods?')).length, 2, 'an uncovered read starts no cache');
+  const check = h.registry.checks().find((c) => c.name === 'cache-pods-where-spec.nodeName=n1');
+  assert.equal(check?.failure, undefined, 'a readiness check per scope');
+
+  // Named whole too: the reads no scope covers go to the whole type's cache.
+  const both = await harness(t, { resources: [PODS], scoped: [node] });
+  await flushUntil('the named caches to sync', () => both.registry.synced());
+  const whole = both.registry.cacheFor('', 'v1', 'pods', '', { fieldSelector: 'spec.nodeName=n2', labelSelector: '' });
+  assert.ok(whole !== undefined);
+  assert.equal(whole.cache.selectors, undefined, 'the whole type');
+  assert.equal(both.registry.cacheFor('', 'v1', 'pods', 'a')?.cache.selectors, undefined, 'a GET: the whole type');
+  const scoped = both.registry.cacheFor('', 'v1', 'pods', '', { fieldSelector: 'spec.nodeName=n1', labelSelector: '' });
+  assert.equal(describeOf(scoped?.cache.selectors), 'spec.nodeName=n1', 'a scope before the whole type');
+});
+
+function describeOf(selectors: RequestSelectors | undefined): string | undefined {
+  return selectors === undefined ? undefined : describeSelectors(selectors);
+}

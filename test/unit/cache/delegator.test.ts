@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import { delegatorFactory } from '../../../src/cache/delegator.ts';
+import { SCOPED_WRITE_WAIT_MS, delegatorFactory } from '../../../src/cache/delegator.ts';
 import type { CacheDelegator } from '../../../src/cache/delegator.ts';
 import { KEEP_FRESH_MS, proofDueMs } from '../../../src/cache/freshness-keeper.ts';
 import type { ProofOutcome } from '../../../src/cache/freshness-keeper.ts';
@@ -10,7 +10,9 @@ import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
-import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { newSelectorScope } from '../../../src/cache/selector-scope.ts';
+import { flush } from '../../helpers/scripted-lister-watcher.ts';
 import { recordProofOutcomes } from '../../helpers/proof-outcomes.ts';
 
 const ALL = { group: '', resource: 'configmaps', namespace: '', name: '' };
@@ -103,5 +105,39 @@ test('delegator: a quiet type with client watches is kept fresh, so its watchers
   assert.equal(await proof, 'proven', 'watched, though never read');
   stopped();
   assert.equal(await delegator.mostRecent(ALL, 'get'), 'cache');
+  cache.close();
+});
+
+test("delegator: a selector-scoped cache behind the proxy's own write (perhaps outside its scope) is proven fresh by a watch of its scope", async () => {
+  const clock = new FakeClock();
+  const fields = selectableFieldsFor('', 'pods', true);
+  const selectors = newSelectorScope({ fieldSelector: 'spec.nodeName=n1', labelSelector: '' }, fields.conversion);
+  const cache = newWatchCache({ spec: PODS, fields, selectors, clock });
+  cache.store.replace([], '50');
+  cache.store.watchConnected?.(true);
+  const bookmark = `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '61' } } })}\n`;
+  const upstream = newFakeUpstream({
+    // The consistent read says 60 (the write's RV); the scope's watch from 50 shows no change up to 61.
+    onWatch: (stream) => {
+      stream.write(stream.path.includes('sendInitialEvents=true') ? endBookmark(60n) : bookmark);
+    },
+  });
+  const writes = newReadYourWrites();
+  const delegator = delegatorFactory({ client: upstream.client, policy: newConsistencyPolicy(), writes, clock })(cache);
+  writes.written('', 'pods', 60n);
+  let decision: string | undefined;
+  void delegator.mostRecent({ group: '', resource: 'pods', namespace: '', name: '' }, 'list').then((d) => (decision = d));
+  for (let i = 0; i < 20 && decision === undefined; i++) {
+    await flush(5);
+    clock.step(SCOPED_WRITE_WAIT_MS / 5);
+  }
+  assert.equal(decision, 'cache', 'served from the cache, not passed through');
+  assert.equal(cache.resourceVersion(), 61n, 'moved past the write by the proof');
+  const scopeWatch = upstream.paths.find((p) => p.includes('resourceVersion=50'));
+  assert.equal(
+    new URLSearchParams(scopeWatch?.split('?')[1]).get('fieldSelector'),
+    'spec.nodeName=n1',
+    "the proof watches the cache's own scope",
+  );
   cache.close();
 });

@@ -35,6 +35,12 @@ test('proxy options: each flag has a KCP_ env variable; the flag wins; an empty 
   assert.equal(fromEnv.port, 9000);
   assert.equal(fromEnv.address, '0.0.0.0');
   assert.deepEqual(fromEnv.resources, ['pods', 'deployments.apps']);
+  const scoped = parseProxyOptions(['--resources', 'pods:spec.nodeName=node-1+status.phase!=Failed;labels=app in (a+b),services'], {});
+  assert.deepEqual(
+    scoped.resources,
+    ['pods:spec.nodeName=node-1+status.phase!=Failed;labels=app in (a+b)', 'services'],
+    'a scope kept as written',
+  );
   assert.equal(fromEnv.logLevel, 'info');
   const flags = parseProxyOptions(['--port=0', '--kubeconfig', '/k', '--context', 'c', '--namespace', 'ns-1', '--log-level', 'debug'], env);
   assert.equal(flags.port, 0);
@@ -56,6 +62,9 @@ test('proxy options: bad values are CliErrors that say where the value came from
   fails(['--port', '-1'], {}, /./);
   fails(['--accept-hosts', '^ok$,(bad'], {}, /--accept-hosts .*invalid regular expression "\(bad"/);
   fails(['--resources', 'pods,Deployments'], {}, /not a resource: Deployments/);
+  fails(['--resources', 'Pods:spec.nodeName=n1'], {}, /not a resource: Pods:spec.nodeName=n1/);
+  fails(['--resources', 'pods:spec.nodeName'], {}, /pods:spec.nodeName: invalid selector/);
+  fails(['--resources', 'pods:'], {}, /selects nothing out/);
   fails(['--namespace', 'Bad_NS'], {}, /not a valid namespace name/);
   fails(['--log-level', 'loud'], {}, /unknown log level/);
   fails(['--unix-socket', '/tmp/s', '--port', '9'], {}, /cannot set --unix-socket and --port at the same time/);

@@ -53,6 +53,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     spec,
     fields: selectableFieldsFor(spec.group, spec.resource, spec.namespaced),
     namespace: undefined,
+    selectors: undefined,
     store: undefined as unknown as WatchCache['store'],
     hasSynced: () => true,
     resourceVersion: () => cache.rv,

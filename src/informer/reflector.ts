@@ -45,6 +45,14 @@ const RECOVERED_MIN_WAIT_MS = 1_000;
 const RELIST_AFTER_EXPIRED_MS = 1_000;
 /** A watch shorter than this that delivered nothing is suspicious (reflector.go watchHandler). */
 const VERY_SHORT_WATCH_MS = 1000;
+/**
+ * The longest a watch's buffered events are applied without a turn of the event loop. A watch
+ * that fell behind holds hundreds of events in its connection, each read as a resolved promise:
+ * applied in one chain of microtasks they would hold every other request, timer and probe of
+ * the process until the last (seconds, on a busy machine). Go's scheduler preempts its watch
+ * goroutines; here the reflector gives the loop a turn.
+ */
+const WATCH_TURN_BUDGET_MS = 5;
 
 export interface ReflectorMetrics {
   list(pages: number, items: number): void;
@@ -525,8 +533,20 @@ class ReflectorImpl implements Reflector {
     if (isAborted(signal)) return { kind: 'closed', events: 0, broken: false };
     signal.addEventListener('abort', onAbort, { once: true });
     let events = 0;
+    /** When this turn's first event was applied (performance.now()); undefined once the loop has had a turn since. */
+    let turnStarted: number | undefined;
     try {
       for (;;) {
+        if (turnStarted === undefined) {
+          turnStarted = performance.now();
+          setImmediate(() => {
+            turnStarted = undefined;
+          });
+        } else if (performance.now() - turnStarted > WATCH_TURN_BUDGET_MS) {
+          await new Promise<void>((resolve) => {
+            setImmediate(resolve);
+          });
+        }
         let event;
         try {
           event = await watch.next();

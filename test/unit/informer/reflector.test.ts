@@ -4,6 +4,7 @@ import type { ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import type { Reflector, ReflectorOptions } from '../../../src/informer/reflector.ts';
 import { newReflector } from '../../../src/informer/reflector.ts';
 import type { Timer } from '../../../src/clock/clock.ts';
+import type { KubeObject } from '../../../src/informer/object.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import {
   RecordingStore,
@@ -636,4 +637,41 @@ test('Reflector: stopped while a watch is opening, the watch that opens after th
   const { watch } = await scripted.nextWatch();
   assert.equal(watch.isStopped(), true);
   assert.ok(signals.length === 2 && signals.every((s) => s === h.abort.signal), 'list and watch carry the run signal');
+});
+
+/** A store whose every add takes `costMs` of CPU, as a large object's decoding and indexing would. */
+class SlowStore extends RecordingStore {
+  readonly costMs: number;
+  constructor(costMs: number) {
+    super();
+    this.costMs = costMs;
+  }
+  override add(o: KubeObject): void {
+    const until = performance.now() + this.costMs;
+    while (performance.now() < until) {
+      // the work of applying one event
+    }
+    super.add(o);
+  }
+}
+
+test('Reflector: a backlog of buffered watch events is applied in turns: the event loop runs between them', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', []));
+  const store = new SlowStore(0.1);
+  const h = start({ store }, lw);
+  const { watch } = await lw.nextWatch();
+  // 300 events at 0.1 ms each: 30 ms of work, all already read from the connection.
+  const backlog = Array.from({ length: 300 }, (_, i) => added(obj('ns', `p${String(i)}`, String(11 + i))));
+  watch.emit(...backlog);
+  let appliedWhenTheLoopRan: number | undefined;
+  setImmediate(() => {
+    appliedWhenTheLoopRan = store.calls.filter((c) => c.op === 'add').length;
+  });
+  await flushUntil('every event applied', () => store.calls.filter((c) => c.op === 'add').length === backlog.length);
+  assert.ok(
+    appliedWhenTheLoopRan !== undefined && appliedWhenTheLoopRan < backlog.length,
+    `the loop ran after ${String(appliedWhenTheLoopRan)} of ${String(backlog.length)} events`,
+  );
+  assert.equal(h.reflector.lastSyncResourceVersion(), String(10 + backlog.length));
+  await h.stop();
 });

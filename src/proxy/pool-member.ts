@@ -30,6 +30,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
 import { newPoolRoute } from '../upstream/pool-route.ts';
 import type { PoolRoute, PoolTarget } from '../upstream/pool-route.ts';
+import type { PoolStatus } from '../status/status-report.ts';
 import type { PoolMembership } from './options.ts';
 import { withServer } from './upstream.ts';
 
@@ -53,6 +54,8 @@ export interface PoolMember {
    * the right target instead of moving at once.
    */
   readonly settled: Promise<void>;
+  /** The member's state, for the status page. */
+  readonly status: () => PoolStatus;
   /** Ends the election (releasing the Lease if this member holds it) and closes the leader's connections. */
   stop(): Promise<void>;
 }
@@ -185,6 +188,16 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
   return {
     route,
     settled,
+    status: () => {
+      const target = route.target();
+      return {
+        name: pool.name,
+        lease: `${pool.namespace}/${poolLeaseName(pool.name)}`,
+        leader: elector.getLeader(),
+        role: target.kind === 'apiserver' && target.reason === 'leading' ? 'leader' : 'follower',
+        readsFrom: target.kind,
+      };
+    },
     listerWatcherFor: (scope, extract) => {
       const apiserver = newListerWatcher(client, scope, extract);
       const wholeType = (scope.labelSelector ?? '') === '' && (scope.fieldSelector ?? '') === '';

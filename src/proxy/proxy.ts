@@ -148,6 +148,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     },
     identity: () => reviewSelf(client),
     version: PACKAGE_VERSION,
+    pool: poolMember?.status,
   });
   const app = newProxyServer({
     tls,

@@ -56,8 +56,13 @@ export interface PoolMember {
   readonly settled: Promise<void>;
   /** The member's state, for the status page. */
   readonly status: () => PoolStatus;
-  /** Ends the election (releasing the Lease if this member holds it) and closes the leader's connections. */
+  /** Ends the election, releasing the Lease if this member holds it (so that another member leads at once). */
   stop(): Promise<void>;
+  /**
+   * Closes the connections to the leader, once the informers have stopped: closing waits for the
+   * requests in flight, and a watch on the leader would hold it until the watch times out.
+   */
+  close(): Promise<void>;
 }
 
 export interface PoolMemberOptions {
@@ -215,6 +220,8 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
       stopping.abort();
       await running;
       route.stop();
+    },
+    async close() {
       await leaderClient?.client.close();
     },
   };

@@ -171,6 +171,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   } catch (error) {
     await app.close();
     await poolMember?.stop();
+    await poolMember?.close();
     await client.close();
     const where = options.unixSocket ?? `${options.address}:${options.port}`;
     const detail = error instanceof Error ? error.message : String(error);
@@ -199,6 +200,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       await app.close();
       await cachedReads.reads.stop();
       await poolMember?.stop();
+      await poolMember?.close();
       await client.close();
       const detail = error instanceof Error ? error.message : String(error);
       throw new CliError(
@@ -255,6 +257,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
     await left;
     await cachedReads.reads.stop();
+    await poolMember?.close();
     await client.close();
     valve?.stop();
   };

@@ -74,6 +74,10 @@ test(
     const ns = await testNamespace(t, admin);
     const pool = `p-${ns}`;
     const ports = await Promise.all(Array.from({ length: MEMBERS }, () => freePort()));
+    const began = Date.now();
+    const phase = (what: string): void => {
+      t.diagnostic(`${what} at ${String(Date.now() - began)} ms`);
+    };
     const members: SharedProxy[] = await Promise.all(
       ports.map((port) =>
         startSharedProxy(t, cp, [
@@ -111,6 +115,7 @@ test(
       );
 
     let leader: SharedProxy | undefined;
+    phase('members serving');
     await eventually(
       'one leader, the others watching through it',
       async () => {
@@ -139,15 +144,19 @@ test(
     const direct = await admin.stream({ method: 'GET', path });
     assert.equal(direct.statusCode, 200);
     const truth = collect(direct.body);
+    // Closed at the end (and on failure), so that the members stop without waiting out their grace for these watches.
+    const streams: { destroy(): void }[] = [direct.body];
+    t.after(() => {
+      for (const stream of streams) stream.destroy();
+    });
     const clients = await Promise.all(
       survivors.map(async (m) => {
         const res = await request(`${m.url}${path}`, { dispatcher: adminClient.dispatcher, headers: adminClient.headers });
         assert.equal(res.statusCode, 200);
-        t.after(() => res.body.destroy());
+        streams.push(res.body);
         return collect(res.body);
       }),
     );
-    t.after(() => direct.body.destroy());
 
     // Churn: each step creates one ConfigMap and updates the one before, until stopped.
     const churning = { writing: true };
@@ -169,6 +178,7 @@ test(
       }
     })();
 
+    phase('pool settled, clients watching');
     await eventually('writes before the kill', () => writes >= 20);
     first.cli.child.kill('SIGKILL');
     const killedAt = Date.now();
@@ -196,6 +206,7 @@ test(
     await eventually('writes after the switch', () => writes >= 60, 60_000);
     churning.writing = false;
     await churn;
+    phase('writes done');
     const finalRv = lastWrittenRv;
     await eventually(
       'every watch to reach the last write',
@@ -203,6 +214,7 @@ test(
       30_000,
     );
     assert.ok(truth.events.length >= writes, `the apiserver's watch saw ${String(truth.events.length)} of ${String(writes)} writes`);
+    phase('every watch at the last write');
     for (const [i, seen] of clients.entries()) {
       assert.equal(seen.ended, false, `client ${String(i)}'s watch was not closed`);
       assert.deepEqual(seen.events, truth.events, `client ${String(i)}: the apiserver's events, in its order`);
@@ -210,5 +222,11 @@ test(
     apiserverWatches = 0;
     for (const m of survivors) apiserverWatches += await watchesOn(m, 'apiserver');
     assert.equal(apiserverWatches, 1, 'apiserver watches of configmaps for one pool, after the failover');
+    for (const stream of streams) stream.destroy();
+    // A follower stops within its grace period, its informers' watches on the leader included.
+    const [last] = follower;
+    last?.cli.child.kill('SIGTERM');
+    await eventually('the follower to exit on SIGTERM', () => last?.cli.child.exitCode !== null, 30_000);
+    assert.equal(last?.cli.child.exitCode, 0, last?.cli.output().slice(-2000));
   },
 );

@@ -6,6 +6,7 @@
  * Values are read and checked by proxy-options.ts.
  */
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import { LOG_LEVELS } from '../proxy/options.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
 
@@ -13,6 +14,8 @@ export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
 export const DEFAULT_ADDRESS = '127.0.0.1';
 export const DEFAULT_LOG_LEVEL = 'info';
+/** Where a pool's Lease is when --pool-namespace is not given. */
+export const DEFAULT_POOL_NAMESPACE = 'kube-system';
 
 interface Flag {
   readonly name: string;
@@ -209,6 +212,59 @@ export const PROXY_FLAGS = [
       "the memory the proxy may use, e.g. 256Mi or 268435456 (the downward API's",
       'limits.memory); what it holds beyond its cached objects is sized to fit under it',
       "(default: its cgroup's limit, memory.max or memory.limit_in_bytes; none: fixed bounds)",
+    ],
+  },
+  {
+    name: 'pool',
+    type: 'string',
+    arg: 'NAME',
+    sharedOnly: true,
+    help: [
+      'shared mode: join the node pool NAME: its members elect a leader (the Lease',
+      'kube-cache-proxy-pool-NAME); only the leader watches the apiserver for the types',
+      'cached whole, the others read them from it (the apiserver while none answers)',
+    ],
+  },
+  {
+    name: 'pool-namespace',
+    type: 'string',
+    arg: 'NS',
+    sharedOnly: true,
+    help: [`the pool's Lease's namespace (default: ${DEFAULT_POOL_NAMESPACE})`],
+  },
+  {
+    name: 'pool-advertise',
+    type: 'string',
+    arg: 'URL',
+    sharedOnly: true,
+    help: ["the URL the pool's other members reach this proxy at, e.g. https://$(POD_IP):8443", '(required with --pool)'],
+  },
+  {
+    name: 'pool-certificate-authority',
+    type: 'string',
+    arg: 'FILE',
+    sharedOnly: true,
+    help: ["the CA a pool leader's serving certificate is verified against (default: the upstream's)"],
+  },
+  {
+    name: 'pool-tls-server-name',
+    type: 'string',
+    arg: 'NAME',
+    sharedOnly: true,
+    help: [
+      "the name a pool leader's serving certificate is verified for, e.g. the node",
+      "proxies' Service name (default: the host of its advertised URL)",
+    ],
+  },
+  {
+    name: 'pool-lease-duration',
+    type: 'string',
+    arg: 'DURATION',
+    sharedOnly: true,
+    help: [
+      'how long the members wait before taking over an unrenewed lease, whole seconds',
+      `(default: ${String(DEFAULT_LEASE_DURATION_MS / 1000)}s); the renew deadline and the retry period follow it`,
+      `(${String(DEFAULT_RENEW_DEADLINE_MS / 1000)}s and ${String(DEFAULT_RETRY_PERIOD_MS / 1000)}s at the default, client-go's)`,
     ],
   },
   { name: 'log-level', type: 'string', arg: 'LEVEL', help: [`${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})`] },

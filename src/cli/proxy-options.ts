@@ -21,9 +21,18 @@ import { parseScopeEntry } from '../cache/selector-scope.ts';
 import { ipBytes } from '../server/tls/serving-certificate.ts';
 import { CliError } from '../proxy/cli-error.ts';
 import { LOG_LEVELS } from '../proxy/options.ts';
-import { DEFAULT_ADDRESS, DEFAULT_LOG_LEVEL, DEFAULT_PORT, PARSE_OPTIONS, SHARED_ONLY_FLAGS, envName } from './proxy-flags.ts';
+import {
+  DEFAULT_ADDRESS,
+  DEFAULT_LOG_LEVEL,
+  DEFAULT_POOL_NAMESPACE,
+  DEFAULT_PORT,
+  PARSE_OPTIONS,
+  SHARED_ONLY_FLAGS,
+  envName,
+} from './proxy-flags.ts';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
-import type { LogLevel, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
+import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
 
@@ -152,6 +161,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
+    pool: parsePool(setting),
     tls,
     writeKubeconfig: writeKubeconfig?.value,
     shared,
@@ -219,6 +229,63 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     tokenCacheTtlMs: duration('authentication-token-webhook-cache-ttl', DEFAULT_TOKEN_CACHE_TTL_MS),
     authorizedTtlMs: duration('authorization-webhook-cache-authorized-ttl', DEFAULT_ALLOWED_TTL_MS),
     unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
+  };
+}
+
+/** The pool flags (shared mode only, checked with the other shared-only flags). */
+function parsePool(setting: (flag: ValueFlag) => Setting | undefined): PoolMembership | undefined {
+  const pool = setting('pool');
+  const others = (
+    ['pool-namespace', 'pool-advertise', 'pool-certificate-authority', 'pool-tls-server-name', 'pool-lease-duration'] as const
+  )
+    .map(setting)
+    .find((s) => s !== undefined);
+  if (pool === undefined) {
+    if (others !== undefined) throw new CliError(`${others.from}: only with --pool`, 'Add --pool NAME, or drop it.');
+    return undefined;
+  }
+  if (!DNS1123_LABEL.test(pool.value)) {
+    throw new CliError(`${pool.from}: not a valid pool name`, 'A pool name is a DNS-1123 label: lower case letters, digits and -.');
+  }
+  const namespace = setting('pool-namespace');
+  if (namespace !== undefined && !DNS1123_LABEL.test(namespace.value)) {
+    throw new CliError(
+      `${namespace.from}: not a valid namespace name`,
+      'A namespace is a DNS-1123 label: lower case letters, digits and -.',
+    );
+  }
+  const advertise = setting('pool-advertise');
+  if (advertise === undefined) {
+    throw new CliError(
+      `${pool.from}: the pool's members need this proxy's URL`,
+      'Add --pool-advertise https://IP:PORT (in a DaemonSet, the pod IP from the downward API).',
+    );
+  }
+  const url = parseServer(advertise);
+  if (url === undefined || !url.startsWith('https:')) {
+    throw new CliError(`${advertise.from}: not an https URL`, 'The members send their credentials to it: give https://IP:PORT.');
+  }
+  const duration = setting('pool-lease-duration');
+  let leaseDurationMs = DEFAULT_LEASE_DURATION_MS;
+  if (duration !== undefined) {
+    const ms = parseDurationMs(duration.value);
+    // The Lease stores whole seconds; below 3 s the renew deadline and retry period would be under a second.
+    if (ms === undefined || ms % 1000 !== 0 || ms < 3000) {
+      throw new CliError(`${duration.from}: not a duration of whole seconds, at least 3s`, 'Give e.g. 15s (the default) or 1m.');
+    }
+    leaseDurationMs = ms;
+  }
+  // client-go's ratios (15 s, 10 s, 2 s) kept at any lease duration: leaseDuration > renewDeadline
+  // > 1.2 × retryPeriod, and renewDeadline + retryPeriod < leaseDuration (leaderelection/README.md).
+  return {
+    name: pool.value,
+    namespace: namespace?.value ?? DEFAULT_POOL_NAMESPACE,
+    advertise: url.replace(/\/+$/, ''),
+    certificateAuthority: setting('pool-certificate-authority')?.value,
+    tlsServerName: setting('pool-tls-server-name')?.value,
+    leaseDurationMs,
+    renewDeadlineMs: (leaseDurationMs * DEFAULT_RENEW_DEADLINE_MS) / DEFAULT_LEASE_DURATION_MS,
+    retryPeriodMs: (leaseDurationMs * DEFAULT_RETRY_PERIOD_MS) / DEFAULT_LEASE_DURATION_MS,
   };
 }
 

@@ -4,7 +4,7 @@
  * stoppable one by one. The proxy asks it for an informer whenever a read of a type arrives.
  */
 import type { Indexers } from './indexer.ts';
-import type { ListWatchClient, ResourceScope } from './lister-watcher.ts';
+import type { ListerWatcher, ListWatchClient, ResourceScope } from './lister-watcher.ts';
 import { describeScope, newListerWatcher } from './lister-watcher.ts';
 import type { InformerMetricsProvider } from './metrics.ts';
 import { noopInformerMetricsProvider } from './metrics.ts';
@@ -53,6 +53,11 @@ export interface SharedInformerFactoryOptions extends Pick<
   readonly log?: ReflectorLog;
   /** Wakes reflectors backing off after connection errors once the apiserver answers (upstream/health.ts). */
   readonly reachable?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The ListerWatcher of a scope (a pool member's routed one, routed-lister-watcher.ts);
+   * default: newListerWatcher over `client`.
+   */
+  readonly listerWatcherFor?: (scope: ResourceScope, extract: FieldExtractor | undefined) => ListerWatcher;
 }
 
 /** The factory's key of a scope; selectors are part of it (a different selection is a different cache). */
@@ -75,7 +80,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
         const name = describeScope(request);
         informer = newSharedIndexInformer({
           name,
-          listerWatcher: newListerWatcher(options.client, request, request.extract),
+          listerWatcher: options.listerWatcherFor?.(request, request.extract) ?? newListerWatcher(options.client, request, request.extract),
           metrics: metrics.forResource(name),
           ...(request.indexers === undefined ? {} : { indexers: request.indexers }),
           ...(request.store === undefined ? {} : { store: request.store }),

@@ -49,6 +49,8 @@ export interface ProxyOptions {
   readonly writeKubeconfig: string | undefined;
   /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */
   readonly shared: SharedServing | undefined;
+  /** A node pool this proxy is a member of (--pool); undefined: none, every type watched from the upstream. */
+  readonly pool?: PoolMembership | undefined;
   /** --memory-limit in bytes: the limit the memory budget follows, in place of the cgroup's; undefined: the cgroup's. */
   readonly memoryLimitBytes: number | undefined;
   readonly help: boolean;
@@ -74,3 +76,23 @@ export interface SharedServing {
  * --tls-cert-file and --tls-private-key-file), or with a CA and a certificate it makes at start.
  */
 export type TlsServing = { readonly kind: 'files'; readonly certFile: string; readonly keyFile: string } | { readonly kind: 'generate' };
+
+/**
+ * A node pool's membership (--pool and its flags): the members elect a leader through the Lease
+ * `kube-cache-proxy-pool-NAME`; only the leader watches the apiserver for the pool-wide types
+ * (those cached whole), the others read them from it.
+ */
+export interface PoolMembership {
+  readonly name: string;
+  /** The Lease's namespace. */
+  readonly namespace: string;
+  /** The URL the other members reach this proxy at; also its identity in the Lease (holderIdentity). */
+  readonly advertise: string;
+  /** The CA a leader's serving certificate is verified against (PEM file); undefined: the upstream's CA. */
+  readonly certificateAuthority: string | undefined;
+  /** The name a leader's serving certificate is verified for (kubeconfig's tls-server-name); undefined: the advertised URL's host. */
+  readonly tlsServerName?: string | undefined;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}

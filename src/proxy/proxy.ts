@@ -36,6 +36,7 @@ import { readClientCa, resolveServingTls } from './serving-tls.ts';
 import type { ResolvedTls } from './serving-tls.ts';
 import { resolveCaches } from './caching-reads.ts';
 import type { ProxyOptions, SharedServing } from './options.ts';
+import { startPoolMember } from './pool-member.ts';
 
 /** The package's version, for the status page. */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -103,8 +104,22 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const valve = collectAboveBytes === undefined ? undefined : startCollectionValve({ thresholdBytes: collectAboveBytes });
   metrics.memory(memory, valve, pool);
   const health = newUpstreamHealth(client);
+  // A node pool's member reads the pool-wide types from the elected leader (pool-member.ts).
+  const poolMember =
+    options.pool === undefined
+      ? undefined
+      : startPoolMember({
+          pool: options.pool,
+          client,
+          upstream,
+          registry: metrics.registry,
+          log: (level, message, fields) => {
+            logger[level](fields ?? {}, message);
+          },
+        });
   const factory = newSharedInformerFactory({
     client,
+    ...(poolMember === undefined ? {} : { listerWatcherFor: poolMember.listerWatcherFor }),
     metrics: newPrometheusInformerMetricsProvider(metrics.registry),
     reachable: (signal) => health.whenReachable(signal),
     // Upstream watch failures, 410s and relists, with the type in each message (the reflector's name).
@@ -133,6 +148,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     },
     identity: () => reviewSelf(client),
     version: PACKAGE_VERSION,
+    pool: poolMember?.status,
   });
   const app = newProxyServer({
     tls,
@@ -154,6 +170,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
   } catch (error) {
     await app.close();
+    await poolMember?.stop();
+    await poolMember?.close();
     await client.close();
     const where = options.unixSocket ?? `${options.address}:${options.port}`;
     const detail = error instanceof Error ? error.message : String(error);
@@ -161,6 +179,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   }
   for (const { name, reason } of cachedReads.skipped)
     app.log.warn({ resource: name }, `not cached: ${reason}; its reads are passed through`);
+  // The first watches open on the pool's leader, if there is one, rather than moving to it at once.
+  await poolMember?.settled;
   cachedReads.reads.start();
   if (cachedReads.cached.length > 0) {
     void factory.waitForCacheSync().then(
@@ -179,6 +199,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     } catch (error) {
       await app.close();
       await cachedReads.reads.stop();
+      await poolMember?.stop();
+      await poolMember?.close();
       await client.close();
       const detail = error instanceof Error ? error.message : String(error);
       throw new CliError(
@@ -220,6 +242,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const stop = async (graceMs: number): Promise<void> => {
     // Fastify's close stops accepting, closes idle keep-alive sockets and waits for requests.
     const closed = app.close();
+    // A pool leader hands the Lease over at once, so that its followers move on while it drains.
+    const left = poolMember?.stop();
     const timer = setTimeout(() => {
       app.log.info({ graceMs }, 'grace period over: closing the remaining connections');
       app.server.closeAllConnections();
@@ -231,7 +255,9 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     } finally {
       clearTimeout(timer);
     }
+    await left;
     await cachedReads.reads.stop();
+    await poolMember?.close();
     await client.close();
     valve?.stop();
   };

@@ -29,7 +29,7 @@ export async function loadUpstream(
  * kubectl's --server and --certificate-authority over a loaded config: another upstream (a node
  * proxy), reached with the same credentials. The kubeconfig's TLS server name goes with its server.
  */
-function withServer(config: UpstreamConfig, server: string | undefined, caFile: string | undefined): UpstreamConfig {
+export function withServer(config: UpstreamConfig, server: string | undefined, caFile: string | undefined): UpstreamConfig {
   let ca = config.tls.ca;
   if (caFile !== undefined) {
     try {

@@ -36,6 +36,20 @@ export interface StatusSources {
   readonly version: string;
   readonly clock?: Clock;
   readonly memory?: () => NodeJS.MemoryUsage;
+  /** The node pool this proxy is a member of (--pool); none: not in a pool. */
+  readonly pool?: (() => PoolStatus) | undefined;
+}
+
+/** A node pool member's state: its role, and where the pool-wide types are read from. */
+export interface PoolStatus {
+  readonly name: string;
+  /** The Lease, `namespace/name`. */
+  readonly lease: string;
+  /** The leader's advertised URL as the Lease last named it ('' while none). */
+  readonly leader: string;
+  readonly role: 'leader' | 'follower';
+  /** Where the types cached whole are listed and watched from now. */
+  readonly readsFrom: 'leader' | 'apiserver';
 }
 
 export interface CacheReport {
@@ -85,6 +99,8 @@ export interface StatusReport {
     readonly identity: UpstreamIdentity | null;
   };
   readonly consistency: StatusSources['consistency'];
+  /** The node pool, if the proxy is a member of one; null otherwise. */
+  readonly pool: PoolStatus | null;
   readonly memory: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly arrayBuffersBytes: number };
   /** Requests since start: all, and the reads (get, list, watch); offloadRatio = reads from the cache / all reads (null before any). */
   readonly requests: Served;
@@ -247,6 +263,7 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
         uptimeSeconds: Math.round((now - startedAt) / 1000),
         upstream: { server: sources.upstream.server, source: sources.upstream.source, identity: identity ?? null },
         consistency: sources.consistency,
+        pool: sources.pool?.() ?? null,
         memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers },
         requests: totals.requests,
         reads: { ...totals.reads, offloadRatio: allReads === 0 ? null : round(totals.reads.cache / allReads, 4) },

@@ -187,6 +187,33 @@ test(
 );
 
 test(
+  'deploy/node with deploy/node-pool: the pool flags from the downward API, a Role on Leases; accepted by the apiserver',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const objects = await applyKustomization(
+      shared.cp,
+      overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')], components: [join(DEPLOY, 'node-pool')] }),
+    );
+    const daemonSet = only(objects, 'DaemonSet') as Workload;
+    const proxy = assertSharedProxy(daemonSet, objects, false);
+    const env = kubeletEnv(proxy, { 'spec.nodeName': 'node-7', 'status.podIP': '10.1.2.3', 'metadata.namespace': ns });
+    assert.equal(env.KCP_POOL, 'nodes');
+    assert.equal(env.KCP_POOL_NAMESPACE, ns);
+    assert.equal(env.KCP_POOL_ADVERTISE, 'https://10.1.2.3:8443');
+    assert.equal(env.KCP_POOL_TLS_SERVER_NAME, `kube-cache-proxy-node.${ns}.svc`);
+    assert.equal(env.KCP_RESOURCES, 'pods:spec.nodeName=node-7,services,endpointslices.discovery.k8s.io,nodes,namespaces');
+    const role = only(objects, 'Role') as KubeObject & { rules: PolicyRule[] };
+    assert.deepEqual(role.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+    const binding = only(objects, 'RoleBinding') as KubeObject & { subjects: { name: string; namespace?: string }[] };
+    assert.deepEqual(
+      binding.subjects.map((s) => [s.name, s.namespace]),
+      [['kube-cache-proxy-shared', ns]],
+    );
+  },
+);
+
+test(
   'deploy/cluster: a Deployment of 2 in shared mode, its Service and a PodDisruptionBudget; accepted by the apiserver',
   { timeout: 60_000 },
   async (t) => {

@@ -171,5 +171,46 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'authentication-token-webhook-cache-ttl',
     'authorization-webhook-cache-authorized-ttl',
     'authorization-webhook-cache-unauthorized-ttl',
+    'pool',
+    'pool-namespace',
+    'pool-advertise',
+    'pool-certificate-authority',
+    'pool-tls-server-name',
+    'pool-lease-duration',
   ]);
+});
+
+test('proxy options: --pool, shared mode only, with its advertised URL; the election timing follows the lease duration', () => {
+  assert.equal(parseProxyOptions(['--shared'], {}).pool, undefined);
+  const base = ['--shared', '--pool', 'zone-a', '--pool-advertise', 'https://10.0.0.7:8443/'];
+  assert.deepEqual(parseProxyOptions(base, {}).pool, {
+    name: 'zone-a',
+    namespace: 'kube-system',
+    advertise: 'https://10.0.0.7:8443',
+    certificateAuthority: undefined,
+    tlsServerName: undefined,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  });
+  const short = parseProxyOptions([...base, '--pool-lease-duration', '6s'], {
+    KCP_POOL_NAMESPACE: 'kcp',
+    KCP_POOL_TLS_SERVER_NAME: 'node.kcp.svc',
+  }).pool;
+  assert.deepEqual(
+    [short?.namespace, short?.tlsServerName, short?.leaseDurationMs, short?.renewDeadlineMs, short?.retryPeriodMs],
+    ['kcp', 'node.kcp.svc', 6_000, 4_000, 800],
+  );
+  const fails = (args: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(args, {}),
+      (e: unknown) => e instanceof CliError && message.test(e.message),
+    );
+  };
+  fails(['--pool', 'a', '--pool-advertise', 'https://10.0.0.7:8443'], /--pool "a": only for shared mode/);
+  fails(['--shared', '--pool', 'a'], /need this proxy's URL/);
+  fails(['--shared', '--pool', 'a', '--pool-advertise', 'http://127.0.0.1:8001'], /not an https URL/);
+  fails(['--shared', '--pool', 'Zone_A', '--pool-advertise', 'https://10.0.0.7:8443'], /not a valid pool name/);
+  fails(['--shared', '--pool-advertise', 'https://10.0.0.7:8443'], /only with --pool/);
+  fails([...base, '--pool-lease-duration', '1500ms'], /whole seconds/);
 });

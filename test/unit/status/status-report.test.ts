@@ -96,6 +96,7 @@ test("status: the figures are the metrics registry's: reads by where they were a
   ]);
   assert.deepEqual(report.memory, { rssBytes: 300, heapUsedBytes: 100, arrayBuffersBytes: 20 });
   assert.deepEqual(report.upstream, { server: 'https://10.0.0.1:6443', source: 'in-cluster', identity: null });
+  assert.equal(report.pool, null, 'not a member of a pool');
   assert.equal(report.version, '1.2.3');
 });
 
@@ -194,4 +195,27 @@ test('status: a SelfSubjectReview that does not answer holds a report up for a s
   await settle();
   clock.step(1_000);
   assert.equal((await next).upstream.identity, null);
+});
+
+test("status: a pool member's role and where its pool-wide types are read from, as its member reports them", async () => {
+  let readsFrom: 'leader' | 'apiserver' = 'leader';
+  const { sources } = setUp({
+    pool: () => ({
+      name: 'zone-a',
+      lease: 'kcp/kube-cache-proxy-pool-zone-a',
+      leader: 'https://10.0.0.2:8443',
+      role: 'follower',
+      readsFrom,
+    }),
+  });
+  const reporter = newStatusReporter(sources);
+  assert.deepEqual((await reporter.report()).pool, {
+    name: 'zone-a',
+    lease: 'kcp/kube-cache-proxy-pool-zone-a',
+    leader: 'https://10.0.0.2:8443',
+    role: 'follower',
+    readsFrom: 'leader',
+  });
+  readsFrom = 'apiserver';
+  assert.equal((await reporter.report()).pool?.readsFrom, 'apiserver', 'read at each report');
 });

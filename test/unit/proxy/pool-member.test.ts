@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Registry } from 'prom-client';
+import { startPoolMember } from '../../../src/proxy/pool-member.ts';
+import type { PoolMembership } from '../../../src/proxy/options.ts';
+import type { UpstreamRequest } from '../../../src/upstream/client.ts';
+import { FakeClock } from '../../helpers/fake-clock.ts';
+import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+
+/** A leader nobody serves at: a follower's connection to it is refused at once. */
+const DEAD_LEADER = 'https://127.0.0.1:1';
+const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kcp/leases/kube-cache-proxy-pool-zone-a';
+
+const POOL: PoolMembership = {
+  name: 'zone-a',
+  namespace: 'kcp',
+  advertise: 'https://10.0.0.1:8443',
+  certificateAuthority: undefined,
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+function respond(holder: string | undefined): (request: UpstreamRequest) => ReturnType<typeof jsonResponse> {
+  return (request) => {
+    if (request.path === LEASE_PATH && request.method === 'GET') {
+      if (holder === undefined) return jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });
+      return jsonResponse(200, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'kube-cache-proxy-pool-zone-a', namespace: 'kcp', resourceVersion: '5' },
+        spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 0 },
+      });
+    }
+    if (request.method === 'POST' && request.path.endsWith('/leases')) {
+      const lease = JSON.parse(String(request.body)) as { metadata: Record<string, unknown> };
+      return jsonResponse(201, { ...lease, metadata: { ...lease.metadata, resourceVersion: '6' } });
+    }
+    if (request.path.startsWith('/api/v1/configmaps')) {
+      return jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [] });
+    }
+    return jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });
+  };
+}
+
+test('pool member: the only candidate creates the Lease, leads, and reads every type from the apiserver', async () => {
+  const upstream = newFakeUpstream({ respond: respond(undefined) });
+  const member = startPoolMember({
+    pool: POOL,
+    client: upstream.client,
+    upstream: upstream.client.config,
+    registry: new Registry(),
+    log: () => undefined,
+    clock: new FakeClock(),
+  });
+  await member.settled;
+  assert.deepEqual(member.status(), {
+    name: 'zone-a',
+    lease: 'kcp/kube-cache-proxy-pool-zone-a',
+    leader: POOL.advertise,
+    role: 'leader',
+    readsFrom: 'apiserver',
+  });
+  await member.listerWatcherFor({ group: '', version: 'v1', resource: 'configmaps' }, undefined).list({});
+  assert.ok(upstream.paths.includes('/api/v1/configmaps'));
+  await member.stop();
+  await member.close();
+});
+
+test('pool member: a follower routes the types cached whole to the leader (the apiserver once it refuses), selector scopes never', async () => {
+  const upstream = newFakeUpstream({ respond: respond(DEAD_LEADER) });
+  const member = startPoolMember({
+    pool: POOL,
+    client: upstream.client,
+    upstream: upstream.client.config,
+    registry: new Registry(),
+    log: () => undefined,
+    clock: new FakeClock(),
+  });
+  await member.settled;
+  assert.deepEqual([member.status().role, member.status().readsFrom, member.status().leader], ['follower', 'leader', DEAD_LEADER]);
+  // A node's scope: the apiserver, and the route untouched.
+  const scoped = member.listerWatcherFor({ group: '', version: 'v1', resource: 'configmaps', fieldSelector: 'metadata.name=a' }, undefined);
+  await scoped.list({});
+  assert.ok(upstream.paths.includes('/api/v1/configmaps?fieldSelector=metadata.name%3Da'));
+  assert.equal(member.status().readsFrom, 'leader');
+  // The whole type: the leader first; refused, the same LIST from the apiserver.
+  const whole = member.listerWatcherFor({ group: '', version: 'v1', resource: 'configmaps' }, undefined);
+  assert.equal((await whole.list({ resourceVersion: '0' })).resourceVersion, '10');
+  assert.ok(upstream.paths.includes('/api/v1/configmaps?resourceVersion=0'));
+  assert.equal(member.status().readsFrom, 'apiserver');
+  await member.stop();
+  await member.close();
+});

@@ -2,8 +2,10 @@
  * The agents of each simulated node, as the fleet runs them against a layout:
  *   pods by node   a client-go v0.37.2 shared informer (tools/goclient --mode=node-agent), one Go
  *                  process per node, protobuf, WatchList as client-go sends it by default
- *   light watches  a Service, an EndpointSlice and a Namespace watch per node from the light raw
- *                  socket client (watch-client.ts, one process per WATCHES_PER_PROCESS watches)
+ *   light agents   `lightAgents` per node (kube-proxy, a CNI agent, a DNS agent...), each an
+ *                  RV-unset LIST of Services, EndpointSlices and Namespaces (JSON) as an informer
+ *                  starts, then a watch of each from the light raw socket client (watch-client.ts,
+ *                  one process per WATCHES_PER_PROCESS watches)
  *   RV-unset LISTs each node's pods LISTed every `listSeconds`, staggered over the nodes
  * Every event is recorded with its arrival on CLOCK_MONOTONIC, to be matched with the writes.
  */
@@ -21,6 +23,8 @@ const WATCHES_PER_PROCESS = 600;
 /** Go agents started at once. */
 const START_CONCURRENCY = 8;
 const SYNC_TIMEOUT_MS = 180_000;
+/** The light agents' initial LISTs in flight at once. */
+const LIST_CONCURRENCY = 8;
 /** The light watches of a node, in this order (watcher index mod 3). */
 export const LIGHT_WATCHES = ['services', 'endpointslices', 'namespaces'] as const;
 const LIGHT_PATHS: Record<(typeof LIGHT_WATCHES)[number], string> = {
@@ -40,7 +44,7 @@ export interface PodEvent {
 export interface AgentRecords {
   /** Per node, its pod informer's events after sync. */
   readonly pods: readonly (readonly PodEvent[])[];
-  /** Per node, the EndpointSlice watch's MODIFIED events (rv, arrival). */
+  /** Per EndpointSlice watch (node by node), its MODIFIED events (rv, arrival). */
   readonly slices: readonly { readonly rv: number; readonly at: number }[][];
   /** Watch errors the informers reported, light watches closed early. */
   readonly watchErrors: number;
@@ -129,6 +133,35 @@ export interface AgentSpec {
   /** The resourceVersion the light watches start from (after every cache synced, before the churn). */
   readonly resourceVersion: string;
   readonly listSeconds: number;
+  /** Light agents per node, each with its own LISTs and watches. */
+  readonly lightAgents: number;
+}
+
+/** The light agents' LISTs as their informers start: each type once per agent, a few at a time. */
+async function initialLists(
+  targets: readonly AgentTarget[],
+  lightAgents: number,
+  dispatcherFor: (t: AgentTarget) => Agent,
+): Promise<number> {
+  const work = targets.flatMap((t) =>
+    Array.from({ length: lightAgents }, () => LIGHT_WATCHES.map((w) => ({ t, path: LIGHT_PATHS[w] }))).flat(),
+  );
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(LIST_CONCURRENCY, work.length) }, async () => {
+      while (next < work.length) {
+        const item = work[next++];
+        if (item === undefined) break;
+        const res = await request(`${item.t.url}${item.path}`, {
+          dispatcher: dispatcherFor(item.t),
+          headers: { ...item.t.headers, accept: 'application/json' },
+        });
+        await res.body.dump();
+        if (res.statusCode !== 200) throw new Error(`LIST ${item.path} at ${item.t.url}: ${String(res.statusCode)}`);
+      }
+    }),
+  );
+  return work.length;
 }
 
 export async function startAgents(
@@ -138,6 +171,16 @@ export async function startAgents(
 ): Promise<RunningAgents> {
   const goAgents: (GoAgent | undefined)[] = new Array<GoAgent | undefined>(targets.length);
   const clients: ChildProcess[] = [];
+  const dispatchers = new Map<string, Agent>();
+  const dispatcherFor = (t: AgentTarget): Agent => {
+    let d = dispatchers.get(t.url);
+    if (d === undefined) {
+      d = new Agent({ connections: 4, ...(t.ca === undefined ? {} : { connect: { ca: t.ca } }) });
+      dispatchers.set(t.url, d);
+    }
+    return d;
+  };
+  let initial = 0;
   const stopGo = (): void => {
     for (const agent of goAgents) if (agent !== undefined) agent.child.stdin?.end();
   };
@@ -153,9 +196,14 @@ export async function startAgents(
         }
       }),
     );
+    initial = await initialLists(targets, spec.lightAgents, dispatcherFor);
+    report(`${String(initial)} initial LISTs of the light agents done`);
     const query = `?watch=1&allowWatchBookmarks=true&resourceVersion=${spec.resourceVersion}`;
-    const paths = targets.flatMap(() => LIGHT_WATCHES.map((w) => `${LIGHT_PATHS[w]}${query}`));
-    const urls = targets.flatMap((t) => LIGHT_WATCHES.map(() => t.url));
+    const perNode = spec.lightAgents * LIGHT_WATCHES.length;
+    const paths = targets.flatMap(() =>
+      Array.from({ length: perNode }, (_, k) => `${LIGHT_PATHS[LIGHT_WATCHES[k % LIGHT_WATCHES.length] ?? 'namespaces']}${query}`),
+    );
+    const urls = targets.flatMap((t) => Array.from({ length: perNode }, () => t.url));
     const first = targets[0];
     for (let from = 0; from < paths.length; from += WATCHES_PER_PROCESS) {
       const child = fork(CLIENT, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -176,19 +224,11 @@ export async function startAgents(
   } catch (error) {
     stopGo();
     for (const child of clients) child.kill();
+    await Promise.allSettled([...dispatchers.values()].map((d) => d.close()));
     throw error;
   }
 
   // The RV-unset LISTs: every node's pods every listSeconds, staggered.
-  const dispatchers = new Map<string, Agent>();
-  const dispatcherFor = (t: AgentTarget): Agent => {
-    let d = dispatchers.get(t.url);
-    if (d === undefined) {
-      d = new Agent({ connections: 4, ...(t.ca === undefined ? {} : { connect: { ca: t.ca } }) });
-      dispatchers.set(t.url, d);
-    }
-    return d;
-  };
   let lists = 0;
   let listFailures = 0;
   const interval = (spec.listSeconds * 1000) / targets.length;
@@ -220,7 +260,7 @@ export async function startAgents(
       stopGo();
       const outputs = await Promise.all(goAgents.map((a) => a?.output ?? Promise.resolve('')));
       await Promise.allSettled([...dispatchers.values()].map((d) => d.close()));
-      const slices: { rv: number; at: number }[][] = targets.map(() => []);
+      const slices: { rv: number; at: number }[][] = Array.from({ length: targets.length * spec.lightAgents }, () => []);
       let closedWatches = 0;
       results.forEach((r, p) => {
         closedWatches += r.closed;
@@ -236,7 +276,7 @@ export async function startAgents(
         watchErrors += parsed.watchErrors;
         return parsed.events;
       });
-      return { pods, slices, watchErrors, closedWatches, lists, listFailures };
+      return { pods, slices, watchErrors, closedWatches, lists: lists + initial, listFailures };
     },
   };
 }

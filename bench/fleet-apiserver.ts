@@ -13,9 +13,9 @@ export const FLEET_RESOURCES = ['pods', 'services', 'endpointslices', 'nodes', '
 export interface ApiserverSnapshot {
   /** Watches open now, per resource of FLEET_RESOURCES. */
   readonly watches: Readonly<Record<string, number>>;
-  /** apiserver_request_total, every series. */
+  /** apiserver_request_total of the reads (LIST, GET, WATCH): the churn's own writes left out. */
   readonly requests: number;
-  /** apiserver_response_sizes_sum + apiserver_watch_events_sizes_sum, every series (bytes of bodies and events). */
+  /** apiserver_response_sizes_sum of the reads + apiserver_watch_events_sizes_sum (bytes of bodies and events). */
   readonly bodyBytes: number;
   readonly cpuSeconds: number;
   /** /proc/PID/io wchar: bytes the process wrote (sockets to clients and etcd, logs); NaN when unreadable. */
@@ -31,6 +31,7 @@ function writtenBytes(pid: number): number {
   }
 }
 
+const READ_VERB = /verb="(LIST|GET|WATCH)"/;
 const value = (line: string): number => Number(line.slice(line.lastIndexOf(' ') + 1));
 
 export async function apiserverSnapshot(client: UpstreamClient, pid: number): Promise<ApiserverSnapshot> {
@@ -39,8 +40,10 @@ export async function apiserverSnapshot(client: UpstreamClient, pid: number): Pr
   let requests = 0;
   let bodyBytes = 0;
   for (const line of res.body.toString().split('\n')) {
-    if (line.startsWith('apiserver_request_total{')) requests += value(line);
-    else if (line.startsWith('apiserver_response_sizes_sum{') || line.startsWith('apiserver_watch_events_sizes_sum{')) {
+    const read = READ_VERB.test(line);
+    if (line.startsWith('apiserver_request_total{')) {
+      if (read) requests += value(line);
+    } else if ((line.startsWith('apiserver_response_sizes_sum{') && read) || line.startsWith('apiserver_watch_events_sizes_sum{')) {
       bodyBytes += value(line);
     } else if (line.startsWith('apiserver_longrunning_requests{') && line.includes('verb="WATCH"') && !/subresource="[^"]/.test(line)) {
       const resource = /resource="([^"]*)"/.exec(line)?.[1];

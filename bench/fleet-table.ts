@@ -39,7 +39,7 @@ function row(r: FleetRow): string {
     rss(r.nodeProxyRss),
     rss(r.clusterProxyRss),
     a === undefined ? '–' : `${String(a.delivered)}/${String(a.expected)} · ${String(a.lost)} · ${String(a.duplicated)}`,
-    a === undefined ? '–' : `${a.p50.toFixed(1)} / ${a.p99.toFixed(1)}`,
+    a === undefined ? '–' : `${a.p50.toFixed(1)} / ${a.p99.toFixed(1)} (${a.podP99.toFixed(1)} / ${a.sliceP99.toFixed(1)})`,
     a === undefined ? '–' : `${String(a.lists)} (${String(a.listFailures)} failed)`,
   ]
     .join(' | ')
@@ -87,25 +87,36 @@ function targets(result: FleetResult): string[] {
 }
 
 /**
- * On paper at PAPER_NODES nodes, the same churn rate: where every node holds its own upstream
- * watches (direct, node) the apiserver's watches, bytes and CPU grow with the nodes; behind the
- * tree's cluster proxies they do not, but for the startup lists of a cluster that many times larger.
+ * On paper at PAPER_NODES nodes, the same churn rate. Where every node holds its own upstream
+ * watches (direct, node) the apiserver's cost over the churn is the churn alone's (measured without
+ * agents) plus the per-node share of the rest times the nodes, and its start the per-node start
+ * times the nodes; behind the tree's cluster proxies the churn costs what was measured whatever the
+ * nodes, and its start grows with the objects the cluster proxies list.
  */
 function paper(result: FleetResult): string[] {
   const { nodes, podsPerNode, services } = result.spec;
   const factor = PAPER_NODES / nodes;
   const objects = (n: number, p: number): number => n * p + n + services * 2;
+  const base = result.baseline;
   const lines: string[] = [];
   for (const r of result.rows) {
     if (r.skipped !== undefined || r.churn === undefined || r.startup === undefined) continue;
     const secs = r.churnSeconds ?? NaN;
     const perNode = r.layout !== 'tree';
-    const scale = perNode ? factor : 1;
+    const rate = (measured: number, baseline: number): number => {
+      const own = measured / secs;
+      if (!perNode) return own;
+      const alone = base === undefined ? 0 : baseline / base.seconds;
+      return alone + (own - alone) * factor;
+    };
+    const bytes = rate(r.churn.bodyBytes, base?.apiserver.bodyBytes ?? 0);
+    const cpu = rate(r.churn.cpuSeconds, base?.apiserver.cpuSeconds ?? 0);
+    const requests = rate(r.churn.requests, base?.apiserver.requests ?? 0);
     const startupScale = perNode ? factor : objects(PAPER_NODES, PAPER_PODS_PER_NODE) / objects(nodes, podsPerNode);
     lines.push(
-      `- ${r.layout}: ${String(Math.round(total(r.watches) * scale))} watches, ` +
-        `${(((r.churn.bodyBytes / secs) * scale) / MiB).toFixed(1)} MiB/s sent and ${((r.churn.cpuSeconds / secs) * scale).toFixed(2)} CPU s/s over the churn, ` +
-        `${((r.churn.requests / secs) * scale).toFixed(0)} requests/s; a fleet-wide start ${((r.startup.bodyBytes * startupScale) / MiB / 1024).toFixed(1)} GiB sent, ${(r.startup.cpuSeconds * startupScale).toFixed(0)} CPU s`,
+      `- ${r.layout}: ${String(Math.round(total(r.watches) * (perNode ? factor : 1)))} watches; over the churn ${(bytes / MiB).toFixed(1)} MiB/s sent, ` +
+        `${cpu.toFixed(2)} CPU s/s, ${requests.toFixed(0)} reads/s; a fleet-wide start ${((r.startup.bodyBytes * startupScale) / MiB / 1024).toFixed(2)} GiB sent, ` +
+        `${(r.startup.cpuSeconds * startupScale).toFixed(0)} CPU s, ${String(Math.round(r.startup.requests * startupScale))} reads`,
     );
   }
   return lines;
@@ -113,14 +124,19 @@ function paper(result: FleetResult): string[] {
 
 export function formatFleet(result: FleetResult): string {
   const s = result.spec;
+  const b = result.baseline;
   return [
-    `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), Service, EndpointSlice and Namespace watches, an RV-unset LIST of its pods every ${String(s.listSeconds)} s; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
+    `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), ${String(s.lightAgents)} light agents each LISTing then watching Services, EndpointSlices and Namespaces, an RV-unset LIST of its pods every ${String(s.listSeconds)} s; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
     '',
-    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | agents' events delivered/expected · lost · duplicated | latency p50 / p99 ms | RV-unset LISTs |`,
+    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | agents' events delivered/expected · lost · duplicated | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.rows.map(row),
     '',
-    `Sent: apiserver_response_sizes_sum + apiserver_watch_events_sizes_sum; written: the apiserver process's wchar (TLS, etcd and logs included). Latency: a write's answer to the event at the node's agent (negative when the event arrived first).`,
+    b === undefined
+      ? ''
+      : `The churn alone, no agent: ${(b.apiserver.requests / b.seconds).toFixed(1)} reads/s · ${(b.apiserver.bodyBytes / b.seconds / 1024).toFixed(0)} KiB/s sent · ${b.apiserver.cpuSeconds.toFixed(1)} CPU s over ${b.seconds.toFixed(0)} s; every row's churn figures include it.`,
+    '',
+    `Reads: LIST, GET and WATCH requests. Sent: apiserver_response_sizes_sum + apiserver_watch_events_sizes_sum; written: the apiserver process's wchar (TLS, etcd and logs included). Latency: a write's answer to the event at the node's agent (negative when the event arrived first).`,
     '',
     'Targets:',
     ...targets(result),

@@ -44,6 +44,8 @@ export interface FleetSpec extends FleetSizes {
   readonly churn: number;
   /** Each node's RV-unset LIST of its pods, every this many seconds. */
   readonly listSeconds: number;
+  /** Light agents per node (Service, EndpointSlice and Namespace readers). */
+  readonly lightAgents: number;
 }
 
 export interface Spread {
@@ -75,6 +77,9 @@ export interface AgentFigures {
   readonly duplicated: number;
   readonly p50: number;
   readonly p99: number;
+  /** p99 of the pod informers' events alone, and of the EndpointSlice watches'. */
+  readonly podP99: number;
+  readonly sliceP99: number;
   readonly writes: number;
   readonly failedWrites: number;
   readonly watchErrors: number;
@@ -85,6 +90,8 @@ export interface AgentFigures {
 
 export interface FleetResult {
   readonly spec: FleetSpec;
+  /** The churn alone, no agent: what every layout's churn figures include. */
+  readonly baseline?: { readonly apiserver: ApiserverDelta; readonly seconds: number };
   readonly rows: readonly FleetRow[];
 }
 
@@ -106,7 +113,8 @@ function spread(values: readonly number[]): Spread | undefined {
 
 /** Matches every write with the events its agents recorded: latency, losses and duplicates. */
 export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures {
-  const latencies: number[] = [];
+  const podLatencies: number[] = [];
+  const sliceLatencies: number[] = [];
   let expected = 0;
   let lost = 0;
   let duplicated = 0;
@@ -123,7 +131,7 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
     const times = byNode[write.node]?.get(write.key) ?? [];
     const first = times[0];
     if (first === undefined) lost++;
-    else latencies.push(first - write.at);
+    else podLatencies.push(first - write.at);
     if (times.length > 1) duplicated += times.length - 1;
   }
   for (const events of records.slices) {
@@ -134,10 +142,11 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
       const times = seen.get(write.rv) ?? [];
       const first = times[0];
       if (first === undefined) lost++;
-      else latencies.push(first - write.at);
+      else sliceLatencies.push(first - write.at);
       if (times.length > 1) duplicated += times.length - 1;
     }
   }
+  const latencies = [...podLatencies, ...sliceLatencies];
   return {
     expected,
     delivered: latencies.length,
@@ -145,6 +154,8 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
     duplicated,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
+    podP99: quantile(podLatencies, 0.99),
+    sliceP99: quantile(sliceLatencies, 0.99),
     writes: log.pods.length + log.slices.length,
     failedWrites: log.failed,
     watchErrors: records.watchErrors,
@@ -180,7 +191,11 @@ async function runLayout(
   try {
     const res = await client.request({ method: 'GET', path: '/api/v1/namespaces?limit=1' });
     const rv = (JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const agents = await startAgents(layout.agents, { binary, resourceVersion: rv, listSeconds: spec.listSeconds }, say);
+    const agents = await startAgents(
+      layout.agents,
+      { binary, resourceVersion: rv, listSeconds: spec.listSeconds, lightAgents: spec.lightAgents },
+      say,
+    );
     let records: AgentRecords | undefined;
     try {
       const started = await apiserverSnapshot(client, pid);
@@ -231,6 +246,17 @@ export async function runFleet(
   report('fleet · building the Go agent (tools/goclient)');
   const binary = await buildAgent();
   await seedFleet(client, spec, progress);
+  report(`fleet · the churn alone, no agent, ${String(spec.seconds)} s`);
+  const quiet = await apiserverSnapshot(client, apiserverPid);
+  const started = performance.now();
+  const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: 'baseline' });
+  await sleep(spec.seconds * 1000);
+  await churn.stop();
+  await sleep(DRAIN_MS);
+  const baseline = {
+    apiserver: apiserverDelta(await apiserverSnapshot(client, apiserverPid), quiet),
+    seconds: (performance.now() - started) / 1000,
+  };
   const rows: FleetRow[] = [];
   for (const layout of spec.layouts) {
     if (!layoutAvailable(layout)) {
@@ -246,5 +272,5 @@ export async function runFleet(
       rows.push({ layout, skipped: `failed: ${message.slice(0, 200)}` });
     }
   }
-  return { spec, rows };
+  return { spec, baseline, rows };
 }

@@ -80,6 +80,8 @@ export interface BenchOptions {
   readonly fleetChurn: number;
   readonly fleetSeconds: number;
   readonly fleetLayouts: readonly LayoutName[];
+  /** Light agents per node, each reading Services, EndpointSlices and Namespaces. */
+  readonly fleetLightAgents: number;
   /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
   readonly scaleSizes: readonly number[];
   readonly applyRate: number;
@@ -129,6 +131,7 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --fleet-services N  fleet: Services, each with an EndpointSlice (default 1000)
   --fleet-churn N     fleet: churn writes/s: pods created and deleted, EndpointSlices updated (default 20)
   --fleet-seconds S   fleet: churn per layout (default 60)
+  --fleet-light-agents N  fleet: agents per node reading Services, EndpointSlices, Namespaces (default 3)
   --fleet-layouts LIST  fleet: layouts, in this order (default direct,node,tree,pool)
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
   --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
@@ -165,6 +168,7 @@ const FLAGS = {
   'fleet-churn': { type: 'string' },
   'fleet-seconds': { type: 'string' },
   'fleet-layouts': { type: 'string' },
+  'fleet-light-agents': { type: 'string' },
   'scale-sizes': { type: 'string' },
   'apply-rate': { type: 'string' },
   'apply-seconds': { type: 'string' },
@@ -240,6 +244,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     fleetChurn: num('fleet-churn', 20),
     fleetSeconds: num('fleet-seconds', 60),
     fleetLayouts: fleetLayouts.filter(isLayout),
+    fleetLightAgents: Math.round(num('fleet-light-agents', 3)),
     scaleSizes,
     applyRate: num('apply-rate', 1000),
     applySeconds: num('apply-seconds', 15),

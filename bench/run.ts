@@ -570,6 +570,7 @@ async function main(): Promise<number> {
             seconds: o.fleetSeconds,
             layouts: o.fleetLayouts,
             listSeconds: FLEET_LIST_SECONDS,
+            lightAgents: o.fleetLightAgents,
           },
           progress,
           (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`),

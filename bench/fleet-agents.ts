@@ -54,6 +54,8 @@ export interface AgentRecords {
 }
 
 export interface RunningAgents {
+  /** Events the light watches recorded so far (to know when delivery has caught up). */
+  recorded(): Promise<number>;
   /** Stops every agent and hands back what they recorded. */
   stop(): Promise<AgentRecords>;
 }
@@ -92,8 +94,9 @@ function startGoAgent(binary: string, kubeconfig: string, node: string): Promise
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
+  // 'close', not 'exit': the process may exit before its stdout has all been read.
   const output = new Promise<string>((resolve) => {
-    child.once('exit', () => {
+    child.once('close', () => {
       resolve(out);
     });
   });
@@ -248,6 +251,16 @@ export async function startAgents(
   }, interval);
 
   return {
+    async recorded() {
+      const counts = await Promise.all(
+        clients.map((child) => {
+          const count = nextMessage<{ recorded: number }>(child, 'count');
+          send(child, { type: 'count' });
+          return count;
+        }),
+      );
+      return counts.reduce((sum, c) => sum + c.recorded, 0);
+    },
     async stop() {
       clearInterval(timer);
       const results = await Promise.all(

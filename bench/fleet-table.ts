@@ -19,6 +19,7 @@ const RSS_LIMIT_MIB = 120;
 const mib = (bytes: number): string => (bytes / MiB).toFixed(1);
 const rss = (s: Spread | undefined): string =>
   s === undefined ? '–' : `${(s.min / MiB).toFixed(0)} / ${(s.median / MiB).toFixed(0)} / ${(s.max / MiB).toFixed(0)}`;
+const perSecond = (bytes: number): string => (bytes < MiB ? `${(bytes / 1024).toFixed(0)} KiB/s` : `${(bytes / MiB).toFixed(1)} MiB/s`);
 const total = (w: Readonly<Record<string, number>> | undefined): number => Object.values(w ?? {}).reduce((a, b) => a + b, 0);
 const verdict = (met: boolean): string => (met ? 'met' : 'NOT met');
 
@@ -38,7 +39,9 @@ function row(r: FleetRow): string {
       : `${(c.requests / secs).toFixed(1)} · ${(c.bodyBytes / secs / 1024).toFixed(0)} (${(c.writtenBytes / secs / 1024).toFixed(0)}) · ${c.cpuSeconds.toFixed(1)}`,
     rss(r.nodeProxyRss),
     rss(r.clusterProxyRss),
-    a === undefined ? '–' : `${String(a.delivered)}/${String(a.expected)} · ${String(a.lost)} · ${String(a.duplicated)}`,
+    a === undefined
+      ? '–'
+      : `${String(a.delivered)}/${String(a.expected)} · ${String(a.lost)} (pods ${String(a.lostPods)}) · ${String(a.duplicated)} · ${String(a.closedWatches + a.watchErrors)}`,
     a === undefined ? '–' : `${a.p50.toFixed(1)} / ${a.p99.toFixed(1)} (${a.podP99.toFixed(1)} / ${a.sliceP99.toFixed(1)})`,
     a === undefined ? '–' : `${String(a.lists)} (${String(a.listFailures)} failed)`,
   ]
@@ -114,7 +117,7 @@ function paper(result: FleetResult): string[] {
     const requests = rate(r.churn.requests, base?.apiserver.requests ?? 0);
     const startupScale = perNode ? factor : objects(PAPER_NODES, PAPER_PODS_PER_NODE) / objects(nodes, podsPerNode);
     lines.push(
-      `- ${r.layout}: ${String(Math.round(total(r.watches) * (perNode ? factor : 1)))} watches; over the churn ${(bytes / MiB).toFixed(1)} MiB/s sent, ` +
+      `- ${r.layout}: ${String(Math.round(total(r.watches) * (perNode ? factor : 1)))} watches; over the churn ${perSecond(bytes)} sent, ` +
         `${cpu.toFixed(2)} CPU s/s, ${requests.toFixed(0)} reads/s; a fleet-wide start ${((r.startup.bodyBytes * startupScale) / MiB / 1024).toFixed(2)} GiB sent, ` +
         `${(r.startup.cpuSeconds * startupScale).toFixed(0)} CPU s, ${String(Math.round(r.startup.requests * startupScale))} reads`,
     );
@@ -128,7 +131,7 @@ export function formatFleet(result: FleetResult): string {
   return [
     `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), ${String(s.lightAgents)} light agents each LISTing then watching Services, EndpointSlices and Namespaces, an RV-unset LIST of its pods every ${String(s.listSeconds)} s; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
     '',
-    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | agents' events delivered/expected · lost · duplicated | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
+    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | agents' events delivered/expected · lost · duplicated · watches ended early | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.rows.map(row),
     '',

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
-import type { AgentRecords } from './fleet-agents.ts';
+import type { AgentRecords, RunningAgents } from './fleet-agents.ts';
 import { startAgents } from './fleet-agents.ts';
 import type { ApiserverDelta } from './fleet-apiserver.ts';
 import { apiserverDelta, apiserverSnapshot, FLEET_RESOURCES } from './fleet-apiserver.ts';
@@ -32,8 +32,13 @@ import { median, quantile, rssBytes } from './stats.ts';
 /** The fleet the paper figures are for. */
 export const PAPER_NODES = 5000;
 export const PAPER_PODS_PER_NODE = 30;
-/** After the churn stops, how long events may take to reach the agents before they are counted. */
-const DRAIN_MS = 5_000;
+/**
+ * After the churn stops, events still on their way are waited for: at least DRAIN_MS, then until
+ * the light watches have recorded nothing new for SETTLED_MS (at most DRAIN_MAX_MS in all).
+ */
+const DRAIN_MS = 3_000;
+const SETTLED_MS = 2_000;
+const DRAIN_MAX_MS = 30_000;
 /** How long the apiserver may take to close a stopped layout's watches. */
 const WATCHES_CLOSE_MS = 30_000;
 
@@ -74,6 +79,10 @@ export interface AgentFigures {
   readonly expected: number;
   readonly delivered: number;
   readonly lost: number;
+  /** Of those lost, the pod informers' (the rest the EndpointSlice watches'). */
+  readonly lostPods: number;
+  /** EndpointSlice updates some watch missed (each missed by how many: lost − lostPods over this). */
+  readonly lostSliceWrites: number;
   readonly duplicated: number;
   readonly p50: number;
   readonly p99: number;
@@ -97,7 +106,8 @@ export interface FleetResult {
 
 const run = promisify(execFile);
 
-async function buildAgent(): Promise<string> {
+/** Builds tools/goclient (the node agent) with the project's Go toolchain, offline; returns the binary. */
+export async function buildAgent(): Promise<string> {
   const binary = join(mkdtempSync(join(tmpdir(), 'kcp-fleet-agent-')), 'goclient');
   await run('go', ['build', '-o', binary, '.'], {
     cwd: join(import.meta.dirname, '..', 'tools', 'goclient'),
@@ -117,6 +127,7 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
   const sliceLatencies: number[] = [];
   let expected = 0;
   let lost = 0;
+  let lostPods = 0;
   let duplicated = 0;
   const byNode = records.pods.map((events) => {
     const seen = new Map<string, number[]>();
@@ -130,10 +141,11 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
     expected++;
     const times = byNode[write.node]?.get(write.key) ?? [];
     const first = times[0];
-    if (first === undefined) lost++;
+    if (first === undefined) lostPods++;
     else podLatencies.push(first - write.at);
     if (times.length > 1) duplicated += times.length - 1;
   }
+  const missedSlices = new Set<number>();
   for (const events of records.slices) {
     const seen = new Map<number, number[]>();
     for (const e of events) seen.set(e.rv, [...(seen.get(e.rv) ?? []), e.at]);
@@ -141,8 +153,10 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
       expected++;
       const times = seen.get(write.rv) ?? [];
       const first = times[0];
-      if (first === undefined) lost++;
-      else sliceLatencies.push(first - write.at);
+      if (first === undefined) {
+        lost++;
+        missedSlices.add(write.rv);
+      } else sliceLatencies.push(first - write.at);
       if (times.length > 1) duplicated += times.length - 1;
     }
   }
@@ -150,7 +164,9 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
   return {
     expected,
     delivered: latencies.length,
-    lost,
+    lost: lost + lostPods,
+    lostPods,
+    lostSliceWrites: missedSlices.size,
     duplicated,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
@@ -163,6 +179,18 @@ export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures
     lists: records.lists,
     listFailures: records.listFailures,
   };
+}
+
+async function drain(agents: RunningAgents): Promise<void> {
+  const deadline = performance.now() + DRAIN_MAX_MS;
+  await sleep(DRAIN_MS);
+  let last = await agents.recorded();
+  while (performance.now() < deadline) {
+    await sleep(SETTLED_MS);
+    const now = await agents.recorded();
+    if (now === last) return;
+    last = now;
+  }
 }
 
 async function waitWatchesClosed(client: UpstreamClient, pid: number, baseline: Readonly<Record<string, number>>): Promise<void> {
@@ -204,7 +232,7 @@ async function runLayout(
       const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: name });
       await sleep(spec.seconds * 1000);
       const log = await churn.stop();
-      await sleep(DRAIN_MS);
+      await drain(agents);
       const churnSeconds = (performance.now() - churnStarted) / 1000;
       const end = await apiserverSnapshot(client, pid);
       const rss = (role: 'node' | 'cluster'): Spread | undefined =>

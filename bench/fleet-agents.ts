@@ -60,6 +60,16 @@ export interface RunningAgents {
   stop(): Promise<AgentRecords>;
 }
 
+/**
+ * Reads a response body to its end, as a client decoding it would (body.dump() stops reading
+ * after 128 KiB and closes the connection: the apiserver would send a LIST only in part).
+ */
+async function readAll(body: AsyncIterable<Buffer>): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of body) bytes += chunk.length;
+  return bytes;
+}
+
 function send(child: ChildProcess, message: unknown): void {
   child.send(message as Parameters<ChildProcess['send']>[0]);
 }
@@ -159,7 +169,7 @@ async function initialLists(
           dispatcher: dispatcherFor(item.t),
           headers: { ...item.t.headers, accept: 'application/json' },
         });
-        await res.body.dump();
+        await readAll(res.body);
         if (res.statusCode !== 200) throw new Error(`LIST ${item.path} at ${item.t.url}: ${String(res.statusCode)}`);
       }
     }),
@@ -243,7 +253,7 @@ export async function startAgents(
     const path = `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${fleetNode(i)}`)}`;
     request(`${t.url}${path}`, { dispatcher: dispatcherFor(t), headers: { ...t.headers, accept: 'application/vnd.kubernetes.protobuf' } })
       .then(async (res) => {
-        await res.body.dump();
+        await readAll(res.body);
         if (res.statusCode === 200) lists++;
         else listFailures++;
       })

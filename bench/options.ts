@@ -6,6 +6,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { LayoutName } from './fleet-layouts.ts';
+import { LAYOUTS } from './fleet-layouts.ts';
 
 export const SCENARIOS = [
   'list-rv0',
@@ -32,10 +34,11 @@ export const SCENARIOS = [
   'go-client',
   'kcm',
   'scale',
+  'fleet',
 ] as const;
 /** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
 const WATCH_TARGETS: readonly string[] = ['apiserver', 'kubectl proxy', 'kube-cache-proxy'];
-const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'kcm'];
+const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'kcm', 'fleet'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -70,6 +73,15 @@ export interface BenchOptions {
   /** The kcm scenario: namespaces deleted per run, and objects of each type in each. */
   readonly kcmDeletions: number;
   readonly kcmObjects: number;
+  /** The fleet: simulated nodes, pods bound to each, Services (each with an EndpointSlice), churn writes/s and seconds, layouts. */
+  readonly fleetNodes: number;
+  readonly fleetPodsPerNode: number;
+  readonly fleetServices: number;
+  readonly fleetChurn: number;
+  readonly fleetSeconds: number;
+  readonly fleetLayouts: readonly LayoutName[];
+  /** Light agents per node, each reading Services, EndpointSlices and Namespaces. */
+  readonly fleetLightAgents: number;
   /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
   readonly scaleSizes: readonly number[];
   readonly applyRate: number;
@@ -89,10 +101,11 @@ export interface BenchOptions {
 
 export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
 
-Scenarios (default: all but scale and quiet): ${SCENARIOS.join(', ')}; a prefix selects several
+Scenarios (default: all but scale, quiet, kcm and fleet): ${SCENARIOS.join(', ')}; a prefix selects several
 (list), a whole name only itself (cold, not cold-start). scale seeds up to the largest of
 --scale-sizes pods (100,000 by default: about 20 minutes); quiet takes 3 × --quiet-seconds;
-kcm builds kube-controller-manager from the pinned module first (a few minutes, once).
+kcm builds kube-controller-manager from the pinned module first (a few minutes, once); fleet
+runs --fleet-nodes node proxies and agents in each layout (about 10 minutes by default).
 
 Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --pods N            pods seeded, all Pending (default 10000)
@@ -113,6 +126,13 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --cold-clients N    cold: clients starting 4 informers each at once (default 20)
   --kcm-deletions N   kcm: namespaces deleted per run (default 5)
   --kcm-objects N     kcm: configmaps, secrets and services in each (default 10)
+  --fleet-nodes N     fleet: simulated nodes, each with its agents (and a node proxy per node) (default 50)
+  --fleet-pods-per-node N  fleet: pods bound to each node (default 30)
+  --fleet-services N  fleet: Services, each with an EndpointSlice (default 1000)
+  --fleet-churn N     fleet: churn writes/s: pods created and deleted, EndpointSlices updated (default 20)
+  --fleet-seconds S   fleet: churn per layout (default 60)
+  --fleet-light-agents N  fleet: agents per node reading Services, EndpointSlices, Namespaces (default 3)
+  --fleet-layouts LIST  fleet: layouts, in this order (default direct,node,tree,pool)
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
   --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
   --apply-seconds S   scale: how long the apply and absorb measurements run (default 15)
@@ -142,6 +162,13 @@ const FLAGS = {
   'cold-clients': { type: 'string' },
   'kcm-deletions': { type: 'string' },
   'kcm-objects': { type: 'string' },
+  'fleet-nodes': { type: 'string' },
+  'fleet-pods-per-node': { type: 'string' },
+  'fleet-services': { type: 'string' },
+  'fleet-churn': { type: 'string' },
+  'fleet-seconds': { type: 'string' },
+  'fleet-layouts': { type: 'string' },
+  'fleet-light-agents': { type: 'string' },
   'scale-sizes': { type: 'string' },
   'apply-rate': { type: 'string' },
   'apply-seconds': { type: 'string' },
@@ -153,6 +180,10 @@ const FLAGS = {
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+function isLayout(name: string): name is LayoutName {
+  return (LAYOUTS as readonly string[]).includes(name);
+}
 
 function isScenario(name: string): name is ScenarioName {
   return (SCENARIOS as readonly string[]).includes(name);
@@ -182,6 +213,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   if (unknownTarget.length > 0) throw new Error(`--watch-targets: unknown ${unknownTarget.join(', ')}; known: ${WATCH_TARGETS.join(', ')}`);
   const scaleSizes = (setting('scale-sizes') ?? '1000,10000,100000').split(',').map(Number);
   if (scaleSizes.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--scale-sizes must list positive integers`);
+  const fleetLayouts = (setting('fleet-layouts') ?? LAYOUTS.join(',')).split(',').map((l) => l.trim());
+  const unknownLayout = fleetLayouts.filter((l) => !isLayout(l));
+  if (unknownLayout.length > 0) throw new Error(`--fleet-layouts: unknown ${unknownLayout.join(', ')}; known: ${LAYOUTS.join(', ')}`);
   const pods = Math.round(num('pods', 10_000));
   const namespaces = Math.min(pods, Math.round(num('namespaces', 100)));
   return {
@@ -204,6 +238,13 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     coldClients: Math.round(num('cold-clients', 20)),
     kcmDeletions: Math.round(num('kcm-deletions', 5)),
     kcmObjects: Math.round(num('kcm-objects', 10)),
+    fleetNodes: Math.round(num('fleet-nodes', 50)),
+    fleetPodsPerNode: Math.round(num('fleet-pods-per-node', 30)),
+    fleetServices: Math.round(num('fleet-services', 1000)),
+    fleetChurn: num('fleet-churn', 20),
+    fleetSeconds: num('fleet-seconds', 60),
+    fleetLayouts: fleetLayouts.filter(isLayout),
+    fleetLightAgents: Math.round(num('fleet-light-agents', 3)),
     scaleSizes,
     applyRate: num('apply-rate', 1000),
     applySeconds: num('apply-seconds', 15),

@@ -18,6 +18,7 @@ import type { QuietRow } from './quiet.ts';
 import type { ColdRow } from './cold.ts';
 import type { KcmRow } from './controller-manager.ts';
 import type { GoClientRow } from './go-client.ts';
+import type { FleetResult } from './fleet.ts';
 import type { ScaleRow } from './scale.ts';
 import type { FootprintResult } from './footprint.ts';
 import { renderScaleChart } from './scale.ts';
@@ -89,6 +90,8 @@ export interface BenchResults {
   readonly cold?: readonly ColdRow[];
   readonly kcm?: readonly KcmRow[];
   readonly goClient?: readonly GoClientRow[];
+  /** The fleet simulation (`npm run bench -- fleet`). */
+  readonly fleet?: FleetResult;
   readonly sync: readonly SyncResult[];
   readonly profiles: readonly ProfileSummary[];
   readonly warnings: readonly string[];

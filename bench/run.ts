@@ -65,6 +65,9 @@ import type { KcmRow } from './controller-manager.ts';
 import { formatGoClient, runGoClient } from './go-client.ts';
 import type { GoClientRow } from './go-client.ts';
 import { ensureComponentBinaries } from '../src/cli/dev-cluster/build.ts';
+import { runFleet } from './fleet.ts';
+import type { FleetResult } from './fleet.ts';
+import { formatFleet } from './fleet-table.ts';
 
 interface LoadScenario {
   readonly name: ScenarioName;
@@ -171,6 +174,8 @@ const MIN_REQUESTS_PER_CONNECTION = 4;
 
 /** The mixed scenario's LIST clients. */
 const MIXED_LIST_CLIENTS = 8;
+/** The fleet's agents: each node's RV-unset LIST of its pods, every this many seconds. */
+const FLEET_LIST_SECONDS = 10;
 const PROFILED = (name: ScenarioName): boolean => name.startsWith('list') || name === 'watch';
 
 async function main(): Promise<number> {
@@ -233,7 +238,7 @@ async function main(): Promise<number> {
     const client = writer;
     const kubernetes = await kubernetesVersion(client);
     // The scale curve seeds its own sizes; any other scenario needs the default seed first.
-    const others = o.scenarios.some((s) => s !== 'scale');
+    const others = o.scenarios.some((s) => s !== 'scale' && s !== 'fleet');
     if (others) await seed(client, { pods: o.pods, namespaces: o.namespaces, configmaps: needConfigmaps ? o.configmaps : 0 }, progress);
 
     const apiserver = apiserverTarget(state);
@@ -549,6 +554,30 @@ async function main(): Promise<number> {
       });
     }
 
+    let fleet: FleetResult | undefined;
+    if (wants('fleet')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('fleet', async () => {
+        fleet = await runFleet(
+          state,
+          client,
+          apiserver.pid,
+          {
+            nodes: o.fleetNodes,
+            podsPerNode: o.fleetPodsPerNode,
+            services: o.fleetServices,
+            churn: o.fleetChurn,
+            seconds: o.fleetSeconds,
+            layouts: o.fleetLayouts,
+            listSeconds: FLEET_LIST_SECONDS,
+            lightAgents: o.fleetLightAgents,
+          },
+          progress,
+          (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`),
+        );
+      });
+    }
+
     const sizes = { ...o, dir: undefined, out: undefined };
     const results: BenchResults = {
       environment: environment(kubernetes),
@@ -564,6 +593,7 @@ async function main(): Promise<number> {
       cold,
       kcm,
       goClient,
+      ...(fleet === undefined ? {} : { fleet }),
       sync,
       profiles,
       warnings,
@@ -577,6 +607,7 @@ async function main(): Promise<number> {
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
     if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);
+    if (fleet !== undefined) console.log(`\n${formatFleet(fleet)}`);
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

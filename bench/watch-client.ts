@@ -26,6 +26,8 @@ export interface WatchClientStart {
   readonly ca: string | undefined;
   /** One watch per path (path and query). */
   readonly paths: readonly string[];
+  /** Per path, another base URL than `url` (plain HTTP: the fleet's node proxies, one per watch group). */
+  readonly urls?: readonly string[];
 }
 
 export interface WatchClientResult {
@@ -105,14 +107,35 @@ function scan(data: Buffer, end: number, index: number, now: number, records: Re
   }
 }
 
-async function run(start: WatchClientStart, finished: Promise<void>): Promise<void> {
-  const url = new URL(start.url);
+interface Endpoint {
+  readonly tls: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly headers: string;
+}
+
+function endpoint(base: string, start: WatchClientStart): Endpoint {
+  const url = new URL(base);
   const tls = url.protocol === 'https:';
   const port = Number(url.port === '' ? (tls ? 443 : 80) : url.port);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const headers = Object.entries({ ...start.headers, accept: 'application/json', host: url.host, connection: 'close' })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
+  return { tls, host, port, headers };
+}
+
+async function run(start: WatchClientStart, finished: Promise<void>): Promise<void> {
+  const endpoints = new Map<string, Endpoint>();
+  const endpointOf = (index: number): Endpoint => {
+    const base = start.urls?.[index] ?? start.url;
+    let found = endpoints.get(base);
+    if (found === undefined) {
+      found = endpoint(base, start);
+      endpoints.set(base, found);
+    }
+    return found;
+  };
   const records = new Records();
   recorded = () => records.length;
   let closed = 0;
@@ -124,6 +147,7 @@ async function run(start: WatchClientStart, finished: Promise<void>): Promise<vo
   /** Resolves once the watch's head has arrived (true: 200) or it failed. */
   const open = (index: number, path: string): Promise<boolean> =>
     new Promise((resolve) => {
+      const { tls, host, port, headers } = endpointOf(index);
       const localAddress = host === '127.0.0.1' ? `127.0.0.${String(10 + (index % SOURCE_ADDRESSES))}` : undefined;
       const socket = tls
         ? connectTls({ host, port, ca: start.ca, ALPNProtocols: ['http/1.1'], ...(localAddress === undefined ? {} : { localAddress }) })

@@ -57,7 +57,8 @@ func (c *contentTypes) RoundTrip(req *http.Request) (*http.Response, error) {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to read through")
 	namespace := flag.String("namespace", "", "namespace to read; empty: all")
-	mode := flag.String("mode", "typed", "typed | metadata | informer")
+	mode := flag.String("mode", "typed", "typed | metadata | informer | node-agent")
+	node := flag.String("node", "", "node-agent: the node whose pods it watches (spec.nodeName)")
 	duration := flag.Duration("duration", 5*time.Second, "how long to watch after the initial list")
 	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf", "rest.Config ContentType")
 	want := flag.Int64("events", 0, "stop once this many watch events (informer: handler calls after the sync) arrived; 0: watch for -duration")
@@ -73,6 +74,10 @@ func main() {
 	types := &contentTypes{counts: map[string]int{}}
 	config.Wrap(func(rt http.RoundTripper) http.RoundTripper { types.next = rt; return types })
 
+	if *mode == "node-agent" {
+		runNodeAgent(config, *node)
+		return
+	}
 	report := Report{Mode: *mode}
 	started := time.Now()
 	ctx := context.Background()

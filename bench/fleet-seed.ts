@@ -1,0 +1,99 @@
+/**
+ * The fleet scenario's cluster: `nodes` Node objects, `podsPerNode` pods bound to each (no
+ * kubelet: they stay Pending), `services` headless Services each with one EndpointSlice, all in
+ * FLEET_NAMESPACES namespaces. Created once, shared by every layout.
+ */
+import type { Progress } from '../src/cli/progress.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
+
+export const FLEET_NAMESPACES = 10;
+/** Concurrent creates: enough to keep the apiserver busy on 2 cores. */
+const CONCURRENCY = 32;
+
+export function fleetNamespace(i: number): string {
+  return `fleet-${String(i % FLEET_NAMESPACES).padStart(2, '0')}`;
+}
+
+export function fleetNode(i: number): string {
+  return `fleet-node-${String(i).padStart(4, '0')}`;
+}
+
+export function serviceName(i: number): string {
+  return `svc-${String(i).padStart(5, '0')}`;
+}
+
+/** The EndpointSlice of Service i (in the Service's namespace). */
+export function sliceName(i: number): string {
+  return `${serviceName(i)}-slice`;
+}
+
+/** The pod spec of every fleet pod: bound to `node`, one pause container. */
+export function fleetPod(name: string, node: string): unknown {
+  return {
+    metadata: { name, labels: { app: 'fleet' } },
+    spec: {
+      nodeName: node,
+      containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
+    },
+  };
+}
+
+async function create(client: UpstreamClient, path: string, body: unknown): Promise<void> {
+  const res = await client.request({ method: 'POST', path, body: JSON.stringify(body) });
+  if (res.statusCode !== 201 && res.statusCode !== 409) throw new Error(`POST ${path}: ${String(res.statusCode)} ${res.body.toString()}`);
+}
+
+async function concurrently(count: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+      while (next < count) await fn(next++);
+    }),
+  );
+}
+
+export interface FleetSizes {
+  readonly nodes: number;
+  readonly podsPerNode: number;
+  readonly services: number;
+}
+
+export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progress: Progress): Promise<void> {
+  let created = 0;
+  const total = FLEET_NAMESPACES + sizes.nodes + sizes.services * 2 + sizes.nodes * sizes.podsPerNode;
+  const step = progress.step(
+    `fleet: seeding ${String(sizes.nodes)} nodes × ${String(sizes.podsPerNode)} pods, ${String(sizes.services)} services and EndpointSlices`,
+    () => `${String(created)}/${String(total)} created`,
+  );
+  const made = async (work: Promise<void>): Promise<void> => {
+    await work;
+    created++;
+  };
+  await concurrently(FLEET_NAMESPACES, (i) => made(create(client, '/api/v1/namespaces', { metadata: { name: fleetNamespace(i) } })));
+  await concurrently(sizes.nodes, (i) => made(create(client, '/api/v1/nodes', { metadata: { name: fleetNode(i) } })));
+  await concurrently(sizes.services, async (i) => {
+    const ns = fleetNamespace(i);
+    await made(
+      create(client, `/api/v1/namespaces/${ns}/services`, {
+        metadata: { name: serviceName(i) },
+        spec: { clusterIP: 'None', selector: { app: serviceName(i) }, ports: [{ name: 'http', port: 80 }] },
+      }),
+    );
+    await made(
+      create(client, `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+        metadata: { name: sliceName(i), labels: { 'kubernetes.io/service-name': serviceName(i) } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [`10.${String((i >> 8) & 255)}.${String(i & 255)}.1`], conditions: { ready: true } }],
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
+  });
+  await concurrently(sizes.nodes * sizes.podsPerNode, (k) => {
+    const node = k % sizes.nodes;
+    const j = Math.floor(k / sizes.nodes);
+    return made(
+      create(client, `/api/v1/namespaces/${fleetNamespace(k)}/pods`, fleetPod(`seed-${fleetNode(node)}-${String(j)}`, fleetNode(node))),
+    );
+  });
+  step.done();
+}

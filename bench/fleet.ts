@@ -1,0 +1,304 @@
+/**
+ * The fleet (`npm run bench -- fleet`): simulated nodes, each with a node's agents (fleet-agents.ts),
+ * over one apiserver holding the nodes' pods and a cluster's Services and EndpointSlices
+ * (fleet-seed.ts), under the same churn (fleet-churn.ts) in each layout (fleet-layouts.ts) in
+ * turn. Per layout: what the apiserver carried (fleet-apiserver.ts) while the layout started and
+ * its agents synced, then over the churn; each proxy's RSS at the churn's end; the agents' event
+ * latency (a write's answer to the event's arrival at the node's agent, CLOCK_MONOTONIC) and
+ * every event lost or duplicated. Then, from the per-node costs measured, the same on paper at
+ * PAPER_NODES nodes. Figures only: the targets of the issue are printed beside them, not asserted.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
+import type { AgentRecords, RunningAgents } from './fleet-agents.ts';
+import { startAgents } from './fleet-agents.ts';
+import type { ApiserverDelta } from './fleet-apiserver.ts';
+import { apiserverDelta, apiserverSnapshot, FLEET_RESOURCES } from './fleet-apiserver.ts';
+import type { ChurnLog } from './fleet-churn.ts';
+import { startChurn } from './fleet-churn.ts';
+import type { LayoutName } from './fleet-layouts.ts';
+import { layoutAvailable, startLayout } from './fleet-layouts.ts';
+import type { FleetSizes } from './fleet-seed.ts';
+import { seedFleet } from './fleet-seed.ts';
+import type { Progress } from '../src/cli/progress.ts';
+import { median, quantile, rssBytes } from './stats.ts';
+
+/** The fleet the paper figures are for. */
+export const PAPER_NODES = 5000;
+export const PAPER_PODS_PER_NODE = 30;
+/**
+ * After the churn stops, events still on their way are waited for: at least DRAIN_MS, then until
+ * the light watches have recorded nothing new for SETTLED_MS (at most DRAIN_MAX_MS in all).
+ */
+const DRAIN_MS = 3_000;
+const SETTLED_MS = 2_000;
+const DRAIN_MAX_MS = 30_000;
+/** How long the apiserver may take to close a stopped layout's watches. */
+const WATCHES_CLOSE_MS = 30_000;
+
+export interface FleetSpec extends FleetSizes {
+  readonly layouts: readonly LayoutName[];
+  readonly seconds: number;
+  /** Churn writes per second. */
+  readonly churn: number;
+  /** Each node's RV-unset LIST of its pods, every this many seconds. */
+  readonly listSeconds: number;
+  /** Light agents per node (Service, EndpointSlice and Namespace readers). */
+  readonly lightAgents: number;
+}
+
+export interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+}
+
+export interface FleetRow {
+  readonly layout: LayoutName;
+  /** Why the layout was not run (not available in this build, or failed). */
+  readonly skipped?: string;
+  /** Watches open at the apiserver at the churn's end, per type, beyond those open before the layout. */
+  readonly watches?: Readonly<Record<string, number>>;
+  /** The apiserver while the layout started and its agents synced, then over the churn and drain. */
+  readonly startup?: ApiserverDelta;
+  readonly churn?: ApiserverDelta;
+  readonly churnSeconds?: number;
+  readonly nodeProxyRss?: Spread;
+  readonly clusterProxyRss?: Spread;
+  readonly agents?: AgentFigures;
+}
+
+export interface AgentFigures {
+  /** Events the agents had to see (each pod write at its node's agent, each EndpointSlice update at every node). */
+  readonly expected: number;
+  readonly delivered: number;
+  readonly lost: number;
+  /** Of those lost, the pod informers' (the rest the EndpointSlice watches'). */
+  readonly lostPods: number;
+  /** EndpointSlice updates some watch missed (each missed by how many: lost − lostPods over this). */
+  readonly lostSliceWrites: number;
+  readonly duplicated: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** p99 of the pod informers' events alone, and of the EndpointSlice watches'. */
+  readonly podP99: number;
+  readonly sliceP99: number;
+  readonly writes: number;
+  readonly failedWrites: number;
+  readonly watchErrors: number;
+  readonly closedWatches: number;
+  readonly lists: number;
+  readonly listFailures: number;
+}
+
+export interface FleetResult {
+  readonly spec: FleetSpec;
+  /** The churn alone, no agent: what every layout's churn figures include. */
+  readonly baseline?: { readonly apiserver: ApiserverDelta; readonly seconds: number };
+  readonly rows: readonly FleetRow[];
+}
+
+const run = promisify(execFile);
+
+/** Builds tools/goclient (the node agent) with the project's Go toolchain, offline; returns the binary. */
+export async function buildAgent(): Promise<string> {
+  const binary = join(mkdtempSync(join(tmpdir(), 'kcp-fleet-agent-')), 'goclient');
+  await run('go', ['build', '-o', binary, '.'], {
+    cwd: join(import.meta.dirname, '..', 'tools', 'goclient'),
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly' },
+  });
+  return binary;
+}
+
+function spread(values: readonly number[]): Spread | undefined {
+  if (values.length === 0) return undefined;
+  return { min: Math.min(...values), median: median(values), max: Math.max(...values) };
+}
+
+/** Matches every write with the events its agents recorded: latency, losses and duplicates. */
+export function agentFigures(log: ChurnLog, records: AgentRecords): AgentFigures {
+  const podLatencies: number[] = [];
+  const sliceLatencies: number[] = [];
+  let expected = 0;
+  let lost = 0;
+  let lostPods = 0;
+  let duplicated = 0;
+  const byNode = records.pods.map((events) => {
+    const seen = new Map<string, number[]>();
+    for (const e of events) {
+      const key = e.key.replace(/^DELETED-UNKNOWN /, 'DELETED ');
+      seen.set(key, [...(seen.get(key) ?? []), e.at]);
+    }
+    return seen;
+  });
+  for (const write of log.pods) {
+    expected++;
+    const times = byNode[write.node]?.get(write.key) ?? [];
+    const first = times[0];
+    if (first === undefined) lostPods++;
+    else podLatencies.push(first - write.at);
+    if (times.length > 1) duplicated += times.length - 1;
+  }
+  const missedSlices = new Set<number>();
+  for (const events of records.slices) {
+    const seen = new Map<number, number[]>();
+    for (const e of events) seen.set(e.rv, [...(seen.get(e.rv) ?? []), e.at]);
+    for (const write of log.slices) {
+      expected++;
+      const times = seen.get(write.rv) ?? [];
+      const first = times[0];
+      if (first === undefined) {
+        lost++;
+        missedSlices.add(write.rv);
+      } else sliceLatencies.push(first - write.at);
+      if (times.length > 1) duplicated += times.length - 1;
+    }
+  }
+  const latencies = [...podLatencies, ...sliceLatencies];
+  return {
+    expected,
+    delivered: latencies.length,
+    lost: lost + lostPods,
+    lostPods,
+    lostSliceWrites: missedSlices.size,
+    duplicated,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    podP99: quantile(podLatencies, 0.99),
+    sliceP99: quantile(sliceLatencies, 0.99),
+    writes: log.pods.length + log.slices.length,
+    failedWrites: log.failed,
+    watchErrors: records.watchErrors,
+    closedWatches: records.closedWatches,
+    lists: records.lists,
+    listFailures: records.listFailures,
+  };
+}
+
+async function drain(agents: RunningAgents): Promise<void> {
+  const deadline = performance.now() + DRAIN_MAX_MS;
+  await sleep(DRAIN_MS);
+  let last = await agents.recorded();
+  while (performance.now() < deadline) {
+    await sleep(SETTLED_MS);
+    const now = await agents.recorded();
+    if (now === last) return;
+    last = now;
+  }
+}
+
+async function waitWatchesClosed(client: UpstreamClient, pid: number, baseline: Readonly<Record<string, number>>): Promise<void> {
+  const deadline = Date.now() + WATCHES_CLOSE_MS;
+  while (Date.now() < deadline) {
+    const now = await apiserverSnapshot(client, pid);
+    if (FLEET_RESOURCES.every((r) => (now.watches[r] ?? 0) <= (baseline[r] ?? 0))) return;
+    await sleep(500);
+  }
+}
+
+async function runLayout(
+  name: LayoutName,
+  state: ControlPlaneState,
+  client: UpstreamClient,
+  pid: number,
+  spec: FleetSpec,
+  binary: string,
+  report: (line: string) => void,
+): Promise<FleetRow> {
+  const say = (line: string): void => {
+    report(`fleet · ${name} · ${line}`);
+  };
+  const before = await apiserverSnapshot(client, pid);
+  const layout = await startLayout(name, state, spec.nodes, say);
+  try {
+    const res = await client.request({ method: 'GET', path: '/api/v1/namespaces?limit=1' });
+    const rv = (JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const agents = await startAgents(
+      layout.agents,
+      { binary, resourceVersion: rv, listSeconds: spec.listSeconds, lightAgents: spec.lightAgents },
+      say,
+    );
+    let records: AgentRecords | undefined;
+    try {
+      const started = await apiserverSnapshot(client, pid);
+      say(`churn at ${String(spec.churn)} writes/s for ${String(spec.seconds)} s`);
+      const churnStarted = performance.now();
+      const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: name });
+      await sleep(spec.seconds * 1000);
+      const log = await churn.stop();
+      await drain(agents);
+      const churnSeconds = (performance.now() - churnStarted) / 1000;
+      const end = await apiserverSnapshot(client, pid);
+      const rss = (role: 'node' | 'cluster'): Spread | undefined =>
+        spread(layout.proxies.filter((p) => p.role === role).map((p) => rssBytes(p.pid)));
+      const nodeProxyRss = rss('node');
+      const clusterProxyRss = rss('cluster');
+      records = await agents.stop();
+      const figures = agentFigures(log, records);
+      say(
+        `${String(figures.delivered)}/${String(figures.expected)} events, ${String(figures.lost)} lost, p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms`,
+      );
+      return {
+        layout: name,
+        watches: apiserverDelta(end, before).watches,
+        startup: apiserverDelta(started, before),
+        churn: apiserverDelta(end, started),
+        churnSeconds,
+        ...(nodeProxyRss === undefined ? {} : { nodeProxyRss }),
+        ...(clusterProxyRss === undefined ? {} : { clusterProxyRss }),
+        agents: figures,
+      };
+    } finally {
+      if (records === undefined) await agents.stop().catch(() => undefined);
+    }
+  } finally {
+    await layout.stop();
+    await waitWatchesClosed(client, pid, before.watches);
+  }
+}
+
+export async function runFleet(
+  state: ControlPlaneState,
+  client: UpstreamClient,
+  apiserverPid: number,
+  spec: FleetSpec,
+  progress: Progress,
+  report: (line: string) => void,
+): Promise<FleetResult> {
+  report('fleet · building the Go agent (tools/goclient)');
+  const binary = await buildAgent();
+  await seedFleet(client, spec, progress);
+  report(`fleet · the churn alone, no agent, ${String(spec.seconds)} s`);
+  const quiet = await apiserverSnapshot(client, apiserverPid);
+  const started = performance.now();
+  const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: 'baseline' });
+  await sleep(spec.seconds * 1000);
+  await churn.stop();
+  await sleep(DRAIN_MS);
+  const baseline = {
+    apiserver: apiserverDelta(await apiserverSnapshot(client, apiserverPid), quiet),
+    seconds: (performance.now() - started) / 1000,
+  };
+  const rows: FleetRow[] = [];
+  for (const layout of spec.layouts) {
+    if (!layoutAvailable(layout)) {
+      report(`fleet · ${layout} · not available in this build`);
+      rows.push({ layout, skipped: 'not available in this build' });
+      continue;
+    }
+    try {
+      rows.push(await runLayout(layout, state, client, apiserverPid, spec, binary, report));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      report(`fleet · ${layout} · failed: ${message}`);
+      rows.push({ layout, skipped: `failed: ${message.slice(0, 200)}` });
+    }
+  }
+  return { spec, baseline, rows };
+}

@@ -23,7 +23,7 @@ import { apiserverDelta, apiserverSnapshot, FLEET_RESOURCES } from './fleet-apis
 import type { ChurnLog } from './fleet-churn.ts';
 import { startChurn } from './fleet-churn.ts';
 import type { LayoutName } from './fleet-layouts.ts';
-import { layoutAvailable, startLayout } from './fleet-layouts.ts';
+import { layoutUnavailable, startLayout } from './fleet-layouts.ts';
 import type { FleetSizes } from './fleet-seed.ts';
 import { seedFleet } from './fleet-seed.ts';
 import type { Progress } from '../src/cli/progress.ts';
@@ -287,9 +287,10 @@ export async function runFleet(
   };
   const rows: FleetRow[] = [];
   for (const layout of spec.layouts) {
-    if (!layoutAvailable(layout)) {
-      report(`fleet · ${layout} · not available in this build`);
-      rows.push({ layout, skipped: 'not available in this build' });
+    const unavailable = layoutUnavailable(layout);
+    if (unavailable !== undefined) {
+      report(`fleet · ${layout} · ${unavailable}`);
+      rows.push({ layout, skipped: unavailable });
       continue;
     }
     try {

@@ -51,15 +51,17 @@ export async function stopCluster(dir: string): Promise<void> {
   await down(dir);
 }
 
-async function create(client: UpstreamClient, path: string, body: unknown): Promise<void> {
+/** POSTs `body`; an object that already exists is fine (a seed run again). */
+export async function create(client: UpstreamClient, path: string, body: unknown): Promise<void> {
   const res = await client.request({ method: 'POST', path, body: JSON.stringify(body) });
   if (res.statusCode !== 201 && res.statusCode !== 409) throw new Error(`POST ${path}: ${String(res.statusCode)} ${res.body.toString()}`);
 }
 
-async function concurrently(count: number, fn: (i: number) => Promise<void>): Promise<void> {
+/** fn(0) … fn(count - 1), at most `concurrency` at a time. */
+export async function concurrently(count: number, fn: (i: number) => Promise<void>, concurrency = SEED_CONCURRENCY): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(SEED_CONCURRENCY, count) }, async () => {
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (next < count) await fn(next++);
     }),
   );

@@ -16,6 +16,7 @@ import { Agent, request } from 'undici';
 import type { AgentTarget } from './fleet-layouts.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { WatchClientResult } from './watch-client.ts';
+import { nextMessage, send } from './watch-client.ts';
 
 const CLIENT = join(import.meta.dirname, 'watch-client.ts');
 /** Light watches per watch-client process: far from the per-process open-file limit. */
@@ -68,24 +69,6 @@ async function readAll(body: AsyncIterable<Buffer>): Promise<number> {
   let bytes = 0;
   for await (const chunk of body) bytes += chunk.length;
   return bytes;
-}
-
-function send(child: ChildProcess, message: unknown): void {
-  child.send(message as Parameters<ChildProcess['send']>[0]);
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { type: string }): void => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      resolve(message as T);
-    };
-    child.on('message', onMessage);
-    child.once('exit', (code) => {
-      reject(new Error(`watch client exited (${String(code)})`));
-    });
-  });
 }
 
 interface GoAgent {

@@ -5,6 +5,7 @@
  */
 import type { Progress } from '../src/cli/progress.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
+import { concurrently as seedConcurrently, create } from './cluster.ts';
 
 export const FLEET_NAMESPACES = 10;
 /** Concurrent creates: enough to keep the apiserver busy on 2 cores. */
@@ -38,18 +39,9 @@ export function fleetPod(name: string, node: string): unknown {
   };
 }
 
-async function create(client: UpstreamClient, path: string, body: unknown): Promise<void> {
-  const res = await client.request({ method: 'POST', path, body: JSON.stringify(body) });
-  if (res.statusCode !== 201 && res.statusCode !== 409) throw new Error(`POST ${path}: ${String(res.statusCode)} ${res.body.toString()}`);
-}
-
-async function concurrently(count: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
-      while (next < count) await fn(next++);
-    }),
-  );
+/** The fleet's seed, CONCURRENCY requests at a time. */
+function each(count: number, fn: (i: number) => Promise<void>): Promise<void> {
+  return seedConcurrently(count, fn, CONCURRENCY);
 }
 
 export interface FleetSizes {
@@ -69,9 +61,9 @@ export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progr
     await work;
     created++;
   };
-  await concurrently(FLEET_NAMESPACES, (i) => made(create(client, '/api/v1/namespaces', { metadata: { name: fleetNamespace(i) } })));
-  await concurrently(sizes.nodes, (i) => made(create(client, '/api/v1/nodes', { metadata: { name: fleetNode(i) } })));
-  await concurrently(sizes.services, async (i) => {
+  await each(FLEET_NAMESPACES, (i) => made(create(client, '/api/v1/namespaces', { metadata: { name: fleetNamespace(i) } })));
+  await each(sizes.nodes, (i) => made(create(client, '/api/v1/nodes', { metadata: { name: fleetNode(i) } })));
+  await each(sizes.services, async (i) => {
     const ns = fleetNamespace(i);
     await made(
       create(client, `/api/v1/namespaces/${ns}/services`, {
@@ -88,7 +80,7 @@ export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progr
       }),
     );
   });
-  await concurrently(sizes.nodes * sizes.podsPerNode, (k) => {
+  await each(sizes.nodes * sizes.podsPerNode, (k) => {
     const node = k % sizes.nodes;
     const j = Math.floor(k / sizes.nodes);
     return made(

@@ -18,6 +18,7 @@
 import { connect as connectTcp } from 'node:net';
 import type { Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+import type { ChildProcess } from 'node:child_process';
 
 export interface WatchClientStart {
   readonly url: string;
@@ -82,6 +83,28 @@ class Records {
     this.time[this.length] = time;
     this.length++;
   }
+}
+
+/** Sends a protocol message to a watch client process (the parent's side). */
+export function send(child: ChildProcess, message: unknown): void {
+  child.send(message as Parameters<ChildProcess['send']>[0]);
+}
+
+/** The client's next message of `type`; rejects if it exits first (the parent's side). */
+export function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { type: string }): void => {
+      if (message.type !== type) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    const onExit = (code: number | null): void => {
+      reject(new Error(`watch client exited (${String(code)}) before '${type}'`));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }
 
 /** Events recorded so far (the parent polls it to know when delivery has caught up). */

@@ -24,7 +24,7 @@ import { metricSum } from '../test/helpers/metrics-text.ts';
 import { getJson } from './targets.ts';
 import { runLoad } from './load.ts';
 import type { WatchClientResult } from './watch-client.ts';
-import { monotonicMs } from './watch-client.ts';
+import { monotonicMs, nextMessage, send } from './watch-client.ts';
 
 const CLIENT = join(import.meta.dirname, 'watch-client.ts');
 /**
@@ -118,26 +118,6 @@ interface Write {
 
 function podsIn(ns: number, spec: WatchSpec): number {
   return Math.floor((spec.pods - 1 - ns) / spec.namespaces) + 1;
-}
-
-function send(child: ChildProcess, message: unknown): void {
-  child.send(message as Parameters<ChildProcess['send']>[0]);
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { type: string }): void => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message as T);
-    };
-    const onExit = (code: number | null): void => {
-      reject(new Error(`watch client exited (${String(code)}) before '${type}'`));
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
 }
 
 /** Sockets a process may hold besides the watches (its listeners, upstream, files). */

@@ -1,6 +1,7 @@
 /**
  * The fleet's layouts: where each simulated node's agents send their requests, and the proxies
- * started for it (each its own process, from bin/kube-cache-proxy.mjs, started a few at a time).
+ * started for it (each its own process, started a few at a time, run as the image runs it: its
+ * JavaScript and the Dockerfile's ENV, so that each proxy's RSS is the one a node would pay).
  *   direct  every agent straight to the apiserver
  *   node    one node proxy per node: its pods scoped to the node, the cluster-wide types whole
  *   tree    the same node proxies chained (--server) to CLUSTER_PROXIES cluster proxies, which
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import { PROXY_FLAGS } from '../src/cli/proxy-flags.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
+import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { Target } from './targets.ts';
 import { startCacheProxy } from './targets.ts';
@@ -108,13 +110,14 @@ export async function startLayout(
       };
       return { name, agents: Array.from({ length: nodes }, () => agent), proxies: [], stop };
     }
+    const image = { script: await buildImageApp(join(dir, 'app')), env: imageEnv() };
     const clusters: Target[] = [];
     if (name === 'tree') {
       report(`starting ${String(CLUSTER_PROXIES)} cluster proxies`);
       clusters.push(
         ...(await startAll(
           CLUSTER_PROXIES,
-          () => startCacheProxy(state, { resources: CLUSTER_RESOURCES }),
+          () => startCacheProxy(state, { ...image, resources: CLUSTER_RESOURCES }),
           () => undefined,
         )),
       );
@@ -125,6 +128,7 @@ export async function startLayout(
       async (i) => {
         const upstream = clusters[i % CLUSTER_PROXIES];
         const proxy = await startCacheProxy(state, {
+          ...image,
           resources: nodeResources(fleetNode(i)),
           args: upstream === undefined ? [] : [`--server=${upstream.url}`],
         });

@@ -104,13 +104,17 @@ export interface CacheProxyOptions {
   readonly nodeArgs?: readonly string[];
   /** More flags of the proxy command (e.g. --max-staleness=5s). */
   readonly args?: readonly string[];
+  /** The proxy's script, when not BIN (the image's JavaScript: test/helpers/image.ts). */
+  readonly script?: string;
+  /** Environment beside the bench's own (the image's ENV). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
 export async function startCacheProxy(state: ControlPlaneState, options: CacheProxyOptions): Promise<Target> {
   const args = [
     ...(options.nodeArgs ?? []),
-    BIN,
+    options.script ?? BIN,
     'proxy',
     `--kubeconfig=${state.kubeconfig}`,
     '--port=0',
@@ -119,7 +123,8 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     ...(options.args ?? []),
     ...(options.readConsistency === undefined ? [] : [`--read-consistency=${options.readConsistency}`]),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = options.env === undefined ? process.env : { ...process.env, ...options.env };
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const address = await servingAddress(child, 'kube-cache-proxy');
   if (child.pid === undefined) throw new Error('kube-cache-proxy has no pid');
   const url = `http://${address}`;

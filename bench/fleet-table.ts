@@ -24,7 +24,7 @@ const total = (w: Readonly<Record<string, number>> | undefined): number => Objec
 const verdict = (met: boolean): string => (met ? 'met' : 'NOT met');
 
 function row(r: FleetRow): string {
-  if (r.skipped !== undefined) return `| ${r.layout} | ${r.skipped} | | | | | | | |`;
+  if (r.skipped !== undefined) return `| ${r.layout} | ${r.skipped} | | | | | | | | |`;
   const w = r.watches ?? {};
   const s = r.startup;
   const c = r.churn;
@@ -39,6 +39,7 @@ function row(r: FleetRow): string {
       : `${(c.requests / secs).toFixed(1)} · ${(c.bodyBytes / secs / 1024).toFixed(0)} (${(c.writtenBytes / secs / 1024).toFixed(0)}) · ${c.cpuSeconds.toFixed(1)}`,
     rss(r.nodeProxyRss),
     rss(r.clusterProxyRss),
+    r.proxyCpu === undefined ? '–' : `${r.proxyCpu.node.toFixed(1)} / ${r.proxyCpu.cluster.toFixed(1)}`,
     a === undefined
       ? '–'
       : `${String(a.delivered)}/${String(a.expected)} · ${String(a.lost)} (pods ${String(a.lostPods)}) · ${String(a.duplicated)} · ${String(a.closedWatches + a.watchErrors)}`,
@@ -131,8 +132,8 @@ export function formatFleet(result: FleetResult): string {
   return [
     `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), ${String(s.lightAgents)} light agents each LISTing then watching Services, EndpointSlices and Namespaces, an RV-unset LIST of its pods every ${String(s.listSeconds)} s; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
     '',
-    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | agents' events delivered/expected · lost · duplicated · watches ended early | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | proxies' CPU s over the churn (node / cluster) | agents' events delivered/expected · lost · duplicated · watches ended early | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.rows.map(row),
     '',
     b === undefined

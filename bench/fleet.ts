@@ -27,7 +27,7 @@ import { layoutUnavailable, startLayout } from './fleet-layouts.ts';
 import type { FleetSizes } from './fleet-seed.ts';
 import { seedFleet } from './fleet-seed.ts';
 import type { Progress } from '../src/cli/progress.ts';
-import { median, quantile, rssBytes } from './stats.ts';
+import { cpuSeconds, median, quantile, rssBytes } from './stats.ts';
 
 /** The fleet the paper figures are for. */
 export const PAPER_NODES = 5000;
@@ -71,6 +71,8 @@ export interface FleetRow {
   readonly churnSeconds?: number;
   readonly nodeProxyRss?: Spread;
   readonly clusterProxyRss?: Spread;
+  /** CPU seconds every node proxy together, and every cluster proxy together, used over the churn and drain. */
+  readonly proxyCpu?: { readonly node: number; readonly cluster: number };
   readonly agents?: AgentFigures;
 }
 
@@ -228,6 +230,9 @@ async function runLayout(
     try {
       const started = await apiserverSnapshot(client, pid);
       say(`churn at ${String(spec.churn)} writes/s for ${String(spec.seconds)} s`);
+      const proxyCpu = (role: 'node' | 'cluster'): number =>
+        layout.proxies.filter((p) => p.role === role).reduce((sum, p) => sum + cpuSeconds(p.pid), 0);
+      const cpuBefore = { node: proxyCpu('node'), cluster: proxyCpu('cluster') };
       const churnStarted = performance.now();
       const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: name });
       await sleep(spec.seconds * 1000);
@@ -237,6 +242,7 @@ async function runLayout(
       const end = await apiserverSnapshot(client, pid);
       const rss = (role: 'node' | 'cluster'): Spread | undefined =>
         spread(layout.proxies.filter((p) => p.role === role).map((p) => rssBytes(p.pid)));
+      const cpuUsed = { node: proxyCpu('node') - cpuBefore.node, cluster: proxyCpu('cluster') - cpuBefore.cluster };
       const nodeProxyRss = rss('node');
       const clusterProxyRss = rss('cluster');
       records = await agents.stop();
@@ -252,6 +258,7 @@ async function runLayout(
         churnSeconds,
         ...(nodeProxyRss === undefined ? {} : { nodeProxyRss }),
         ...(clusterProxyRss === undefined ? {} : { clusterProxyRss }),
+        ...(layout.proxies.length === 0 ? {} : { proxyCpu: cpuUsed }),
         agents: figures,
       };
     } finally {

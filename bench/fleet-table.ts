@@ -6,7 +6,7 @@
 import type { Spread, FleetResult, FleetRow } from './fleet.ts';
 import { PAPER_NODES, PAPER_PODS_PER_NODE } from './fleet.ts';
 import { FLEET_RESOURCES } from './fleet-apiserver.ts';
-import { CLUSTER_PROXIES } from './fleet-layouts.ts';
+import { CLUSTER_PROXIES, DEFAULT_POOL_SIZE, poolCount } from './fleet-layouts.ts';
 
 const MiB = 1024 * 1024;
 /** What a node proxy caches (README's node mode): the types per node of the watch target. */
@@ -51,8 +51,12 @@ function row(r: FleetRow): string {
     .concat(' |');
 }
 
+/** Whether a fleet type is pool-wide (cached whole, watched by each pool's leader alone): all but the node's pods. */
+const poolWide = (type: string): boolean => type !== 'pods';
+
 function targets(result: FleetResult): string[] {
   const { nodes } = result.spec;
+  const pools = poolCount(nodes, result.spec.poolSize ?? DEFAULT_POOL_SIZE);
   const by = (name: string): FleetRow | undefined => result.rows.find((r) => r.layout === name && r.skipped === undefined);
   const direct = by('direct');
   const lines: string[] = [];
@@ -67,6 +71,12 @@ function targets(result: FleetResult): string[] {
       const most = Math.max(...Object.values(r.watches ?? {}));
       lines.push(
         `- tree: apiserver watches per type at most ${String(most)} ≤ ${String(CLUSTER_PROXIES)}: ${verdict(most <= CLUSTER_PROXIES)}`,
+      );
+    }
+    if (name === 'pool') {
+      const most = Math.max(...Object.entries(r.watches ?? {}).map(([type, n]) => (poolWide(type) ? n : 0)));
+      lines.push(
+        `- pool: apiserver watches per pool-wide type at most ${String(most)} ≤ ${String(pools)} pools: ${verdict(most <= pools)}`,
       );
     }
     if (direct?.churn !== undefined && r.churn !== undefined) {
@@ -95,11 +105,21 @@ function targets(result: FleetResult): string[] {
  * watches (direct, node) the apiserver's cost over the churn is the churn alone's (measured without
  * agents) plus the per-node share of the rest times the nodes, and its start the per-node start
  * times the nodes; behind the tree's cluster proxies the churn costs what was measured whatever the
- * nodes, and its start grows with the objects the cluster proxies list.
+ * nodes, and its start grows with the objects the cluster proxies list. Pools grow with the nodes
+ * at a fixed pool size: the pool layout's pool-wide watches are scaled by the pools (by the nodes,
+ * a small run's part-filled last pool would overstate them), the rest of its costs per node as
+ * the node layout's.
  */
 function paper(result: FleetResult): string[] {
   const { nodes, podsPerNode, services } = result.spec;
   const factor = PAPER_NODES / nodes;
+  const poolSize = result.spec.poolSize ?? DEFAULT_POOL_SIZE;
+  const poolFactor = poolCount(PAPER_NODES, poolSize) / poolCount(nodes, poolSize);
+  const watchesOnPaper = (r: FleetRow): number => {
+    if (r.layout === 'tree') return total(r.watches);
+    if (r.layout !== 'pool') return total(r.watches) * factor;
+    return Object.entries(r.watches ?? {}).reduce((sum, [type, n]) => sum + n * (poolWide(type) ? poolFactor : factor), 0);
+  };
   const objects = (n: number, p: number): number => n * p + n + services * 2;
   const base = result.baseline;
   const lines: string[] = [];
@@ -118,7 +138,7 @@ function paper(result: FleetResult): string[] {
     const requests = rate(r.churn.requests, base?.apiserver.requests ?? 0);
     const startupScale = perNode ? factor : objects(PAPER_NODES, PAPER_PODS_PER_NODE) / objects(nodes, podsPerNode);
     lines.push(
-      `- ${r.layout}: ${String(Math.round(total(r.watches) * (perNode ? factor : 1)))} watches; over the churn ${perSecond(bytes)} sent, ` +
+      `- ${r.layout}: ${String(Math.round(watchesOnPaper(r)))} watches; over the churn ${perSecond(bytes)} sent, ` +
         `${cpu.toFixed(2)} CPU s/s, ${requests.toFixed(0)} reads/s; a fleet-wide start ${((r.startup.bodyBytes * startupScale) / MiB / 1024).toFixed(2)} GiB sent, ` +
         `${(r.startup.cpuSeconds * startupScale).toFixed(0)} CPU s, ${String(Math.round(r.startup.requests * startupScale))} reads`,
     );
@@ -130,7 +150,7 @@ export function formatFleet(result: FleetResult): string {
   const s = result.spec;
   const b = result.baseline;
   return [
-    `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), ${String(s.lightAgents)} light agents each LISTing then watching Services, EndpointSlices and Namespaces, an RV-unset LIST of its pods every ${String(s.listSeconds)} s; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
+    `Fleet: ${String(s.nodes)} simulated nodes × ${String(s.podsPerNode)} pods, ${String(s.services)} Services and EndpointSlices; per node a client-go pod informer by node (protobuf, WatchList), ${String(s.lightAgents)} light agents each LISTing then watching Services, EndpointSlices and Namespaces, an RV-unset LIST of its pods every ${String(s.listSeconds)} s${s.layouts.includes('pool') ? `; pools of ${String(s.poolSize ?? DEFAULT_POOL_SIZE)} node proxies` : ''}; churn ${String(s.churn)} writes/s for ${String(s.seconds)} s (pods created and deleted, EndpointSlices updated)`,
     '',
     `| layout | apiserver watches (${FLEET_RESOURCES.join('/')}) | start: requests · MiB sent · CPU s | churn: requests/s · KiB/s sent (written) · CPU s | node proxy RSS MiB min/median/max | cluster proxy RSS MiB | proxies' CPU s over the churn (node / cluster) | agents' events delivered/expected · lost · duplicated · watches ended early | latency ms p50 / p99 (p99 pods / EndpointSlices) | RV-unset LISTs |`,
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

@@ -23,7 +23,7 @@ import { apiserverDelta, apiserverSnapshot, FLEET_RESOURCES } from './fleet-apis
 import type { ChurnLog } from './fleet-churn.ts';
 import { startChurn } from './fleet-churn.ts';
 import type { LayoutName } from './fleet-layouts.ts';
-import { layoutUnavailable, startLayout } from './fleet-layouts.ts';
+import { DEFAULT_POOL_SIZE, layoutUnavailable, startLayout } from './fleet-layouts.ts';
 import type { FleetSizes } from './fleet-seed.ts';
 import { seedFleet } from './fleet-seed.ts';
 import type { Progress } from '../src/cli/progress.ts';
@@ -51,6 +51,8 @@ export interface FleetSpec extends FleetSizes {
   readonly listSeconds: number;
   /** Light agents per node (Service, EndpointSlice and Namespace readers). */
   readonly lightAgents: number;
+  /** Node proxies per pool in the pool layout (default DEFAULT_POOL_SIZE). */
+  readonly poolSize?: number;
 }
 
 export interface Spread {
@@ -217,7 +219,7 @@ async function runLayout(
     report(`fleet · ${name} · ${line}`);
   };
   const before = await apiserverSnapshot(client, pid);
-  const layout = await startLayout(name, state, spec.nodes, say);
+  const layout = await startLayout(name, state, { nodes: spec.nodes, poolSize: spec.poolSize ?? DEFAULT_POOL_SIZE }, say);
   try {
     const res = await client.request({ method: 'GET', path: '/api/v1/namespaces?limit=1' });
     const rv = (JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;

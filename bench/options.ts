@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LayoutName } from './fleet-layouts.ts';
-import { LAYOUTS } from './fleet-layouts.ts';
+import { DEFAULT_POOL_SIZE, LAYOUTS } from './fleet-layouts.ts';
 
 export const SCENARIOS = [
   'list-rv0',
@@ -80,6 +80,8 @@ export interface BenchOptions {
   readonly fleetChurn: number;
   readonly fleetSeconds: number;
   readonly fleetLayouts: readonly LayoutName[];
+  /** Node proxies per pool in the fleet's pool layout. */
+  readonly fleetPoolSize: number;
   /** Light agents per node, each reading Services, EndpointSlices and Namespaces. */
   readonly fleetLightAgents: number;
   /** The scale curve: pod counts, and the apply measurement's writer rate and duration. */
@@ -133,6 +135,7 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --fleet-seconds S   fleet: churn per layout (default 60)
   --fleet-light-agents N  fleet: agents per node reading Services, EndpointSlices, Namespaces (default 3)
   --fleet-layouts LIST  fleet: layouts, in this order (default direct,node,tree,pool)
+  --fleet-pool-size N  fleet: node proxies per pool in the pool layout (default ${String(DEFAULT_POOL_SIZE)})
   --scale-sizes LIST  pod counts of the scale curve (default 1000,10000,100000)
   --apply-rate N      scale: pod updates per second while LISTs run, written and replayed (default 1000)
   --apply-seconds S   scale: how long the apply and absorb measurements run (default 15)
@@ -168,6 +171,7 @@ const FLAGS = {
   'fleet-churn': { type: 'string' },
   'fleet-seconds': { type: 'string' },
   'fleet-layouts': { type: 'string' },
+  'fleet-pool-size': { type: 'string' },
   'fleet-light-agents': { type: 'string' },
   'scale-sizes': { type: 'string' },
   'apply-rate': { type: 'string' },
@@ -244,6 +248,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     fleetChurn: num('fleet-churn', 20),
     fleetSeconds: num('fleet-seconds', 60),
     fleetLayouts: fleetLayouts.filter(isLayout),
+    fleetPoolSize: Math.round(num('fleet-pool-size', DEFAULT_POOL_SIZE)),
     fleetLightAgents: Math.round(num('fleet-light-agents', 3)),
     scaleSizes,
     applyRate: num('apply-rate', 1000),

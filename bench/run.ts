@@ -571,6 +571,7 @@ async function main(): Promise<number> {
             layouts: o.fleetLayouts,
             listSeconds: FLEET_LIST_SECONDS,
             lightAgents: o.fleetLightAgents,
+            poolSize: o.fleetPoolSize,
           },
           progress,
           (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`),

@@ -108,6 +108,11 @@ export interface CacheProxyOptions {
   readonly script?: string;
   /** Environment beside the bench's own (the image's ENV). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The CA its serving certificate chains to, when `args` make it serve HTTPS (shared mode's
+   * --tls-cert-file): its URL is then https, and its readiness is polled over TLS.
+   */
+  readonly ca?: Buffer;
 }
 
 /** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
@@ -127,31 +132,45 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const address = await servingAddress(child, 'kube-cache-proxy');
   if (child.pid === undefined) throw new Error('kube-cache-proxy has no pid');
-  const url = `http://${address}`;
-  await waitReady(url);
+  const url = `${options.ca === undefined ? 'http' : 'https'}://${address}`;
+  const stop = stopper(child);
+  try {
+    await waitReady(url, options.ca);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
     name: options.name ?? (options.readConsistency === 'strong' ? 'kube-cache-proxy (strong)' : 'kube-cache-proxy'),
     url,
     headers: {},
     pid: child.pid,
-    ca: undefined,
-    stop: stopper(child),
+    ca: options.ca,
+    stop,
   };
 }
 
-/** Polls the proxy's /readyz until 200 (every 20 ms: the cold-start scenario times it). */
-export async function waitReady(url: string): Promise<void> {
+/**
+ * Polls the proxy's /readyz until 200 (every 20 ms: the cold-start scenario times it), over TLS
+ * trusting `ca` for an https URL (a shared proxy's /readyz needs no credentials, as the apiserver's).
+ */
+export async function waitReady(url: string, ca?: Buffer): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    try {
-      const res = await request(`${url}/readyz`);
-      await res.body.dump();
-      if (res.statusCode === 200) return;
-    } catch {
-      // not listening yet
+  const dispatcher = ca === undefined ? undefined : new Agent({ connect: { ca } });
+  try {
+    for (;;) {
+      try {
+        const res = await request(`${url}/readyz`, dispatcher === undefined ? {} : { dispatcher });
+        await res.body.dump();
+        if (res.statusCode === 200) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`${url} was not ready after ${String(READY_TIMEOUT_MS / 1000)} s`);
+      await sleep(20);
     }
-    if (Date.now() > deadline) throw new Error(`${url} was not ready after ${String(READY_TIMEOUT_MS / 1000)} s`);
-    await sleep(20);
+  } finally {
+    await dispatcher?.close();
   }
 }
 

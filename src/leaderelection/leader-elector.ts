@@ -85,6 +85,14 @@ export interface LeaderElectionConfig {
    * run's signal is aborted, or two processes may act at once.
    */
   readonly releaseOnCancel?: boolean;
+  /**
+   * A candidate that does not hold the lock reads it from the apiserver's watch cache instead of
+   * etcd (client-go always reads from etcd). Safe because a stale read can only make a takeover
+   * late or make its write lose: the write carries the version read, and the apiserver refuses it
+   * (409) if the Lease moved on. Worth it where many candidates poll one Lease (node pools: a
+   * quorum read per candidate per retryPeriod). Default false.
+   */
+  readonly followersReadFromCache?: boolean;
   /** For metrics, health checks and logs. Default: the lock's description. */
   readonly name?: string;
   /** Makes the `leader_election_*` metrics; none without it. */
@@ -190,6 +198,7 @@ class Elector implements LeaderElector {
   readonly #retryPeriodMs: number;
   readonly #callbacks: LeaderCallbacks;
   readonly #releaseOnCancel: boolean;
+  readonly #followersReadFromCache: boolean;
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #log: LeaderElectionLog;
@@ -220,6 +229,7 @@ class Elector implements LeaderElector {
     this.#retryPeriodMs = config.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     this.#callbacks = config.callbacks;
     this.#releaseOnCancel = config.releaseOnCancel ?? false;
+    this.#followersReadFromCache = config.followersReadFromCache ?? false;
     this.#clock = config.clock ?? realClock;
     this.#random = config.random ?? Math.random;
     this.#log = config.log ?? (() => undefined);
@@ -419,7 +429,7 @@ class Elector implements LeaderElector {
     // 2. Obtain or create the record.
     let observed: ObservedRecord;
     try {
-      observed = await this.#lock.get(signal);
+      observed = await this.#lock.get(signal, this.#followersReadFromCache && !this.isLeader());
     } catch (error) {
       if (!isNotFound(error)) {
         this.#log('warn', `error retrieving lease ${desc}: ${describe(error)}`);

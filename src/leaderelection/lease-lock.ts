@@ -90,8 +90,8 @@ class LeaseLock implements ResourceLock {
     this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
-  async get(signal?: AbortSignal): Promise<ObservedRecord> {
-    const lease = await this.#send('GET', this.#objectPath(), undefined, signal);
+  async get(signal?: AbortSignal, fromCache = false): Promise<ObservedRecord> {
+    const lease = await this.#send('GET', `${this.#objectPath()}${fromCache ? '?resourceVersion=0' : ''}`, undefined, signal);
     this.#lease = lease;
     const record = leaseSpecToLeaderElectionRecord(lease.spec);
     return { record, raw: recordBytes(record) };

@@ -47,8 +47,11 @@ export interface ObservedRecord {
  * a round.
  */
 export interface ResourceLock {
-  /** Reads the record. */
-  get(signal?: AbortSignal): Promise<ObservedRecord>;
+  /**
+   * Reads the record: a quorum read, or with `fromCache` the apiserver's watch cache
+   * (resourceVersion=0: no etcd read, possibly a few milliseconds old).
+   */
+  get(signal?: AbortSignal, fromCache?: boolean): Promise<ObservedRecord>;
   /** Creates the object holding `record`; 409 if it exists. */
   create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void>;
   /** Replaces the record of the version last read or written; 409 if it changed since. Fails if neither get nor create ran first. */

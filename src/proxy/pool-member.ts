@@ -134,6 +134,9 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
     retryPeriodMs: pool.retryPeriodMs,
     // A leader that stops hands over at once: its followers move on within a retry period.
     releaseOnCancel: true,
+    // Every node proxy of every pool polls its Lease each retry period: from etcd, that is a
+    // quorum read per node every 2 s fleet-wide.
+    followersReadFromCache: true,
     metrics: newPrometheusLeaderMetricsProvider(options.registry),
     clock,
     callbacks: {

@@ -14,6 +14,11 @@ export interface MemoryLeaseStore {
   record: LeaderElectionRecord | undefined;
   /** Moves on every write. */
   version: number;
+  /**
+   * What a read from the apiserver's watch cache returns (get with fromCache), when set: a record
+   * and version older than the store's, as a cache that lags would serve. Unset: the store's own.
+   */
+  cached: { readonly record: LeaderElectionRecord; readonly version: number } | undefined;
   /** Every write that reached the store, in order, with who wrote it. */
   readonly writes: { readonly by: string; readonly record: LeaderElectionRecord }[];
   /** Writes as someone outside the election (no version check), as `kubectl apply` would. */
@@ -23,8 +28,8 @@ export interface MemoryLeaseStore {
 export type LockVerb = 'get' | 'create' | 'update';
 
 export interface MemoryLock extends ResourceLock {
-  /** Every call, in order, with the lock clock's time when it was made. */
-  readonly calls: { readonly verb: LockVerb; readonly at: number }[];
+  /** Every call, in order, with the lock clock's time when it was made; a get from the watch cache says so. */
+  readonly calls: { readonly verb: LockVerb; readonly at: number; readonly fromCache?: true }[];
   /** While true, every call fails as if the connection were reset. */
   unreachable: boolean;
   /** While true, every call hangs until its signal aborts (a blackholed connection). */
@@ -37,6 +42,7 @@ export function newMemoryLeaseStore(initial?: LeaderElectionRecord): MemoryLease
   const store: MemoryLeaseStore = {
     record: initial,
     version: initial === undefined ? 0 : 1,
+    cached: undefined,
     writes: [],
     put(record, by = 'test') {
       store.record = record;
@@ -52,8 +58,8 @@ export function newMemoryLock(store: MemoryLeaseStore, identity: string, clock: 
   let readVersion: number | undefined;
   const failures = new Map<LockVerb, Error>();
 
-  const call = async (verb: LockVerb, signal: AbortSignal | undefined): Promise<void> => {
-    lock.calls.push({ verb, at: clock.now() });
+  const call = async (verb: LockVerb, signal: AbortSignal | undefined, fromCache = false): Promise<void> => {
+    lock.calls.push({ verb, at: clock.now(), ...(fromCache ? { fromCache: true as const } : {}) });
     // A request takes a turn of the event loop, so that concurrent candidates interleave.
     await Promise.resolve();
     if (lock.hung) {
@@ -81,11 +87,12 @@ export function newMemoryLock(store: MemoryLeaseStore, identity: string, clock: 
     failNext(verb, error) {
       failures.set(verb, error);
     },
-    async get(signal): Promise<ObservedRecord> {
-      await call('get', signal);
-      if (store.record === undefined) throw notFound(name);
-      readVersion = store.version;
-      return { record: store.record, raw: recordBytes(store.record) };
+    async get(signal, fromCache = false): Promise<ObservedRecord> {
+      await call('get', signal, fromCache);
+      const read = fromCache && store.cached !== undefined ? store.cached : { record: store.record, version: store.version };
+      if (read.record === undefined) throw notFound(name);
+      readVersion = read.version;
+      return { record: read.record, raw: recordBytes(read.record) };
     },
     async create(record, signal) {
       await call('create', signal);

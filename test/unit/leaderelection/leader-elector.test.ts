@@ -180,6 +180,37 @@ test('LeaderElector: any change of the record restarts the wait, whatever its ti
   await a.done;
 });
 
+test('LeaderElector: followersReadFromCache: a stale cached record costs a takeover a 409, never a second leader; the leader reads etcd', async () => {
+  const clock = new FakeClock();
+  const start = clock.now();
+  const store = newMemoryLeaseStore(held('other', start));
+  // The watch cache lags: it serves the first record while the holder renews in etcd.
+  store.cached = { record: held('other', start), version: store.version };
+  const a = startCandidate(store, 'a', clock, { followersReadFromCache: true });
+  await advance(clock, 20_000, () => {
+    if ((clock.now() - start) % 2_000 === 0) store.put(held('other', clock.now()), 'other');
+  });
+  assert.ok(!a.elector.isLeader(), 'a stale read never wins: the write carries the version read');
+  assert.ok(store.writes.every((w) => w.by === 'other'));
+  const updates = a.lock.calls.filter((c) => c.verb === 'update');
+  assert.ok(updates.length >= 1, 'the stale record looked expired: a tried, and got 409');
+  assert.ok(a.lock.calls.filter((c) => c.verb === 'get').every((c) => c.fromCache === true), 'a follower reads the cache');
+
+  // The cache catches up and the holder stops renewing: a takes over a lease duration after the last change it saw.
+  store.cached = undefined;
+  await advance(clock, 20_000);
+  assert.ok(a.elector.isLeader());
+  // A failed renewal sends the leader to the slow path: its read is a quorum read.
+  a.lock.failNext('update', new Error('connect ECONNRESET'));
+  const before = a.lock.calls.length;
+  await advance(clock, 2_000);
+  const leaderGets = a.lock.calls.slice(before).filter((c) => c.verb === 'get');
+  assert.ok(leaderGets.length >= 1);
+  assert.ok(leaderGets.every((c) => c.fromCache === undefined), 'the leader reads etcd');
+  a.stop();
+  await a.done;
+});
+
 test('LeaderElector: acquires at once a lease released by its holder (holderIdentity empty), counting a transition', async () => {
   const clock = new FakeClock();
   const start = clock.now();

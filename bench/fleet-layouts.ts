@@ -15,6 +15,7 @@ import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts'
 import { PROXY_FLAGS } from '../src/cli/proxy-flags.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
+import type { FleetScope } from './fleet-seed.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { Target } from './targets.ts';
 import { startCacheProxy } from './targets.ts';
@@ -91,6 +92,7 @@ export async function startLayout(
   state: ControlPlaneState,
   nodes: number,
   report: (line: string) => void,
+  scope: FleetScope,
 ): Promise<RunningLayout> {
   const unavailable = layoutUnavailable(name);
   if (unavailable !== undefined) throw new Error(`the ${name} layout: ${unavailable}`);
@@ -129,7 +131,7 @@ export async function startLayout(
         const upstream = clusters[i % CLUSTER_PROXIES];
         const proxy = await startCacheProxy(state, {
           ...image,
-          resources: nodeResources(fleetNode(i)),
+          resources: nodeResources(fleetNode(scope, i)),
           args: upstream === undefined ? [] : [`--server=${upstream.url}`],
         });
         targets.push(proxy);

@@ -132,7 +132,7 @@ export interface AgentSpec {
   readonly listSeconds: number;
   /** Light agents per node, each with its own LISTs and watches. */
   readonly lightAgents: number;
-  /** The seed's scope: targets[i] serves the agents of its node i. */
+  /** The seed's scope: targets[i] serves the agents of its node i; when shared, the light watches record its namespaces' events alone. */
   readonly scope: FleetScope;
 }
 
@@ -215,6 +215,7 @@ export async function startAgents(
         ca: first?.ca,
         paths: paths.slice(from, from + WATCHES_PER_PROCESS),
         urls: urls.slice(from, from + WATCHES_PER_PROCESS),
+        ...(spec.scope.shared ? { namespaces: spec.scope.namespaces } : {}),
       });
       const { failed } = await ready;
       if (failed > 0) throw new Error(`${String(failed)} light watches failed to open`);

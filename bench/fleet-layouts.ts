@@ -49,6 +49,7 @@ export interface AgentTarget {
 export interface RunningProxy {
   readonly role: 'node' | 'cluster';
   readonly pid: number;
+  readonly url: string;
 }
 
 export interface RunningLayout {
@@ -147,8 +148,8 @@ export async function startLayout(
       return { url: proxy.url, kubeconfig, headers: {}, ca: undefined };
     });
     const proxies: RunningProxy[] = [
-      ...nodeProxies.map((p) => ({ role: 'node' as const, pid: p.pid })),
-      ...clusters.map((p) => ({ role: 'cluster' as const, pid: p.pid })),
+      ...nodeProxies.map((p) => ({ role: 'node' as const, pid: p.pid, url: p.url })),
+      ...clusters.map((p) => ({ role: 'cluster' as const, pid: p.pid, url: p.url })),
     ];
     return { name, agents, proxies, stop };
   } catch (error) {

@@ -26,6 +26,7 @@ import type { LayoutName } from './fleet-layouts.ts';
 import { layoutUnavailable, startLayout } from './fleet-layouts.ts';
 import type { FleetScope, FleetSizes } from './fleet-seed.ts';
 import { BENCH_FLEET_SCOPE, seedFleet } from './fleet-seed.ts';
+import { proxyUpstreamWatches } from './fleet-proxy-watches.ts';
 import type { Progress } from '../src/cli/progress.ts';
 import { median, quantile, rssBytes } from './stats.ts';
 
@@ -65,6 +66,11 @@ export interface FleetRow {
   readonly skipped?: string;
   /** Watches open at the apiserver at the churn's end, per type, beyond those open before the layout. */
   readonly watches?: Readonly<Record<string, number>>;
+  /**
+   * Per node proxy, its upstream watches at the churn's end, per type, by its own /metrics
+   * (fleet-proxy-watches.ts): its own alone, whoever else watches the apiserver.
+   */
+  readonly nodeProxyWatches?: readonly Readonly<Record<string, number>>[];
   /** The apiserver while the layout started and its agents synced, then over the churn and drain. */
   readonly startup?: ApiserverDelta;
   readonly churn?: ApiserverDelta;
@@ -251,6 +257,7 @@ export async function runLayout(run: FleetRun, name: LayoutName, before: Apiserv
         spread(layout.proxies.filter((p) => p.role === role).map((p) => rssBytes(p.pid)));
       const nodeProxyRss = rss('node');
       const clusterProxyRss = rss('cluster');
+      const nodeProxyWatches = await Promise.all(layout.proxies.filter((p) => p.role === 'node').map((p) => proxyUpstreamWatches(p.url)));
       records = await agents.stop();
       const figures = agentFigures(log, records);
       say(
@@ -259,6 +266,7 @@ export async function runLayout(run: FleetRun, name: LayoutName, before: Apiserv
       return {
         layout: name,
         watches: apiserverDelta(end, before).watches,
+        nodeProxyWatches,
         startup: apiserverDelta(started, before),
         churn: apiserverDelta(end, started),
         churnSeconds,

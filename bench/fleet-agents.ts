@@ -14,6 +14,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import type { AgentTarget } from './fleet-layouts.ts';
+import type { FleetScope } from './fleet-seed.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { WatchClientResult } from './watch-client.ts';
 import { nextMessage, send } from './watch-client.ts';
@@ -131,6 +132,8 @@ export interface AgentSpec {
   readonly listSeconds: number;
   /** Light agents per node, each with its own LISTs and watches. */
   readonly lightAgents: number;
+  /** The seed's scope: targets[i] serves the agents of its node i; when shared, the light watches record its namespaces' events alone. */
+  readonly scope: FleetScope;
 }
 
 /** The light agents' LISTs as their informers start: each type once per agent, a few at a time. */
@@ -187,7 +190,7 @@ export async function startAgents(
       Array.from({ length: Math.min(START_CONCURRENCY, targets.length) }, async () => {
         while (next < targets.length) {
           const i = next++;
-          goAgents[i] = await startGoAgent(spec.binary, targets[i]?.kubeconfig ?? '', fleetNode(i));
+          goAgents[i] = await startGoAgent(spec.binary, targets[i]?.kubeconfig ?? '', fleetNode(spec.scope, i));
           if (++synced % 10 === 0 || synced === targets.length) report(`${String(synced)}/${String(targets.length)} pod informers synced`);
         }
       }),
@@ -212,6 +215,7 @@ export async function startAgents(
         ca: first?.ca,
         paths: paths.slice(from, from + WATCHES_PER_PROCESS),
         urls: urls.slice(from, from + WATCHES_PER_PROCESS),
+        ...(spec.scope.shared ? { namespaces: spec.scope.namespaces } : {}),
       });
       const { failed } = await ready;
       if (failed > 0) throw new Error(`${String(failed)} light watches failed to open`);
@@ -233,7 +237,7 @@ export async function startAgents(
     const i = k++ % targets.length;
     const t = targets[i];
     if (t === undefined) return;
-    const path = `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${fleetNode(i)}`)}`;
+    const path = `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${fleetNode(spec.scope, i)}`)}`;
     request(`${t.url}${path}`, { dispatcher: dispatcherFor(t), headers: { ...t.headers, accept: 'application/vnd.kubernetes.protobuf' } })
       .then(async (res) => {
         await readAll(res.body);

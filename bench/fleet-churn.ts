@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamClient } from '../src/upstream/client.ts';
+import type { FleetScope } from './fleet-seed.ts';
 import { fleetNamespace, fleetNode, fleetPod, sliceName } from './fleet-seed.ts';
 import { monotonicMs } from './watch-client.ts';
 
@@ -37,6 +38,8 @@ export interface ChurnSpec {
   readonly rate: number;
   readonly nodes: number;
   readonly services: number;
+  /** The seed's scope: the churned pods go to its namespaces and nodes, the EndpointSlices updated are its. */
+  readonly scope: FleetScope;
   /** Distinguishes this layout's churned pods from another's. */
   readonly tag: string;
 }
@@ -59,12 +62,12 @@ export function startChurn(client: UpstreamClient, spec: ChurnSpec): Churn {
   const createPod = async (): Promise<void> => {
     const i = created++;
     const node = i % spec.nodes;
-    const ns = fleetNamespace(i);
+    const ns = fleetNamespace(spec.scope, i);
     const name = `churn-${spec.tag}-${String(i)}`;
     const res = await client.request({
       method: 'POST',
       path: `/api/v1/namespaces/${ns}/pods`,
-      body: JSON.stringify(fleetPod(name, fleetNode(node))),
+      body: JSON.stringify(fleetPod(name, fleetNode(spec.scope, node))),
     });
     const at = monotonicMs();
     if (!ok(res.statusCode)) {
@@ -93,7 +96,7 @@ export function startChurn(client: UpstreamClient, spec: ChurnSpec): Churn {
     const i = (patched++ * 7919) % spec.services;
     const res = await client.request({
       method: 'PATCH',
-      path: `/apis/discovery.k8s.io/v1/namespaces/${fleetNamespace(i)}/endpointslices/${sliceName(i)}`,
+      path: `/apis/discovery.k8s.io/v1/namespaces/${fleetNamespace(spec.scope, i)}/endpointslices/${sliceName(i)}`,
       headers: { 'content-type': 'application/merge-patch+json' },
       body: JSON.stringify({ metadata: { annotations: { 'fleet-churn': `${spec.tag}-${String(patched)}` } } }),
     });

@@ -22,6 +22,7 @@ import { PROXY_FLAGS } from '../src/cli/proxy-flags.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 import { signedCertificate } from '../test/helpers/certificates.ts';
 import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
+import type { FleetScope } from './fleet-seed.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { Target } from './targets.ts';
 import { startCacheProxy } from './targets.ts';
@@ -77,6 +78,7 @@ export interface LayoutSizes {
 export interface RunningProxy {
   readonly role: 'node' | 'cluster';
   readonly pid: number;
+  readonly url: string;
 }
 
 export interface RunningLayout {
@@ -157,6 +159,7 @@ async function freePorts(count: number): Promise<number[]> {
 async function startPools(
   state: ControlPlaneState,
   sizes: LayoutSizes,
+  scope: FleetScope,
   image: { readonly script: string; readonly env: Readonly<Record<string, string>> },
   started: (proxy: Target) => void,
   cleanups: (() => void)[],
@@ -173,7 +176,7 @@ async function startPools(
     const proxy = await startCacheProxy(state, {
       ...image,
       ca,
-      resources: nodeResources(fleetNode(i)),
+      resources: nodeResources(fleetNode(scope, i)),
       args: [
         '--shared',
         `--tls-cert-file=${serving.certFile}`,
@@ -208,6 +211,7 @@ export async function startLayout(
   state: ControlPlaneState,
   sizes: LayoutSizes,
   report: (line: string) => void,
+  scope: FleetScope,
 ): Promise<RunningLayout> {
   const unavailable = layoutUnavailable(name);
   if (unavailable !== undefined) throw new Error(`the ${name} layout: ${unavailable}`);
@@ -232,7 +236,7 @@ export async function startLayout(
     }
     const image = { script: await buildImageApp(join(dir, 'app')), env: imageEnv() };
     if (name === 'pool') {
-      const members = await startPools(state, sizes, image, (proxy) => targets.push(proxy), cleanups, report);
+      const members = await startPools(state, sizes, scope, image, (proxy) => targets.push(proxy), cleanups, report);
       // Every agent presents the admin's token, as at the direct layout: its node proxy reviews it
       // (TokenReview) and authorizes each kind of read (SubjectAccessReview), each decision kept for its TTL.
       const token = state.users.admin.token;
@@ -242,7 +246,7 @@ export async function startLayout(
         writeFileSync(kubeconfig, tokenKubeconfig(proxy.url, state.caFile, token));
         return { url: proxy.url, kubeconfig, headers: { authorization: `Bearer ${token}` }, ca };
       });
-      return { name, agents, proxies: members.map((p) => ({ role: 'node' as const, pid: p.pid })), stop };
+      return { name, agents, proxies: members.map((p) => ({ role: 'node' as const, pid: p.pid, url: p.url })), stop };
     }
     const clusters: Target[] = [];
     if (name === 'tree') {
@@ -262,7 +266,7 @@ export async function startLayout(
         const upstream = clusters[i % CLUSTER_PROXIES];
         const proxy = await startCacheProxy(state, {
           ...image,
-          resources: nodeResources(fleetNode(i)),
+          resources: nodeResources(fleetNode(scope, i)),
           args: upstream === undefined ? [] : [`--server=${upstream.url}`],
         });
         targets.push(proxy);
@@ -278,8 +282,8 @@ export async function startLayout(
       return { url: proxy.url, kubeconfig, headers: {}, ca: undefined };
     });
     const proxies: RunningProxy[] = [
-      ...nodeProxies.map((p) => ({ role: 'node' as const, pid: p.pid })),
-      ...clusters.map((p) => ({ role: 'cluster' as const, pid: p.pid })),
+      ...nodeProxies.map((p) => ({ role: 'node' as const, pid: p.pid, url: p.url })),
+      ...clusters.map((p) => ({ role: 'cluster' as const, pid: p.pid, url: p.url })),
     ];
     return { name, agents, proxies, stop };
   } catch (error) {

@@ -1,22 +1,46 @@
 /**
  * The fleet scenario's cluster: `nodes` Node objects, `podsPerNode` pods bound to each (no
- * kubelet: they stay Pending), `services` headless Services each with one EndpointSlice, all in
- * FLEET_NAMESPACES namespaces. Created once, shared by every layout.
+ * kubelet: they stay Pending), `services` headless Services each with one EndpointSlice, spread
+ * over the scope's namespaces. Created once, shared by every layout.
  */
 import type { Progress } from '../src/cli/progress.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import { concurrently as seedConcurrently, create } from './cluster.ts';
 
-export const FLEET_NAMESPACES = 10;
 /** Concurrent creates: enough to keep the apiserver busy on 2 cores. */
 const CONCURRENCY = 32;
 
-export function fleetNamespace(i: number): string {
-  return `fleet-${String(i % FLEET_NAMESPACES).padStart(2, '0')}`;
+/**
+ * Where a fleet's objects are. The bench's control plane is the fleet's alone; a test's is shared
+ * with other tests writing beside it, so the fleet keeps to namespaces of its own and gives its
+ * Nodes (cluster-scoped) names no other test uses.
+ */
+export interface FleetScope {
+  /** The namespaces pods, Services and EndpointSlices are spread over, round robin (the seed creates them unless they exist). */
+  readonly namespaces: readonly string[];
+  /** Node i is `<nodePrefix><i, 4 digits>`. */
+  readonly nodePrefix: string;
+  /**
+   * Others write to the cluster too: the light watches then record only the events of objects in
+   * `namespaces`, so that others' writes neither delay the drain nor reach the figures. Off for
+   * the bench, whose watch clients stay as light as they can be.
+   */
+  readonly shared: boolean;
 }
 
-export function fleetNode(i: number): string {
-  return `fleet-node-${String(i).padStart(4, '0')}`;
+/** The bench's fleet: ten namespaces, on a control plane of its own. */
+export const BENCH_FLEET_SCOPE: FleetScope = {
+  namespaces: Array.from({ length: 10 }, (_, i) => `fleet-${String(i).padStart(2, '0')}`),
+  nodePrefix: 'fleet-node-',
+  shared: false,
+};
+
+export function fleetNamespace(scope: FleetScope, i: number): string {
+  return scope.namespaces[i % scope.namespaces.length] ?? '';
+}
+
+export function fleetNode(scope: FleetScope, i: number): string {
+  return `${scope.nodePrefix}${String(i).padStart(4, '0')}`;
 }
 
 export function serviceName(i: number): string {
@@ -50,9 +74,9 @@ export interface FleetSizes {
   readonly services: number;
 }
 
-export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progress: Progress): Promise<void> {
+export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, scope: FleetScope, progress: Progress): Promise<void> {
   let created = 0;
-  const total = FLEET_NAMESPACES + sizes.nodes + sizes.services * 2 + sizes.nodes * sizes.podsPerNode;
+  const total = scope.namespaces.length + sizes.nodes + sizes.services * 2 + sizes.nodes * sizes.podsPerNode;
   const step = progress.step(
     `fleet: seeding ${String(sizes.nodes)} nodes × ${String(sizes.podsPerNode)} pods, ${String(sizes.services)} services and EndpointSlices`,
     () => `${String(created)}/${String(total)} created`,
@@ -61,10 +85,10 @@ export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progr
     await work;
     created++;
   };
-  await each(FLEET_NAMESPACES, (i) => made(create(client, '/api/v1/namespaces', { metadata: { name: fleetNamespace(i) } })));
-  await each(sizes.nodes, (i) => made(create(client, '/api/v1/nodes', { metadata: { name: fleetNode(i) } })));
+  await each(scope.namespaces.length, (i) => made(create(client, '/api/v1/namespaces', { metadata: { name: fleetNamespace(scope, i) } })));
+  await each(sizes.nodes, (i) => made(create(client, '/api/v1/nodes', { metadata: { name: fleetNode(scope, i) } })));
   await each(sizes.services, async (i) => {
-    const ns = fleetNamespace(i);
+    const ns = fleetNamespace(scope, i);
     await made(
       create(client, `/api/v1/namespaces/${ns}/services`, {
         metadata: { name: serviceName(i) },
@@ -84,7 +108,11 @@ export async function seedFleet(client: UpstreamClient, sizes: FleetSizes, progr
     const node = k % sizes.nodes;
     const j = Math.floor(k / sizes.nodes);
     return made(
-      create(client, `/api/v1/namespaces/${fleetNamespace(k)}/pods`, fleetPod(`seed-${fleetNode(node)}-${String(j)}`, fleetNode(node))),
+      create(
+        client,
+        `/api/v1/namespaces/${fleetNamespace(scope, k)}/pods`,
+        fleetPod(`seed-${fleetNode(scope, node)}-${String(j)}`, fleetNode(scope, node)),
+      ),
     );
   });
   step.done();

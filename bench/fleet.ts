@@ -18,14 +18,15 @@ import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts'
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import type { AgentRecords, RunningAgents } from './fleet-agents.ts';
 import { startAgents } from './fleet-agents.ts';
-import type { ApiserverDelta } from './fleet-apiserver.ts';
+import type { ApiserverDelta, ApiserverSnapshot } from './fleet-apiserver.ts';
 import { apiserverDelta, apiserverSnapshot, FLEET_RESOURCES } from './fleet-apiserver.ts';
 import type { ChurnLog } from './fleet-churn.ts';
 import { startChurn } from './fleet-churn.ts';
 import type { LayoutName } from './fleet-layouts.ts';
 import { DEFAULT_POOL_SIZE, layoutUnavailable, startLayout } from './fleet-layouts.ts';
-import type { FleetSizes } from './fleet-seed.ts';
-import { seedFleet } from './fleet-seed.ts';
+import type { FleetScope, FleetSizes } from './fleet-seed.ts';
+import { BENCH_FLEET_SCOPE, seedFleet } from './fleet-seed.ts';
+import { proxyUpstreamWatches } from './fleet-proxy-watches.ts';
 import type { Progress } from '../src/cli/progress.ts';
 import { cpuSeconds, median, quantile, rssBytes } from './stats.ts';
 
@@ -67,6 +68,11 @@ export interface FleetRow {
   readonly skipped?: string;
   /** Watches open at the apiserver at the churn's end, per type, beyond those open before the layout. */
   readonly watches?: Readonly<Record<string, number>>;
+  /**
+   * Per node proxy, its upstream watches at the churn's end, per type, by its own /metrics
+   * (fleet-proxy-watches.ts): its own alone, whoever else watches the apiserver. Empty for pools.
+   */
+  readonly nodeProxyWatches?: readonly Readonly<Record<string, number>>[];
   /** The apiserver while the layout started and its agents synced, then over the churn and drain. */
   readonly startup?: ApiserverDelta;
   readonly churn?: ApiserverDelta;
@@ -206,26 +212,38 @@ async function waitWatchesClosed(client: UpstreamClient, pid: number, baseline: 
   }
 }
 
-async function runLayout(
-  name: LayoutName,
-  state: ControlPlaneState,
-  client: UpstreamClient,
-  pid: number,
-  spec: FleetSpec,
-  binary: string,
-  report: (line: string) => void,
-): Promise<FleetRow> {
+/** What every layout of a fleet run shares. */
+export interface FleetRun {
+  readonly state: ControlPlaneState;
+  /** The admin's, for the churn and the apiserver's /metrics. */
+  readonly client: UpstreamClient;
+  /** The apiserver's process: its CPU seconds and bytes written. */
+  readonly apiserverPid: number;
+  readonly spec: FleetSpec;
+  /** The seed's. */
+  readonly scope: FleetScope;
+  /** The Go agent (buildAgent). */
+  readonly binary: string;
+  readonly report: (line: string) => void;
+}
+
+/**
+ * One layout under the churn, its figures measured from `before` (the apiserver's snapshot just
+ * before the layout starts). The layout is stopped on return; the apiserver may still be closing
+ * its watches.
+ */
+export async function runLayout(run: FleetRun, name: LayoutName, before: ApiserverSnapshot): Promise<FleetRow> {
+  const { client, apiserverPid: pid, spec } = run;
   const say = (line: string): void => {
-    report(`fleet · ${name} · ${line}`);
+    run.report(`fleet · ${name} · ${line}`);
   };
-  const before = await apiserverSnapshot(client, pid);
-  const layout = await startLayout(name, state, { nodes: spec.nodes, poolSize: spec.poolSize ?? DEFAULT_POOL_SIZE }, say);
+  const layout = await startLayout(name, run.state, { nodes: spec.nodes, poolSize: spec.poolSize ?? DEFAULT_POOL_SIZE }, say, run.scope);
   try {
     const res = await client.request({ method: 'GET', path: '/api/v1/namespaces?limit=1' });
     const rv = (JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const agents = await startAgents(
       layout.agents,
-      { binary, resourceVersion: rv, listSeconds: spec.listSeconds, lightAgents: spec.lightAgents },
+      { binary: run.binary, resourceVersion: rv, listSeconds: spec.listSeconds, lightAgents: spec.lightAgents, scope: run.scope },
       say,
     );
     let records: AgentRecords | undefined;
@@ -236,7 +254,7 @@ async function runLayout(
         layout.proxies.filter((p) => p.role === role).reduce((sum, p) => sum + cpuSeconds(p.pid), 0);
       const cpuBefore = { node: proxyCpu('node'), cluster: proxyCpu('cluster') };
       const churnStarted = performance.now();
-      const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: name });
+      const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, scope: run.scope, tag: name });
       await sleep(spec.seconds * 1000);
       const log = await churn.stop();
       await drain(agents);
@@ -247,6 +265,10 @@ async function runLayout(
       const cpuUsed = { node: proxyCpu('node') - cpuBefore.node, cluster: proxyCpu('cluster') - cpuBefore.cluster };
       const nodeProxyRss = rss('node');
       const clusterProxyRss = rss('cluster');
+      // A pool member's watches go to its leader or the apiserver (shared mode also guards its
+      // /metrics): for pools, the apiserver's own counters say what they cost.
+      const nodeProxyWatches =
+        name === 'pool' ? [] : await Promise.all(layout.proxies.filter((p) => p.role === 'node').map((p) => proxyUpstreamWatches(p.url)));
       records = await agents.stop();
       const figures = agentFigures(log, records);
       say(
@@ -255,6 +277,7 @@ async function runLayout(
       return {
         layout: name,
         watches: apiserverDelta(end, before).watches,
+        nodeProxyWatches,
         startup: apiserverDelta(started, before),
         churn: apiserverDelta(end, started),
         churnSeconds,
@@ -268,7 +291,6 @@ async function runLayout(
     }
   } finally {
     await layout.stop();
-    await waitWatchesClosed(client, pid, before.watches);
   }
 }
 
@@ -282,11 +304,12 @@ export async function runFleet(
 ): Promise<FleetResult> {
   report('fleet · building the Go agent (tools/goclient)');
   const binary = await buildAgent();
-  await seedFleet(client, spec, progress);
+  const scope = BENCH_FLEET_SCOPE;
+  await seedFleet(client, spec, scope, progress);
   report(`fleet · the churn alone, no agent, ${String(spec.seconds)} s`);
   const quiet = await apiserverSnapshot(client, apiserverPid);
   const started = performance.now();
-  const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, tag: 'baseline' });
+  const churn = startChurn(client, { rate: spec.churn, nodes: spec.nodes, services: spec.services, scope, tag: 'baseline' });
   await sleep(spec.seconds * 1000);
   await churn.stop();
   await sleep(DRAIN_MS);
@@ -294,6 +317,7 @@ export async function runFleet(
     apiserver: apiserverDelta(await apiserverSnapshot(client, apiserverPid), quiet),
     seconds: (performance.now() - started) / 1000,
   };
+  const run: FleetRun = { state, client, apiserverPid, spec, scope, binary, report };
   const rows: FleetRow[] = [];
   for (const layout of spec.layouts) {
     const unavailable = layoutUnavailable(layout);
@@ -303,7 +327,9 @@ export async function runFleet(
       continue;
     }
     try {
-      rows.push(await runLayout(layout, state, client, apiserverPid, spec, binary, report));
+      const before = await apiserverSnapshot(client, apiserverPid);
+      // The next layout's figures start from the apiserver without this one's watches.
+      rows.push(await runLayout(run, layout, before).finally(() => waitWatchesClosed(client, apiserverPid, before.watches)));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       report(`fleet · ${layout} · failed: ${message}`);

@@ -9,7 +9,9 @@
  * the proxy that served it): no HTTP library, no JSON parsing, no text decoding. It scans the
  * raw bytes (chunk-size lines and all) for each `{"type":"MODIFIED"` and the first
  * `"resourceVersion":"` after it (the object's metadata's); a frame split across reads is
- * carried to the next one from its line's start.
+ * carried to the next one from its line's start. Given `namespaces`, it records only the objects
+ * whose `"namespace":"…"` is one of them between the two (metadata.namespace, which the
+ * apiserver's JSON writes before metadata.resourceVersion): cluster-scoped objects not at all.
  *
  * Protocol: parent → {type:'start', ...WatchClientStart}; child → {type:'ready', opened, failed};
  * parent → {type:'count'} (any number of times); child → {type:'count', recorded};
@@ -29,6 +31,8 @@ export interface WatchClientStart {
   readonly paths: readonly string[];
   /** Per path, another base URL than `url` (plain HTTP: the fleet's node proxies, one per watch group). */
   readonly urls?: readonly string[];
+  /** Only the events of objects in these namespaces are recorded (default: every event). */
+  readonly namespaces?: readonly string[];
 }
 
 export interface WatchClientResult {
@@ -117,15 +121,22 @@ function decimal(buffer: Buffer, start: number, end: number): number {
   return value;
 }
 
-/** Records the MODIFIED events of the complete lines of `data` [0, end). */
-function scan(data: Buffer, end: number, index: number, now: number, records: Records): void {
+function mentionsAny(head: Buffer, marks: readonly Buffer[]): boolean {
+  return marks.some((mark) => head.includes(mark));
+}
+
+/**
+ * Records the MODIFIED events of the complete lines of `data` [0, end); with `namespaces` (each
+ * `"namespace":"<ns>"`), only those with one of them before their resourceVersion.
+ */
+function scan(data: Buffer, end: number, index: number, now: number, records: Records, namespaces: readonly Buffer[] | undefined): void {
   let at = data.indexOf(MODIFIED);
   while (at !== -1 && at < end) {
     const mark = data.indexOf(RV_MARK, at);
     if (mark === -1 || mark >= end) return;
     const from = mark + RV_MARK.length;
     const to = data.indexOf(QUOTE, from);
-    records.push(index, decimal(data, from, to), now);
+    if (namespaces === undefined || mentionsAny(data.subarray(at, mark), namespaces)) records.push(index, decimal(data, from, to), now);
     at = data.indexOf(MODIFIED, to);
   }
 }
@@ -161,6 +172,7 @@ async function run(start: WatchClientStart, finished: Promise<void>): Promise<vo
   };
   const records = new Records();
   recorded = () => records.length;
+  const namespaces = start.namespaces?.map((ns) => Buffer.from(`"namespace":"${ns}"`));
   let closed = 0;
   let failed = 0;
   let opened = 0;
@@ -212,7 +224,7 @@ async function run(start: WatchClientStart, finished: Promise<void>): Promise<vo
           carry = data;
           return;
         }
-        scan(data, last + 1, index, now, records);
+        scan(data, last + 1, index, now, records, namespaces);
         carry = last + 1 < data.length ? Buffer.from(data.subarray(last + 1)) : undefined;
       });
       socket.on('error', () => undefined);

@@ -37,10 +37,6 @@ ENV NODE_ENV=production
 # fragment: with it fixed at 32 KiB, the proxy's freed body pieces go back to the system, and a
 # LIST burst's peak under a 160 MiB limit falls by ~50 MiB (src/cache/memory-budget.ts).
 ENV MALLOC_MMAP_THRESHOLD_=32768
-# V8 grows the young generation to 2 × 16 MiB semi-spaces under a steady stream of small
-# allocations (watch events, requests) and keeps it: resident, whatever is live. The proxy's live
-# data is old (cached objects and bytes); 2 MiB semi-spaces keep that part of RSS at ~6 MiB.
-ENV NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY --from=build /app ./
 USER 1000:1000

@@ -1,7 +1,8 @@
 /**
  * The fleet's layouts: where each simulated node's agents send their requests, and the proxies
  * started for it (each its own process, started a few at a time, run as the image runs it: its
- * JavaScript and the Dockerfile's ENV, so that each proxy's RSS is the one a node would pay).
+ * JavaScript and the Dockerfile's ENV, each node proxy in a memory cgroup limited as deploy/node
+ * limits its container, so that each proxy's RSS is the one a node would pay).
  *   direct  every agent straight to the apiserver
  *   node    one node proxy per node: its pods scoped to the node, the cluster-wide types whole
  *   tree    the same node proxies chained (--server) to CLUSTER_PROXIES cluster proxies, which
@@ -22,6 +23,9 @@ import { PROXY_FLAGS } from '../src/cli/proxy-flags.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 import { signedCertificate } from '../test/helpers/certificates.ts';
 import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
+import type { MemoryCgroup } from '../test/helpers/memory-cgroup.ts';
+import { createMemoryCgroup } from '../test/helpers/memory-cgroup.ts';
+import { nodeProxyMemory } from '../test/helpers/node-manifest.ts';
 import type { FleetScope } from './fleet-seed.ts';
 import { fleetNode } from './fleet-seed.ts';
 import type { Target } from './targets.ts';
@@ -95,6 +99,26 @@ export function layoutUnavailable(name: LayoutName): string | undefined {
   return PROXY_FLAGS.some((flag) => (flag.name as string) === 'pool') ? undefined : 'not available in this build (no --pool flag)';
 }
 
+/**
+ * Each node proxy's memory cgroup, limited as deploy/node limits its container (V8 sizes its young
+ * generation from the limit, and the proxy its budgets), or none where none can be made (not
+ * root): said once, since V8 then sizes a larger young generation and RSS reads higher.
+ */
+function nodeProxyLimit(report: (line: string) => void): () => { cgroup?: MemoryCgroup } {
+  const { limitBytes } = nodeProxyMemory();
+  let failed = false;
+  return () => {
+    if (failed) return {};
+    try {
+      return { cgroup: createMemoryCgroup(limitBytes) };
+    } catch (error) {
+      failed = true;
+      report(`node proxies run without a memory limit (${error instanceof Error ? error.message : String(error)}): RSS reads higher`);
+      return {};
+    }
+  };
+}
+
 async function startAll<T>(count: number, start: (i: number) => Promise<T>, onStarted: (n: number) => void): Promise<T[]> {
   const out: T[] = new Array<T>(count);
   let next = 0;
@@ -161,6 +185,7 @@ async function startPools(
   sizes: LayoutSizes,
   scope: FleetScope,
   image: { readonly script: string; readonly env: Readonly<Record<string, string>> },
+  nodeLimit: () => { cgroup?: MemoryCgroup },
   started: (proxy: Target) => void,
   cleanups: (() => void)[],
   report: (line: string) => void,
@@ -175,6 +200,7 @@ async function startPools(
     const port = String(ports[i]);
     const proxy = await startCacheProxy(state, {
       ...image,
+      ...nodeLimit(),
       ca,
       resources: nodeResources(fleetNode(scope, i)),
       args: [
@@ -235,8 +261,9 @@ export async function startLayout(
       return { name, agents: Array.from({ length: nodes }, () => agent), proxies: [], stop };
     }
     const image = { script: await buildImageApp(join(dir, 'app')), env: imageEnv() };
+    const nodeLimit = nodeProxyLimit(report);
     if (name === 'pool') {
-      const members = await startPools(state, sizes, scope, image, (proxy) => targets.push(proxy), cleanups, report);
+      const members = await startPools(state, sizes, scope, image, nodeLimit, (proxy) => targets.push(proxy), cleanups, report);
       // Every agent presents the admin's token, as at the direct layout: its node proxy reviews it
       // (TokenReview) and authorizes each kind of read (SubjectAccessReview), each decision kept for its TTL.
       const token = state.users.admin.token;
@@ -266,6 +293,7 @@ export async function startLayout(
         const upstream = clusters[i % CLUSTER_PROXIES];
         const proxy = await startCacheProxy(state, {
           ...image,
+          ...nodeLimit(),
           resources: nodeResources(fleetNode(scope, i)),
           args: upstream === undefined ? [] : [`--server=${upstream.url}`],
         });

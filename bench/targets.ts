@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
+import type { MemoryCgroup } from '../test/helpers/memory-cgroup.ts';
 import { metricSum } from '../test/helpers/metrics-text.ts';
 
 export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (strong)';
@@ -113,6 +114,8 @@ export interface CacheProxyOptions {
    * --tls-cert-file): its URL is then https, and its readiness is polled over TLS.
    */
   readonly ca?: Buffer;
+  /** A memory cgroup to run it in, as a container's limit would (removed once it stopped). */
+  readonly cgroup?: MemoryCgroup;
 }
 
 /** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
@@ -129,11 +132,22 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     ...(options.readConsistency === undefined ? [] : [`--read-consistency=${options.readConsistency}`]),
   ];
   const env = options.env === undefined ? process.env : { ...process.env, ...options.env };
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const address = await servingAddress(child, 'kube-cache-proxy');
+  const { command, args: argv } = options.cgroup?.wrap([process.execPath, ...args]) ?? { command: process.execPath, args };
+  const child = spawn(command, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stopProcess = stopper(child);
+  const stop = async (): Promise<void> => {
+    await stopProcess();
+    options.cgroup?.remove();
+  };
+  let address: string;
+  try {
+    address = await servingAddress(child, 'kube-cache-proxy');
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   if (child.pid === undefined) throw new Error('kube-cache-proxy has no pid');
   const url = `${options.ca === undefined ? 'http' : 'https'}://${address}`;
-  const stop = stopper(child);
   try {
     await waitReady(url, options.ca);
   } catch (error) {

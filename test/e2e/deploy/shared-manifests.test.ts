@@ -12,12 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { parseMemoryQuantity } from '../../../src/cli/proxy-options.ts';
 import { IN_CLUSTER_PATH_PREFIX_ENV } from '../../../src/upstream/config.ts';
 import { signedCertificate } from '../../helpers/certificates.ts';
 import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { grantInNamespace, kube } from '../../helpers/kube.ts';
+import { nodeProxyMemory } from '../../helpers/node-manifest.ts';
 import { clientFor } from '../../helpers/shared-proxy.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
 import type { Container, KubeObject, PolicyRule } from './kustomize.ts';
@@ -180,6 +182,12 @@ test(
     });
     const env = kubeletEnv(proxy, { 'spec.nodeName': 'node-7' });
     assert.equal(env.KCP_RESOURCES, 'pods:spec.nodeName=node-7,services,endpointslices.discovery.k8s.io,nodes,namespaces');
+    // A node proxy's own memory, not the cluster proxy's 2Gi: at most 512 MiB, under which V8
+    // sizes its young generation at 1 MiB semi-spaces; the fleet bench runs node proxies under it.
+    const { limitBytes } = nodeProxyMemory();
+    assert.equal(parseMemoryQuantity(proxy.resources?.limits?.memory ?? ''), limitBytes);
+    assert.ok(limitBytes <= 512 * 1024 * 1024, `limit ${String(proxy.resources?.limits?.memory)}`);
+    assert.equal(parseMemoryQuantity(proxy.resources?.requests?.memory ?? ''), nodeProxyMemory().requestBytes);
     const service = only(objects, 'Service');
     assert.equal((service.spec as { internalTrafficPolicy?: string }).internalTrafficPolicy, 'Local');
     assertServiceFor(service, daemonSet);

@@ -111,7 +111,6 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   readonly filter: WatcherFilter;
   readonly sink: Writable;
   joinedTurn = -1;
-  readonly #sink: Writable;
   readonly #options: CacheWatcherOptions;
   /** Highest RV sent (or covered by the initial state): later events only. */
   #resourceVersion: bigint;
@@ -128,18 +127,17 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   constructor(options: CacheWatcherOptions) {
     this.filter = options.filter;
     this.sink = options.sink;
-    this.#sink = options.sink;
     this.#options = options;
     this.#resourceVersion = options.initial.resourceVersion;
     this.#encoding = options.encoding ?? IDENTITY_ENCODING;
-    this.#sink.on('close', () => {
+    this.sink.on('close', () => {
       this.#close('client');
     });
-    this.#sink.on('error', () => {
+    this.sink.on('error', () => {
       this.#close('client');
     });
     if (options.budget !== undefined) {
-      this.#sink.on('drain', () => {
+      this.sink.on('drain', () => {
         this.#reportUnsent();
       });
     }
@@ -159,13 +157,10 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     return this.#closed;
   }
 
-  /** A change from the cache, in RV order. Synchronous. */
-  deliver(event: WindowEvent): void {
-    const type = convert(this.filter, event);
-    if (type !== undefined) this.deliverAs(event, type);
-  }
-
-  /** deliver() of a change already converted for this watcher's filter (its cacher converts once per filter). */
+  /**
+   * A change from the cache, in RV order, already converted for this watcher's filter (its cacher
+   * converts once per filter, with convert below). Synchronous.
+   */
   deliverAs(event: WindowEvent, type: WatchEventType): void {
     if (this.#closed || event.resourceVersion <= this.#resourceVersion) return;
     this.#resourceVersion = event.resourceVersion;
@@ -198,7 +193,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   }
 
   unsentBytes(): number {
-    return this.#closed ? 0 : this.#pendingBytes + this.#sink.writableLength;
+    return this.#closed ? 0 : this.#pendingBytes + this.sink.writableLength;
   }
 
   closeForSlowness(): void {
@@ -219,21 +214,21 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     if (this.#pending !== undefined) {
       this.#pending.push(frame);
       this.#pendingBytes += frame.length;
-      if (this.#pendingBytes + this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+      if (this.#pendingBytes + this.sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
       else this.#reportUnsent();
       return;
     }
     // The events of one turn go out in one write: corked now, uncorked once the turn is over
     // (afterTurn), when what the connection could not take is measured against the bound.
     this.#options.turn.join(this);
-    this.#sink.write(frame);
+    this.sink.write(frame);
     this.#options.onSent?.(frame.length);
   }
 
   /** The turn's writes were handed to the connection: what it could not take counts against the bounds. */
   afterTurn(): void {
     if (this.#closed) return;
-    if (this.#sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
+    if (this.sink.writableLength > MAX_PENDING_BYTES) this.#close('slow');
     else this.#reportUnsent();
   }
 
@@ -285,7 +280,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     }
     if (initial.kind === 'state' && initial.endBookmark) {
       const bookmark = this.#bookmarkFrame(initial.resourceVersion, true);
-      for (const piece of this.#encoding.wrap([bookmark])) this.#sink.write(piece);
+      for (const piece of this.#encoding.wrap([bookmark])) this.sink.write(piece);
     }
     const pending = this.#pending ?? [];
     this.#pending = undefined;
@@ -300,26 +295,26 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
    */
   #writeInitialPieces(pieces: readonly Buffer[]): boolean {
     if (pieces.length === 0) return false;
-    this.#sink.cork();
-    for (const piece of pieces) this.#sink.write(piece);
-    this.#sink.uncork();
+    this.sink.cork();
+    for (const piece of pieces) this.sink.write(piece);
+    this.sink.uncork();
     this.#options.onSent?.(pieces.reduce((n, p) => n + p.length, 0));
     // Told at every write, not once past the high water: many watches starting at once (a
     // relist storm) would each reach it before the budget heard of any (#28: 20 watches of
     // 10,000 pods held 40 MB for an 8 MB budget).
     this.#reportUnsent();
-    return this.#sink.writableLength > INITIAL_HIGH_WATER_BYTES;
+    return this.sink.writableLength > INITIAL_HIGH_WATER_BYTES;
   }
 
   #drained(): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
-        this.#sink.off('drain', done);
-        this.#sink.off('close', done);
+        this.sink.off('drain', done);
+        this.sink.off('close', done);
         resolve();
       };
-      this.#sink.on('drain', done);
-      this.#sink.on('close', done);
+      this.sink.on('drain', done);
+      this.sink.on('close', done);
     });
   }
 
@@ -398,8 +393,8 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     // A client that stopped reading keeps what is queued for it as long as it keeps the
     // connection: past a little, a watch that ends is cut rather than ended, so that its unsent
     // bytes are freed with it (the unsent budget no longer counts them).
-    if (reason === 'slow' || (reason !== 'client' && this.#sink.writableLength > END_GRACEFULLY_BYTES)) this.#sink.destroy();
-    else if (reason !== 'client') this.#sink.end(this.#encoding.end);
+    if (reason === 'slow' || (reason !== 'client' && this.sink.writableLength > END_GRACEFULLY_BYTES)) this.sink.destroy();
+    else if (reason !== 'client') this.sink.end(this.#encoding.end);
     this.#options.onClose(this, reason);
   }
 }

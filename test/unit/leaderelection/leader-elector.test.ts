@@ -194,7 +194,10 @@ test('LeaderElector: followersReadFromCache: a stale cached record costs a takeo
   assert.ok(store.writes.every((w) => w.by === 'other'));
   const updates = a.lock.calls.filter((c) => c.verb === 'update');
   assert.ok(updates.length >= 1, 'the stale record looked expired: a tried, and got 409');
-  assert.ok(a.lock.calls.filter((c) => c.verb === 'get').every((c) => c.fromCache === true), 'a follower reads the cache');
+  assert.ok(
+    a.lock.calls.filter((c) => c.verb === 'get').every((c) => c.fromCache === true),
+    'a follower reads the cache',
+  );
 
   // The cache catches up and the holder stops renewing: a takes over a lease duration after the last change it saw.
   store.cached = undefined;
@@ -206,7 +209,10 @@ test('LeaderElector: followersReadFromCache: a stale cached record costs a takeo
   await advance(clock, 2_000);
   const leaderGets = a.lock.calls.slice(before).filter((c) => c.verb === 'get');
   assert.ok(leaderGets.length >= 1);
-  assert.ok(leaderGets.every((c) => c.fromCache === undefined), 'the leader reads etcd');
+  assert.ok(
+    leaderGets.every((c) => c.fromCache === undefined),
+    'the leader reads etcd',
+  );
   a.stop();
   await a.done;
 });

@@ -71,7 +71,7 @@ test('LeaseLock: get reads the record from Lease.spec, with its serialized form'
   assert.equal(lock.describe(), 'ns/my-lease');
 });
 
-test('LeaseLock: get from the cache asks for resourceVersion=0 (the apiserver\'s watch cache, no etcd read)', async () => {
+test("LeaseLock: get from the cache asks for resourceVersion=0 (the apiserver's watch cache, no etcd read)", async () => {
   const client = stubClient([json(200, lease('7', leaderElectionRecordToLeaseSpec(RECORD)))]);
   const lock = newLeaseLock({ client, namespace: 'ns', name: 'my-lease', identity: 'a' });
   assert.deepEqual((await lock.get(undefined, true)).record, RECORD);

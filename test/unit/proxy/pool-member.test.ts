@@ -23,7 +23,8 @@ const POOL: PoolMembership = {
 
 function respond(holder: string | undefined): (request: UpstreamRequest) => ReturnType<typeof jsonResponse> {
   return (request) => {
-    if (request.path === LEASE_PATH && request.method === 'GET') {
+    // A candidate that does not lead reads the Lease from the apiserver's watch cache.
+    if ((request.path === LEASE_PATH || request.path === `${LEASE_PATH}?resourceVersion=0`) && request.method === 'GET') {
       if (holder === undefined) return jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });
       return jsonResponse(200, {
         apiVersion: 'coordination.k8s.io/v1',
@@ -79,6 +80,7 @@ test('pool member: a follower routes the types cached whole to the leader (the a
   });
   await member.settled;
   assert.deepEqual([member.status().role, member.status().readsFrom, member.status().leader], ['follower', 'leader', DEAD_LEADER]);
+  assert.ok(upstream.paths.includes(`${LEASE_PATH}?resourceVersion=0`), 'a follower reads its Lease from the watch cache');
   // A node's scope: the apiserver, and the route untouched.
   const scoped = member.listerWatcherFor({ group: '', version: 'v1', resource: 'configmaps', fieldSelector: 'metadata.name=a' }, undefined);
   await scoped.list({});

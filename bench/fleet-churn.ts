@@ -4,10 +4,10 @@
  * (gracePeriodSeconds 0: gone at once, no kubelet), an EndpointSlice updated. Every write's answer
  * is timed on CLOCK_MONOTONIC, which the agents' arrivals are measured from.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import type { FleetScope } from './fleet-seed.ts';
 import { fleetNamespace, fleetNode, fleetPod, sliceName } from './fleet-seed.ts';
+import { startPacedWrites } from './paced-writes.ts';
 import { monotonicMs } from './watch-client.ts';
 
 /** Writes in flight at most: the writer falls behind rather than piling up requests. */
@@ -50,7 +50,6 @@ export interface Churn {
 }
 
 export function startChurn(client: UpstreamClient, spec: ChurnSpec): Churn {
-  const state = { stopped: false };
   const pods: PodWrite[] = [];
   const slices: SliceWrite[] = [];
   const live: { name: string; ns: string; node: number }[] = [];
@@ -110,26 +109,14 @@ export function startChurn(client: UpstreamClient, spec: ChurnSpec): Churn {
   };
   const cycle = [createPod, patchSlice, deletePod, patchSlice];
 
-  const loop = (async () => {
-    const inFlight = new Set<Promise<void>>();
-    const started = performance.now();
-    const interval = 1000 / spec.rate;
-    for (let j = 0; !state.stopped; j++) {
-      const wait = started + j * interval - performance.now();
-      if (wait > 1) await sleep(wait);
-      while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-      const write = (cycle[j % cycle.length] ?? createPod)().catch(() => {
-        failed++;
-      });
-      const tracked = write.finally(() => inFlight.delete(tracked));
-      inFlight.add(tracked);
-    }
-    await Promise.all(inFlight);
-  })();
+  const writes = startPacedWrites(spec.rate, MAX_IN_FLIGHT, (j) =>
+    (cycle[j % cycle.length] ?? createPod)().catch(() => {
+      failed++;
+    }),
+  );
   return {
     async stop() {
-      state.stopped = true;
-      await loop;
+      await writes.stop();
       return { pods, slices, failed };
     },
   };

@@ -4,9 +4,9 @@
  * reads while it writes (strong mode's reads are served from the cache only while changes are in
  * flight for the type).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import { namespaceName, podName } from './cluster.ts';
+import { startPacedWrites } from './paced-writes.ts';
 
 /** Writes in flight at most: the writer falls behind rather than piling up requests. */
 const MAX_IN_FLIGHT = 32;
@@ -25,44 +25,31 @@ export interface PodWriterSpec {
 }
 
 export function startPodWriter(client: UpstreamClient, spec: PodWriterSpec): PodWriter {
-  const state = { stopped: false };
   let written = 0;
   const perNamespace = Math.ceil(spec.pods / spec.namespaces);
   const run = String(Date.now());
-  const loop = (async () => {
-    const inFlight = new Set<Promise<void>>();
-    const started = performance.now();
-    const interval = 1000 / spec.rate;
-    for (let j = 0; !state.stopped; j++) {
-      const wait = started + j * interval - performance.now();
-      if (wait > 1) await sleep(wait);
-      while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-      const ns = j % spec.namespaces;
-      const pod = ns + spec.namespaces * (Math.floor(j / spec.namespaces) % perNamespace);
-      if (pod >= spec.pods) continue;
-      const write = (async () => {
-        const res = await client.request({
-          method: 'PATCH',
-          path: `/api/v1/namespaces/${namespaceName(ns)}/pods/${podName(pod)}`,
-          headers: { 'content-type': 'application/merge-patch+json' },
-          // Unique per write: a patch that changes nothing makes no event.
-          body: JSON.stringify({ metadata: { annotations: { 'bench-busy': `${run}-${String(j)}` } } }),
-        });
-        if (res.statusCode !== 200) throw new Error(`writer: ${String(res.statusCode)} ${res.body.toString().slice(0, 300)}`);
-        written++;
-        if (spec.onWritten !== undefined) {
-          spec.onWritten((JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
-        }
-      })();
-      const tracked = write.finally(() => inFlight.delete(tracked));
-      inFlight.add(tracked);
-    }
-    await Promise.all(inFlight);
-  })();
+  const writes = startPacedWrites(spec.rate, MAX_IN_FLIGHT, (j) => {
+    const ns = j % spec.namespaces;
+    const pod = ns + spec.namespaces * (Math.floor(j / spec.namespaces) % perNamespace);
+    if (pod >= spec.pods) return undefined;
+    return (async () => {
+      const res = await client.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${namespaceName(ns)}/pods/${podName(pod)}`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        // Unique per write: a patch that changes nothing makes no event.
+        body: JSON.stringify({ metadata: { annotations: { 'bench-busy': `${run}-${String(j)}` } } }),
+      });
+      if (res.statusCode !== 200) throw new Error(`writer: ${String(res.statusCode)} ${res.body.toString().slice(0, 300)}`);
+      written++;
+      if (spec.onWritten !== undefined) {
+        spec.onWritten((JSON.parse(res.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+      }
+    })();
+  });
   return {
     async stop() {
-      state.stopped = true;
-      await loop;
+      await writes.stop();
       return written;
     },
   };

@@ -43,6 +43,19 @@ function podManifest(name: string, labels: Record<string, string>, nodeName?: st
   };
 }
 
+/** Two node names of this test's own (Nodes need not exist: pods are bound by spec.nodeName). */
+function twoNodes(): [string, string] {
+  const run = randomBytes(3).toString('hex');
+  return [`node-a-${run}`, `node-b-${run}`];
+}
+
+/** Creates each pod `[name, labels, node]` at the apiserver, in order (no node: unscheduled). */
+async function createPods(ns: string, pods: readonly (readonly [string, Record<string, string>, string | undefined])[]): Promise<void> {
+  for (const [name, labels, node] of pods) {
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, podManifest(name, labels, node));
+  }
+}
+
 /** Each proxy's list has its own resourceVersion (and a continue token made with it); nothing else may differ. */
 function withoutListMeta(body: string): string {
   return body.replace(/^(\{"kind":"\w+","apiVersion":"[^"]+","metadata":\{"resourceVersion":")\d+"(,"continue":"[^"]*")?/, '$1"');
@@ -107,16 +120,14 @@ test(
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    const [nodeA, nodeB] = [`node-a-${randomBytes(3).toString('hex')}`, `node-b-${randomBytes(3).toString('hex')}`];
-    for (const [name, labels, node] of [
+    const [nodeA, nodeB] = twoNodes();
+    await createPods(ns, [
       ['p1', { app: 'web' }, nodeA],
       ['p2', { app: 'db' }, nodeA],
       ['p3', { app: 'web' }, nodeA],
       ['p4', { app: 'web' }, nodeB],
       ['p5', { app: 'web' }, undefined],
-    ] as const) {
-      await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, podManifest(name, labels, node));
-    }
+    ]);
     const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [nodeScope(nodeA)] });
     const onA = `fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeA}`)}`;
     const onANarrower = `fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeA},status.phase!=Succeeded`)}`;
@@ -187,14 +198,12 @@ test(
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    const [nodeA, nodeB] = [`node-a-${randomBytes(3).toString('hex')}`, `node-b-${randomBytes(3).toString('hex')}`];
-    for (const [name, labels, node] of [
+    const [nodeA, nodeB] = twoNodes();
+    await createPods(ns, [
       ['p1', { app: 'web' }, nodeA],
       ['p2', { app: 'db' }, nodeA],
       ['p3', { app: 'web' }, nodeB],
-    ] as const) {
-      await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, podManifest(name, labels, node));
-    }
+    ]);
     const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [nodeScope(nodeA)] });
     // Every watch starts from the same RV, so each one's events are exactly the changes after it.
     const { metadata } = await kube<{ metadata: { resourceVersion: string } }>(shared.admin, 'GET', `/api/v1/namespaces/${ns}/pods`);
@@ -259,9 +268,11 @@ test(
 
 test('scoped caches: reads the scope cannot answer are passed through, with the apiserver’s answer', { timeout: 120_000 }, async (t) => {
   const ns = await testNamespace(t, shared.admin);
-  const [nodeA, nodeB] = [`node-a-${randomBytes(3).toString('hex')}`, `node-b-${randomBytes(3).toString('hex')}`];
-  await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, podManifest('on-a', { app: 'web' }, nodeA));
-  await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, podManifest('on-b', { app: 'web' }, nodeB));
+  const [nodeA, nodeB] = twoNodes();
+  await createPods(ns, [
+    ['on-a', { app: 'web' }, nodeA],
+    ['on-b', { app: 'web' }, nodeB],
+  ]);
   const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [nodeScope(nodeA)] });
   const uncovered = [
     `/api/v1/namespaces/${ns}/pods?resourceVersion=0`,
@@ -303,7 +314,7 @@ test(
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    const [nodeA, nodeB] = [`node-a-${randomBytes(3).toString('hex')}`, `node-b-${randomBytes(3).toString('hex')}`];
+    const [nodeA, nodeB] = twoNodes();
     const proxy = await startCachingProxy(t, shared.cp, { specs: [], scoped: [nodeScope(nodeA)] });
     const create = async (name: string, node: string): Promise<Meta> => {
       const res = await request(`${proxy.url}/api/v1/namespaces/${ns}/pods`, {

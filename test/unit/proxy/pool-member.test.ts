@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
+import type { PoolMember } from '../../../src/proxy/pool-member.ts';
 import { startPoolMember } from '../../../src/proxy/pool-member.ts';
 import type { PoolMembership } from '../../../src/proxy/options.ts';
 import type { UpstreamRequest } from '../../../src/upstream/client.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
+import type { FakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 
 /** A leader nobody serves at: a follower's connection to it is refused at once. */
@@ -44,8 +46,9 @@ function respond(holder: string | undefined): (request: UpstreamRequest) => Retu
   };
 }
 
-test('pool member: the only candidate creates the Lease, leads, and reads every type from the apiserver', async () => {
-  const upstream = newFakeUpstream({ respond: respond(undefined) });
+/** A member of POOL over a fake apiserver whose Lease names `holder` (none: no Lease yet), on a fake clock. */
+function startMember(holder: string | undefined): { upstream: FakeUpstream; member: PoolMember } {
+  const upstream = newFakeUpstream({ respond: respond(holder) });
   const member = startPoolMember({
     pool: POOL,
     client: upstream.client,
@@ -54,6 +57,11 @@ test('pool member: the only candidate creates the Lease, leads, and reads every 
     log: () => undefined,
     clock: new FakeClock(),
   });
+  return { upstream, member };
+}
+
+test('pool member: the only candidate creates the Lease, leads, and reads every type from the apiserver', async () => {
+  const { upstream, member } = startMember(undefined);
   await member.settled;
   assert.deepEqual(member.status(), {
     name: 'zone-a',
@@ -69,15 +77,7 @@ test('pool member: the only candidate creates the Lease, leads, and reads every 
 });
 
 test('pool member: a follower routes the types cached whole to the leader (the apiserver once it refuses), selector scopes never', async () => {
-  const upstream = newFakeUpstream({ respond: respond(DEAD_LEADER) });
-  const member = startPoolMember({
-    pool: POOL,
-    client: upstream.client,
-    upstream: upstream.client.config,
-    registry: new Registry(),
-    log: () => undefined,
-    clock: new FakeClock(),
-  });
+  const { upstream, member } = startMember(DEAD_LEADER);
   await member.settled;
   assert.deepEqual([member.status().role, member.status().readsFrom, member.status().leader], ['follower', 'leader', DEAD_LEADER]);
   assert.ok(upstream.paths.includes(`${LEASE_PATH}?resourceVersion=0`), 'a follower reads its Lease from the watch cache');

@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isConnectionError } from '../../upstream/api-error.ts';
+import { parseRequestInfo } from '../../request/request-info.ts';
 import type { ForwardIdentity, UpstreamClient } from '../../upstream/client.ts';
 import { badGateway, serviceUnavailable } from '../../kube/status.ts';
 
@@ -37,6 +38,38 @@ const HOP_BY_HOP = new Set([
  */
 const BEARER_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
 
+/**
+ * The request-header authenticator's fields (apiserver authentication/request/headerrequest:
+ * --requestheader-username-headers, -uid-, -group- and -extra-headers-prefix, whose documented
+ * values are X-Remote-User, X-Remote-Uid, X-Remote-Group and X-Remote-Extra-). The apiserver
+ * believes them only from a front proxy's client certificate; a proxy that speaks as itself never
+ * lets a client's reach the apiserver, whatever certificate the proxy's own identity is.
+ */
+const REQUEST_HEADER_PREFIX = 'x-remote-';
+
+/**
+ * What an answer from a pod, a service or a node (the `proxy` subresource, or the legacy
+ * `/api/v1/proxy/...` verb) is served with: the apiserver and kubectl proxy add nothing, and a page
+ * of the pod's then runs on the proxy's origin, where its same-origin requests carry no Origin and
+ * would pass the browser guard with the proxy's credentials. A sandbox without allow-same-origin
+ * gives the page an opaque origin of its own (its requests to the API then say `Origin: null`,
+ * which the request filter refuses); scripts, forms and popups still work, so a dashboard keeps
+ * rendering. Added beside any policy the answer carries: a browser enforces both.
+ */
+export const PROXIED_CONTENT_POLICY = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+
+/** Whether `url` asks the apiserver to proxy to a pod, a service or a node: its answer is theirs, not the apiserver's. */
+export function proxiesContent(method: string, url: string): boolean {
+  // Cheap first: nearly every request has no `/proxy` in it.
+  if (!url.includes('/proxy')) return false;
+  try {
+    const info = parseRequestInfo(method, url);
+    return info.verb === 'proxy' || info.subresource === 'proxy';
+  } catch {
+    return false;
+  }
+}
+
 /** The request asks to act as someone else (Impersonate-User, -Group, -Uid, -Extra-*: the apiserver's impersonation filter). */
 export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
   for (const name in headers) if (name.startsWith('impersonate-')) return true;
@@ -49,7 +82,7 @@ export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
  *
  * As the proxy (sidecar mode, or shared mode impersonating a client known by its certificate), no
  * client credential leaves: Authorization (any scheme; the upstream client sets the proxy's),
- * cookies, and a bearer token offered as a WebSocket subprotocol (the client's other protocols
+ * cookies, the request-header authenticator's X-Remote-* fields, and a bearer token offered as a WebSocket subprotocol (the client's other protocols
  * are kept, as the apiserver keeps them once it has read the token). Impersonate-* go upstream in
  * sidecar mode, as kubectl proxy passes them: the apiserver grants or refuses the impersonation to
  * the proxy's identity, which every client of the sidecar already acts as, so a client can only
@@ -61,7 +94,11 @@ export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: For
   const impersonated = as?.kind === 'impersonate';
   const out = forwardable(
     headers,
-    (name) => name === 'authorization' || name === 'cookie' || (impersonated && name.startsWith('impersonate-')),
+    (name) =>
+      name === 'authorization' ||
+      name === 'cookie' ||
+      name.startsWith(REQUEST_HEADER_PREFIX) ||
+      (impersonated && name.startsWith('impersonate-')),
   );
   const protocols = out['sec-websocket-protocol'];
   if (protocols !== undefined) {
@@ -76,9 +113,17 @@ export function requestHeadersForUpstream(headers: IncomingHttpHeaders, as?: For
   return out;
 }
 
-/** The apiserver's response headers as they go to the client. */
-export function responseHeadersForClient(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  return forwardable(headers);
+/**
+ * The apiserver's response headers as they go to the client; an answer that is a pod's, a
+ * service's or a node's own (`proxiedContent`) gets PROXIED_CONTENT_POLICY beside its own policies.
+ */
+export function responseHeadersForClient(headers: IncomingHttpHeaders, proxiedContent = false): Record<string, string | string[]> {
+  const out = forwardable(headers);
+  if (!proxiedContent) return out;
+  const own = out['content-security-policy'];
+  out['content-security-policy'] =
+    own === undefined ? PROXIED_CONTENT_POLICY : [...(Array.isArray(own) ? own : [own]), PROXIED_CONTENT_POLICY];
+  return out;
 }
 
 function forwardable(headers: IncomingHttpHeaders, drop: (name: string) => boolean = () => false): Record<string, string | string[]> {
@@ -177,7 +222,7 @@ export async function passThrough(
     upstreamFailure(res, error);
     return;
   }
-  res.writeHead(upstream.statusCode, responseHeadersForClient(upstream.headers));
+  res.writeHead(upstream.statusCode, responseHeadersForClient(upstream.headers, proxiesContent(req.method ?? 'GET', req.url ?? '/')));
   // Watches and logs stream (no Content-Length): send the headers at once, then each chunk as it
   // arrives. An answer of known length leaves with its first chunk, in one write.
   if (upstream.headers['content-length'] === undefined) res.flushHeaders();

@@ -2,10 +2,10 @@
  * No client credential leaves a sidecar: a recording forwarder (test/helpers/recording-upstream.ts)
  * between the proxy and the real apiserver sees every request the proxy sends upstream, its
  * informers' included. Clients send a secret in every place a credential travels (Authorization
- * in several schemes, Proxy-Authorization, cookies, a WebSocket subprotocol bearer token) on
- * cached reads, passed-through reads, writes and upgrades (exec and port-forward, WebSocket and
- * SPDY); the forwarder must see none of it, only the proxy's own token, and a WebSocket upgrade
- * must keep the other subprotocols its client offered.
+ * in several schemes, Proxy-Authorization, cookies, X-Remote-* fields, a WebSocket subprotocol
+ * bearer token) on cached reads, passed-through reads, writes and upgrades (exec and port-forward,
+ * WebSocket and SPDY); the forwarder must see none of it, only the proxy's own token, and a
+ * WebSocket upgrade must keep the other subprotocols its client offered.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -102,6 +102,10 @@ test(
       authorization: authorizations[turn++ % authorizations.length] ?? '',
       'proxy-authorization': `Basic ${basic}`,
       cookie: `session=${secret}; theme=dark`,
+      // The request-header authenticator's fields: a front proxy's claim of who the client is.
+      'x-remote-user': 'system:admin',
+      'x-remote-group': 'system:masters',
+      'x-remote-extra-scopes': 'all',
     });
     const websocket = (protocols: string): Record<string, string> => ({
       ...credentials(),
@@ -167,7 +171,10 @@ test(
       for (let i = 0; i < r.rawHeaders.length; i += 2) {
         const name = r.rawHeaders[i] ?? '';
         const value = r.rawHeaders[i + 1] ?? '';
-        const credential = ['cookie', 'proxy-authorization'].includes(name.toLowerCase()) || value.includes(BEARER_PROTOCOL_PREFIX);
+        const credential =
+          ['cookie', 'proxy-authorization'].includes(name.toLowerCase()) ||
+          name.toLowerCase().startsWith('x-remote-') ||
+          value.includes(BEARER_PROTOCOL_PREFIX);
         if (credential || forms.some((form) => name.includes(form) || value.includes(form)))
           leaks.push(`${r.method} ${r.url}: ${name}: ${value}`);
       }

@@ -4,7 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { asksImpersonation, requestHeadersForUpstream } from '../../../../src/server/pass-through/pass-through.ts';
+import {
+  PROXIED_CONTENT_POLICY,
+  asksImpersonation,
+  proxiesContent,
+  requestHeadersForUpstream,
+  responseHeadersForClient,
+} from '../../../../src/server/pass-through/pass-through.ts';
 
 const TOKEN_PROTOCOL = 'base64url.bearer.authorization.k8s.io.c2VjcmV0';
 
@@ -18,9 +24,12 @@ const client = {
   connection: 'Upgrade, x-hop',
   'x-hop': 'by hop',
   upgrade: 'websocket',
+  'x-remote-user': 'system:admin',
+  'x-remote-group': 'system:masters',
+  'x-remote-extra-scopes': 'all',
 } as const;
 
-test('upstream headers as the proxy (sidecar): no Authorization, cookie or subprotocol token; Impersonate-* and the other protocols go on', () => {
+test('upstream headers as the proxy (sidecar): no Authorization, cookie, X-Remote-* or subprotocol token; Impersonate-* and the other protocols go on', () => {
   assert.deepEqual(requestHeadersForUpstream(client), {
     accept: 'application/json',
     'impersonate-user': 'alice',
@@ -53,6 +62,10 @@ test('upstream headers as the client (shared mode, its own token or none): every
       'impersonate-user': 'alice',
       'impersonate-extra-scopes': 'view',
       'sec-websocket-protocol': client['sec-websocket-protocol'],
+      // The client speaks for itself: the apiserver believes these only from a front proxy's certificate, which it has not.
+      'x-remote-user': 'system:admin',
+      'x-remote-group': 'system:masters',
+      'x-remote-extra-scopes': 'all',
     });
   }
 });
@@ -61,4 +74,33 @@ test('asksImpersonation: any Impersonate-* header', () => {
   assert.equal(asksImpersonation({ 'impersonate-uid': '1' }), true);
   assert.equal(asksImpersonation({ 'impersonate-extra-x': 'y' }), true);
   assert.equal(asksImpersonation({ accept: '*/*', 'x-impersonate-user': 'a' }), false);
+});
+
+test('proxiesContent: the proxy subresource of pods, services and nodes, and the legacy proxy verb; nothing else', () => {
+  for (const url of [
+    '/api/v1/namespaces/ns/pods/web/proxy',
+    '/api/v1/namespaces/ns/pods/web:8080/proxy/index.html?x=1',
+    '/api/v1/namespaces/ns/services/https:web:443/proxy/',
+    '/api/v1/nodes/n1/proxy/metrics',
+    '/api/v1/proxy/namespaces/ns/pods/web/',
+  ])
+    assert.equal(proxiesContent('GET', url), true, url);
+  for (const url of [
+    '/api/v1/namespaces/ns/pods/proxy',
+    '/api/v1/namespaces/proxy/pods/web',
+    '/api/v1/namespaces/ns/pods/web/log',
+    '/apis/apps/v1/namespaces/ns/deployments/proxy',
+    '/proxy',
+    '/version',
+  ])
+    assert.equal(proxiesContent('GET', url), false, url);
+});
+
+test("responseHeadersForClient: a proxied answer gets the sandbox beside its own policy; the apiserver's own answers are untouched", () => {
+  assert.equal(responseHeadersForClient({ 'content-type': 'text/html' })['content-security-policy'], undefined);
+  assert.equal(responseHeadersForClient({ 'content-type': 'text/html' }, true)['content-security-policy'], PROXIED_CONTENT_POLICY);
+  assert.deepEqual(responseHeadersForClient({ 'content-security-policy': "default-src 'self'" }, true)['content-security-policy'], [
+    "default-src 'self'",
+    PROXIED_CONTENT_POLICY,
+  ]);
 });

@@ -7,7 +7,9 @@
 //     binaries are not cached yet (~/.cache/kube-cache-proxy/), through the project's own CLI;
 //  3. before `npm test` only: installs Debian's chromium when no Chromium is found (the status
 //     page is tested in a real browser, test/helpers/browser.ts), with apt-get when running as
-//     root; otherwise it says what to install, and the browser test fails with the same words.
+//     root; otherwise it says what to install, and the browser test fails with the same words;
+//     and iproute2 when `ip` is missing (tests give the apiserver hosts to reach in network
+//     namespaces of their own, test/helpers/netns-host.ts, which needs root).
 //
 // Nothing needs compiling: Node 24 runs the TypeScript sources directly; only what ships is
 // compiled (scripts/build.mjs, run by `npm pack`; see docs/contributing.md, "Choices").
@@ -51,5 +53,15 @@ if (process.env.npm_lifecycle_event === 'pretest' && !process.env.KCP_CHROMIUM &
       'setup: Chromium is missing and cannot be installed from here (not root, or no apt-get). The browser test will fail: ' +
         'install it with `sudo apt-get install chromium`, or set KCP_CHROMIUM to a Chromium or Chrome binary.',
     );
+  }
+}
+
+if (process.env.npm_lifecycle_event === 'pretest' && !onPath('ip')) {
+  if (process.getuid?.() === 0 && onPath('apt-get')) {
+    console.log('setup: installing iproute2 for the tests\' network-namespace hosts (apt-get install iproute2)...');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', 'iproute2']);
+  } else {
+    console.error('setup: `ip` (iproute2) is missing: the tests that need a host other than loopback will fail. Install it as root: apt-get install iproute2.');
   }
 }

@@ -58,10 +58,12 @@ if (process.env.npm_lifecycle_event === 'pretest' && !process.env.KCP_CHROMIUM &
 
 if (process.env.npm_lifecycle_event === 'pretest' && !onPath('ip')) {
   if (process.getuid?.() === 0 && onPath('apt-get')) {
-    console.log('setup: installing iproute2 for the tests\' network-namespace hosts (apt-get install iproute2)...');
+    console.log("setup: installing iproute2 for the tests' network-namespace hosts (apt-get install iproute2)...");
     run('apt-get', ['update', '-qq']);
     run('apt-get', ['install', '-y', '-qq', 'iproute2']);
   } else {
-    console.error('setup: `ip` (iproute2) is missing: the tests that need a host other than loopback will fail. Install it as root: apt-get install iproute2.');
+    console.error(
+      'setup: `ip` (iproute2) is missing: the tests that need a host other than loopback will fail. Install it as root: apt-get install iproute2.',
+    );
   }
 }

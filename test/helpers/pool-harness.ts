@@ -3,6 +3,7 @@
  * the pool's Lease written by the test, the members' own count of their watches per upstream,
  * clients' watches read as `TYPE name rv` lines, and paced writes of configmaps to watch.
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
@@ -72,6 +73,8 @@ export interface PoolProxyOptions {
   readonly untrusted?: boolean;
   /** Its upstream (e.g. through a TCP proxy); default: the apiserver, as the admin. */
   readonly upstream?: UpstreamConfig;
+  /** --pool-lease-duration in seconds (its retry period, how often a member reads the Lease, is 2/15 of it); default 15, client-go's. */
+  readonly leaseSeconds?: number;
 }
 
 export interface PoolProxy {
@@ -97,11 +100,21 @@ export async function startPoolProxy(t: TestContext, cp: ControlPlaneState, opti
     ...(serving === undefined ? ['--tls-generate'] : ['--tls-cert-file', serving.certFile, '--tls-private-key-file', serving.keyFile]),
     ...(options.pool === undefined
       ? []
-      : ['--pool', options.pool, '--pool-namespace', options.namespace, '--pool-advertise', url, '--pool-lease-duration', '30s']),
+      : [
+          '--pool',
+          options.pool,
+          '--pool-namespace',
+          options.namespace,
+          '--pool-advertise',
+          url,
+          '--pool-lease-duration',
+          `${String(options.leaseSeconds ?? 15)}s`,
+        ]),
   ];
   const proxy = await startProxy(parseProxyOptions(args, {}), options.upstream ?? (await upstreamConfigFor(cp)));
   t.after(() => proxy.stop(0));
-  const probe = clientFor(t, proxy.ca ?? '', { kind: 'anonymous' });
+  // Its health, as a client trusting what signed its certificate: the control plane's CA, or its own.
+  const probe = clientFor(t, serving === undefined ? (proxy.ca ?? '') : readFileSync(cp.caFile, 'utf8'), { kind: 'anonymous' });
   await eventually(
     `the proxy at ${url} to be ready`,
     async () => {
@@ -176,8 +189,11 @@ export interface Churn {
   stop(): Promise<number>;
 }
 
-/** Paced writes until stopped: each step creates configmap w-i and updates w-(i-1) (50 ms apart, a pace, not a wait). */
-export function startChurn(admin: UpstreamClient, namespace: string): Churn {
+/**
+ * Paced writes until stopped (or `t` ends): each step creates configmap w-i and updates w-(i-1)
+ * (50 ms apart, a pace, not a wait). A failed write ends them; stop() rejects with it.
+ */
+export function startChurn(t: TestContext, admin: UpstreamClient, namespace: string): Churn {
   const collection = `/api/v1/namespaces/${namespace}/configmaps`;
   const state = { writing: true };
   let writes = 0;
@@ -195,6 +211,11 @@ export function startChurn(admin: UpstreamClient, namespace: string): Churn {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
+  // Awaited by stop(); until then a failure waits there rather than being unhandled.
+  loop.catch(() => undefined);
+  t.after(() => {
+    state.writing = false;
+  });
   return {
     writes: () => writes,
     async stop() {

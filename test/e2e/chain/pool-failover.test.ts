@@ -13,8 +13,9 @@
  *
  * The members are proxies in-process (test/helpers/pool-harness.ts). In the first two cases the
  * test holds the Lease for the leader it names (another shared proxy), so that no member takes it
- * over; the times are measured by polling each follower's own kube_cache_proxy_pool_watches
- * every 50 ms, printed, and held to the acceptance bound only.
+ * over (the members read it every retry period: 2 s jittered up to 4.4 s at client-go's 15 s
+ * lease, which the time to leave includes); the times are measured by polling each follower's own
+ * kube_cache_proxy_pool_watches every 50 ms, printed, and held to the acceptance bound only.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -111,7 +112,7 @@ async function leaveAndReturn(
   await movedTo(followers, pool, resource, 'leader', Date.now(), 30_000);
   const client = clientFor(t, readFileSync(cp.caFile, 'utf8'), { kind: 'token', token: cp.users.admin.token });
   const { truth, clients } = await watchAll(t, ns, followers, client);
-  const churn = startChurn(admin, ns);
+  const churn = startChurn(t, admin, ns);
   await eventually('writes before the leader goes bad', () => churn.writes() >= 10);
 
   const failedAt = Date.now();
@@ -189,17 +190,19 @@ test(
     // The leader's whole upstream (its informers, its reviews, its Lease) goes through this link.
     const link = await startTcpProxy(config.server.hostname, Number(config.server.port));
     t.after(() => link.close());
+    // A 30 s lease: its renew deadline (20 s) outlasts the cut, so that it leads throughout.
     const leader = await startPoolProxy(t, cp, {
       namespace: ns,
       pool,
+      leaseSeconds: 30,
       upstream: { ...config, server: new URL(`https://127.0.0.1:${String(link.port)}`) },
     });
     await eventually('the first member to lead', async () => (await leaseHolder(admin, ns, pool)) === leader.url, 30_000);
-    const followers = await Promise.all([1, 2].map(() => startPoolProxy(t, cp, { namespace: ns, pool })));
+    const followers = await Promise.all([1, 2].map(() => startPoolProxy(t, cp, { namespace: ns, pool, leaseSeconds: 30 })));
     await movedTo(followers, pool, resource, 'leader', Date.now(), 30_000);
     const client = clientFor(t, readFileSync(cp.caFile, 'utf8'), { kind: 'token', token: cp.users.admin.token });
     const { truth, clients } = await watchAll(t, ns, followers, client);
-    const churn = startChurn(admin, ns);
+    const churn = startChurn(t, admin, ns);
     await eventually('writes before the cut', () => churn.writes() >= 10);
 
     const cutAt = Date.now();

@@ -89,6 +89,8 @@ export interface PoolMemberOptions {
   readonly registry: Registry;
   readonly log: PoolLog;
   readonly clock?: Clock;
+  /** The leader's connect and response-head timeouts (pool-protocol.ts); tests shorten them. */
+  readonly leaderTimeouts?: { readonly connectMs: number; readonly headersMs: number };
 }
 
 export function startPoolMember(options: PoolMemberOptions): PoolMember {
@@ -114,6 +116,7 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
     );
   });
 
+  const timeouts = options.leaderTimeouts ?? { connectMs: LEADER_CONNECT_TIMEOUT_MS, headersMs: LEADER_HEADERS_TIMEOUT_MS };
   // Read once: a CA that cannot be read stops the proxy at its start, not each follower's reads later.
   const leaderTls = { ...options.upstream.tls, ca: readPoolCa(pool.certificateAuthority) ?? options.upstream.tls.ca };
   // One connection pool to the current leader, replaced when the leader changes (its watches end then).
@@ -131,10 +134,7 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
       };
       leaderClient = {
         url,
-        client: newUpstreamClient(
-          { ...config, tls },
-          { connectTimeout: LEADER_CONNECT_TIMEOUT_MS, headersTimeout: LEADER_HEADERS_TIMEOUT_MS },
-        ),
+        client: newUpstreamClient({ ...config, tls }, { connectTimeout: timeouts.connectMs, headersTimeout: timeouts.headersMs }),
       };
       void old?.close();
     }

@@ -4,6 +4,8 @@ import { createServer as createHttpServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -65,6 +67,7 @@ function startMember(
   holder: string | undefined,
   pool: Partial<PoolMembership> = {},
   insecureUpstream = false,
+  leaderTimeouts?: { connectMs: number; headersMs: number },
 ): { upstream: FakeUpstream; member: PoolMember; logs: LogLine[] } {
   const upstream = newFakeUpstream({ respond: respond(holder) });
   const logs: LogLine[] = [];
@@ -76,6 +79,7 @@ function startMember(
     registry: new Registry(),
     log: (level, message) => logs.push({ level, message }),
     clock: new FakeClock(),
+    ...(leaderTimeouts === undefined ? {} : { leaderTimeouts }),
   });
   return { upstream, member, logs };
 }
@@ -236,3 +240,51 @@ test('pool member: a --pool-certificate-authority that cannot be read stops the 
     /--pool-certificate-authority \/nonexistent\/ca\.crt: cannot read it/,
   );
 });
+
+test(
+  'pool member: a leader that does not complete its handshake, or does not answer, is left at its timeout for the apiserver',
+  { timeout: 20_000 },
+  async (t) => {
+    // Accepts TCP and says nothing (no TLS handshake): the connect timeout.
+    const held = new Set<Socket>();
+    const mute = createNetServer((socket) => held.add(socket));
+    // Completes TLS, reads the request, never answers: the response-head timeout.
+    const serving = generateServingCertificate(LOOPBACK_NAMES);
+    const silent = createHttpsServer(serving, () => undefined);
+    const listen = async (server: NetServer): Promise<string> => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      t.after(
+        () =>
+          new Promise<void>((resolve) => {
+            server.close(() => {
+              resolve();
+            });
+          }),
+      );
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      return `https://127.0.0.1:${String(address.port)}`;
+    };
+    // Registered last, so run first: the servers' connections go before the servers close.
+    t.after(() => {
+      for (const socket of held) socket.destroy();
+      silent.closeAllConnections();
+    });
+    const cases = [
+      { url: await listen(mute), pool: {}, detail: /timeout/i },
+      { url: await listen(silent), pool: { certificateAuthority: pemFile(t, serving.ca) }, detail: /headers timeout/i },
+    ];
+    for (const c of cases) {
+      const { upstream, member } = startMember(c.url, c.pool, false, { connectMs: 200, headersMs: 200 });
+      await member.settled;
+      const whole = member.listerWatcherFor(CONFIGMAPS, undefined);
+      assert.equal((await whole.list({ resourceVersion: '0' })).resourceVersion, '10', c.url);
+      assert.ok(upstream.paths.includes('/api/v1/configmaps?resourceVersion=0'));
+      const target = member.route.target();
+      assert.equal(target.kind === 'apiserver' ? target.reason : target.kind, 'leader-unreachable');
+      assert.match(target.kind === 'apiserver' ? (target.detail ?? '') : '', c.detail);
+      await member.stop();
+      await member.close();
+    }
+  },
+);

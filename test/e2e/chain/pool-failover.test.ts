@@ -23,6 +23,7 @@ import { createServer } from 'node:http';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
+import { splitLines } from '../../../src/informer/lister-watcher.ts';
 import { FAILOVER_BOUND_MS } from '../../../src/upstream/pool-protocol.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -223,5 +224,84 @@ test(
     await eventually('writes after the return', () => churn.writes() >= after + 10);
     const lastRv = await churn.stop();
     await assertNothingLost(truth, clients, lastRv, churn.writes());
+  },
+);
+
+test(
+  'pool: a leader answers only-if-cached reads from a cache whose upstream watch is open, with heartbeats on its watches; else a 503 saying why, never passed through',
+  { timeout: 120_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    const config = await upstreamConfigFor(cp);
+    const link = await startTcpProxy(config.server.hostname, Number(config.server.port));
+    t.after(() => link.close());
+    const leader = await startPoolProxy(t, cp, {
+      namespace: ns,
+      upstream: { ...config, server: new URL(`https://127.0.0.1:${String(link.port)}`) },
+    });
+    const client = clientFor(t, readFileSync(cp.caFile, 'utf8'), { kind: 'token', token: cp.users.admin.token });
+    const onlyIfCached = { ...client.headers, 'cache-control': 'only-if-cached', accept: 'application/json' };
+    const read = async (path: string): Promise<{ status: number; body: string }> => {
+      const res = await request(`${leader.url}${path}`, { dispatcher: client.dispatcher, headers: onlyIfCached });
+      return { status: res.statusCode, body: await res.body.text() };
+    };
+    const passed = async (): Promise<number> =>
+      metricSum(await leader.metrics(), 'kube_cache_proxy_requests_total', { served_from: 'apiserver' });
+    const before = await passed();
+    const cached = await read(`/api/v1/namespaces/${ns}/configmaps`);
+    assert.equal(cached.status, 200, cached.body);
+    // A type it does not cache: refused, in a Status that says why; not passed through.
+    const uncached = await read(`/api/v1/namespaces/${ns}/secrets`);
+    assert.equal(uncached.status, 503);
+    const status = JSON.parse(uncached.body) as { kind: string; reason: string; code: number; message: string };
+    assert.deepEqual([status.kind, status.reason, status.code], ['Status', 'ServiceUnavailable', 503]);
+    assert.match(status.message, /only-if-cached\): uncached: /);
+    assert.equal(await passed(), before, 'nothing passed through');
+
+    // A watch: heartbeats (bookmarks at the RV it reached) while nothing happens.
+    const rv = (JSON.parse(cached.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const watch = await request(`${leader.url}/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, {
+      dispatcher: client.dispatcher,
+      headers: onlyIfCached,
+    });
+    assert.equal(watch.statusCode, 200);
+    const lines: string[] = [];
+    let ended = false;
+    void (async () => {
+      try {
+        for await (const line of splitLines(watch.body)) lines.push(line.toString());
+      } catch {
+        // cut by the test's end
+      }
+      ended = true;
+    })();
+    t.after(() => {
+      watch.body.destroy();
+    });
+    await eventually('a heartbeat', () => lines.length > 0, 10_000);
+    const heartbeat = JSON.parse(lines[0] ?? '') as { type: string; object: { metadata: { resourceVersion: string } } };
+    assert.equal(heartbeat.type, 'BOOKMARK');
+    assert.ok(BigInt(heartbeat.object.metadata.resourceVersion) >= BigInt(rv));
+
+    // Its upstream watch cut: the watch ends, and reads are refused until it is back.
+    link.setBlocked(true);
+    link.cut();
+    await eventually('the follower watch to end', () => ended, 10_000);
+    await eventually('reads refused: the upstream watch is not open', async () => {
+      const refused = await read(`/api/v1/namespaces/${ns}/configmaps`);
+      return refused.status === 503 && refused.body.includes('only-if-cached): not-watching: ');
+    });
+    link.setBlocked(false);
+    await eventually('reads from the cache again', async () => (await read(`/api/v1/namespaces/${ns}/configmaps`)).status === 200, 60_000);
+    assert.equal(await passed(), before, 'nothing passed through');
+    // The same read without the directive: passed through, and counted so.
+    const plain = await request(`${leader.url}/api/v1/namespaces/${ns}/secrets`, {
+      dispatcher: client.dispatcher,
+      headers: client.headers,
+    });
+    await plain.body.dump();
+    assert.equal(plain.statusCode, 200);
+    assert.equal(await passed(), before + 1);
   },
 );

@@ -105,6 +105,14 @@ export interface CacheWatcherOptions {
   readonly representation?: WatchRepresentation;
   /** The turn this watcher's live events are written in: its cacher's, shared by its watchers. */
   readonly turn: WriteTurn;
+  /**
+   * With bookmarks allowed, a heartbeat: once the initial events are written, a BOOKMARK at the
+   * RV the watch has already reached whenever a period of this length passed without a frame
+   * (so frames are at most twice this apart). It claims nothing new (every event up to that RV
+   * was sent); a client that asked for it (a pool follower, upstream/pool-protocol.ts) knows
+   * from it that the watch lives. None: bookmarks only as the apiserver sends them.
+   */
+  readonly heartbeatMs?: number;
 }
 
 export class CacheWatcher implements UnsentHolder, TurnMember {
@@ -121,6 +129,9 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   readonly #encoding: WatchEncoding;
   #bookmarkTimer: Timer | undefined;
   #deadlineTimer: Timer | undefined;
+  #heartbeatTimer: Timer | undefined;
+  /** A frame was written since the last heartbeat period began. */
+  #sentSinceHeartbeat = false;
   /** What the budget was last told this watcher holds. */
   #reported = 0;
 
@@ -146,6 +157,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
       this.#close('timeout');
     }, options.deadline - now);
     this.#scheduleBookmark();
+    this.#scheduleHeartbeat();
     // A failure while writing (a representation that throws on an odd object) ends this watch
     // alone; the client re-watches. Never an unhandled rejection.
     this.#writeInitial().catch(() => {
@@ -211,6 +223,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   }
 
   #send(frame: Buffer): void {
+    this.#sentSinceHeartbeat = true;
     if (this.#pending !== undefined) {
       this.#pending.push(frame);
       this.#pendingBytes += frame.length;
@@ -295,6 +308,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
    */
   #writeInitialPieces(pieces: readonly Buffer[]): boolean {
     if (pieces.length === 0) return false;
+    this.#sentSinceHeartbeat = true;
     this.sink.cork();
     for (const piece of pieces) this.sink.write(piece);
     this.sink.uncork();
@@ -361,6 +375,27 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     }, at - now);
   }
 
+  /** Each heartbeat period: a bookmark at the watcher's own RV if nothing was written in it (CacheWatcherOptions.heartbeatMs). */
+  #scheduleHeartbeat(): void {
+    const period = this.#options.heartbeatMs;
+    if (period === undefined || !this.#options.allowWatchBookmarks || this.#closed) return;
+    this.#heartbeatTimer = this.#options.clock.setTimeout(() => {
+      this.#heartbeatTimer = undefined;
+      if (this.#closed) return;
+      if (!this.#sentSinceHeartbeat && this.#pending === undefined) {
+        try {
+          this.#send(Buffer.concat(this.#encoding.wrap([this.#bookmarkFrame(this.#resourceVersion, false)])));
+        } catch {
+          // As in #writeInitial: this watch ends, the process goes on.
+          this.#close('terminated');
+          return;
+        }
+      }
+      this.#sentSinceHeartbeat = false;
+      this.#scheduleHeartbeat();
+    }, period);
+  }
+
   /** A bookmark at the cache's RV if that moves the watcher's; then the next one is scheduled. */
   #sendBookmark(): void {
     if (this.#closed) return;
@@ -386,6 +421,7 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     this.#options.turn.leave(this);
     this.#bookmarkTimer?.cancel();
     this.#deadlineTimer?.cancel();
+    this.#heartbeatTimer?.cancel();
     this.#pending = undefined;
     this.#pendingBytes = 0;
     if (this.#reported !== 0) this.#options.budget?.release(this);

@@ -71,6 +71,15 @@ export interface WatchRequest {
   readonly encoding?: WatchEncoding;
   /** Objects rendered otherwise than as stored (CacheWatcherOptions.representation). */
   readonly representation?: WatchRepresentation;
+  /**
+   * The watch ends (cleanly) when the cache's upstream watch closes: for a client that would
+   * rather read elsewhere than wait on a cache that may fall behind (a pool follower's,
+   * upstream/pool-protocol.ts). Default: the watch stays open and carries the changes once the
+   * upstream watch resumes, as the apiserver's watchers wait out its etcd client's retries.
+   */
+  readonly endsWithUpstream?: boolean;
+  /** A heartbeat bookmark after this long without a frame (CacheWatcherOptions.heartbeatMs). */
+  readonly heartbeatMs?: number;
 }
 
 /**
@@ -214,6 +223,8 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
   const terminateAll = (): void => {
     for (const groups of [...buckets.values()]) for (const set of [...groups.values()]) for (const watcher of [...set]) watcher.terminate();
   };
+  /** The watchers that end when the upstream watch closes (WatchRequest.endsWithUpstream); each also in its bucket. */
+  const endingWithUpstream = new Set<CacheWatcher>();
 
   const stopListening = cache.addListener({
     event(event) {
@@ -230,6 +241,9 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     closed() {
       // The cache stops (idle, gone from discovery, forbidden): its watches end; clients re-watch.
       terminateAll();
+    },
+    disconnected() {
+      for (const watcher of [...endingWithUpstream]) watcher.terminate();
     },
     active: () => count > 0,
   });
@@ -272,9 +286,13 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
         ...(request.representation === undefined ? {} : { representation: request.representation }),
-        onClose: remove,
+        onClose: (closing, reason) => {
+          endingWithUpstream.delete(closing);
+          remove(closing, reason);
+        },
         onSent,
         turn,
+        ...(request.heartbeatMs === undefined ? {} : { heartbeatMs: request.heartbeatMs }),
       });
       // The watcher writes its first initial events as it is made, and may be closed by then (the
       // unsent budget, a client already gone): registered, it would never be removed again.
@@ -288,6 +306,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       let set = groups.get(filter);
       if (set === undefined) groups.set(filter, (set = new Set()));
       set.add(watcher);
+      if (request.endsWithUpstream === true) endingWithUpstream.add(watcher);
       count++;
       metrics.watchers(1);
       return { kind: 'started', watcher };

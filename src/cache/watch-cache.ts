@@ -43,6 +43,8 @@ export interface WatchCacheListener {
   replaced(resourceVersion: bigint): void;
   /** The RV moved without a change to this type (a bookmark). */
   progressed?(resourceVersion: bigint): void;
+  /** The upstream watch closed (watching() turned false): what follows may come late. */
+  disconnected?(): void;
   /** The cache is closed (its informer is stopped): nothing will follow. */
   closed?(): void;
   /** True while the listener serves someone (open watches): the cache is in use even if not read. */
@@ -253,7 +255,9 @@ class WatchCacheImpl implements WatchCache {
         this.#advance(rv, this.#clock.now());
       },
       watchConnected: (connected) => {
+        const was = this.#watching;
         this.#watching = connected;
+        if (was && !connected) this.#notify((listener) => listener.disconnected?.());
       },
     };
   }

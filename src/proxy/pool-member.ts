@@ -11,15 +11,22 @@
  *   follower needs to reach the leader. A follower reaches it with the proxy's own credentials
  *   and TLS settings, as a proxy chained with --server does; the leader, in shared mode,
  *   authenticates and authorizes it as any client.
- * - When the leader changes or stops answering, the route (upstream/pool-route.ts) moves and the
+ * - When the leader changes or cannot be used, the route (upstream/pool-route.ts) moves and the
  *   routed ListerWatchers (informer/routed-lister-watcher.ts) end their watches, which resume
  *   from their last resourceVersion on the new target.
+ * - Fail safe (upstream/pool-protocol.ts): a leader is contacted only at an https URL, verified
+ *   against the pool's CA (--pool-certificate-authority, else the upstream's) for
+ *   --pool-tls-server-name (else the URL's host), whatever the upstream's own TLS settings; its
+ *   connections and response heads are timed out; and the follower's reads ask it for cached
+ *   answers only (`Cache-Control: only-if-cached`), which it gives only over a live upstream
+ *   watch, so that a leader that cannot serve a type says so instead of serving it stale.
  */
+import { readFileSync } from 'node:fs';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { newLeaderElector, newLeaseLock, newPrometheusLeaderMetricsProvider } from '../leaderelection/index.ts';
 import { newListerWatcher } from '../informer/lister-watcher.ts';
-import type { ListerWatcher, ResourceScope } from '../informer/lister-watcher.ts';
+import type { ListerWatcher, ListWatchClient, ResourceScope } from '../informer/lister-watcher.ts';
 import type { FieldExtractor } from '../informer/object.ts';
 import { newRoutedListerWatcher } from '../informer/routed-lister-watcher.ts';
 import { describeScope } from '../informer/lister-watcher.ts';
@@ -28,9 +35,17 @@ import type { Clock } from '../clock/clock.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
+import {
+  LEADER_CONNECT_TIMEOUT_MS,
+  LEADER_HEADERS_TIMEOUT_MS,
+  ONLY_IF_CACHED,
+  ONLY_IF_CACHED_HEADER,
+  leaderIdentityProblem,
+} from '../upstream/pool-protocol.ts';
 import { newPoolRoute } from '../upstream/pool-route.ts';
 import type { PoolRoute, PoolTarget } from '../upstream/pool-route.ts';
 import type { PoolStatus } from '../status/status-report.ts';
+import { CliError } from './cli-error.ts';
 import type { PoolMembership } from './options.ts';
 import { withServer } from './upstream.ts';
 
@@ -74,6 +89,8 @@ export interface PoolMemberOptions {
   readonly registry: Registry;
   readonly log: PoolLog;
   readonly clock?: Clock;
+  /** The leader's connect and response-head timeouts (pool-protocol.ts); tests shorten them. */
+  readonly leaderTimeouts?: { readonly connectMs: number; readonly headersMs: number };
 }
 
 export function startPoolMember(options: PoolMemberOptions): PoolMember {
@@ -82,6 +99,12 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
   const route = newPoolRoute({ self: pool.advertise, clock });
   const metrics = poolMetrics(options.registry, pool.name);
   metrics.route(route.target());
+  const described = (target: PoolTarget): Record<string, unknown> => ({
+    pool: pool.name,
+    ...(target.kind === 'leader'
+      ? { leader: target.url }
+      : { reason: target.reason, ...(target.detail === undefined ? {} : { detail: target.detail }) }),
+  });
   route.onChange((target) => {
     metrics.route(target);
     log(
@@ -89,23 +112,37 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
       target.kind === 'leader'
         ? 'pool: reading the pool-wide types from the leader'
         : 'pool: reading the pool-wide types from the apiserver',
-      {
-        pool: pool.name,
-        ...(target.kind === 'leader' ? { leader: target.url } : { reason: target.reason }),
-      },
+      described(target),
     );
   });
 
+  const timeouts = options.leaderTimeouts ?? { connectMs: LEADER_CONNECT_TIMEOUT_MS, headersMs: LEADER_HEADERS_TIMEOUT_MS };
+  // Read once: a CA that cannot be read stops the proxy at its start, not each follower's reads later.
+  const leaderTls = { ...options.upstream.tls, ca: readPoolCa(pool.certificateAuthority) ?? options.upstream.tls.ca };
   // One connection pool to the current leader, replaced when the leader changes (its watches end then).
   let leaderClient: { url: string; client: UpstreamClient } | undefined;
-  const clientOf = (url: string): UpstreamClient => {
-    if (leaderClient?.url === url) return leaderClient.client;
-    const old = leaderClient?.client;
-    const config = withServer(options.upstream, url, pool.certificateAuthority);
-    const tls = pool.tlsServerName === undefined ? config.tls : { ...config.tls, servername: pool.tlsServerName };
-    leaderClient = { url, client: newUpstreamClient({ ...config, tls }) };
-    void old?.close();
-    return leaderClient.client;
+  const clientOf = (url: string): ListWatchClient => {
+    if (leaderClient?.url !== url) {
+      const old = leaderClient?.client;
+      const config = withServer(options.upstream, url, undefined);
+      // The leader is verified whatever the upstream's settings (insecure-skip-tls-verify
+      // included): it is sent the follower's credentials.
+      const tls = {
+        ...leaderTls,
+        rejectUnauthorized: true,
+        ...(pool.tlsServerName === undefined ? { servername: undefined } : { servername: pool.tlsServerName }),
+      };
+      leaderClient = {
+        url,
+        client: newUpstreamClient({ ...config, tls }, { connectTimeout: timeouts.connectMs, headersTimeout: timeouts.headersMs }),
+      };
+      void old?.close();
+    }
+    const current = leaderClient.client;
+    return {
+      request: (request) => current.request({ ...request, headers: { ...request.headers, [ONLY_IF_CACHED_HEADER]: ONLY_IF_CACHED } }),
+      stream: (request) => current.stream({ ...request, headers: { ...request.headers, [ONLY_IF_CACHED_HEADER]: ONLY_IF_CACHED } }),
+    };
   };
 
   const stopping = new AbortController();
@@ -160,7 +197,15 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
         route.setLeading(false);
       },
       onNewLeader(identity) {
-        log('info', identity === '' ? 'pool: no leader' : 'pool: new leader', { pool: pool.name, leader: identity });
+        // Called once per new holder: an identity no follower may contact is said once, at warn.
+        const problem = identity === '' ? undefined : leaderIdentityProblem(identity);
+        if (problem === undefined)
+          log('info', identity === '' ? 'pool: no leader' : 'pool: new leader', { pool: pool.name, leader: identity });
+        else
+          log('warn', `pool: the Lease names a leader this member will not contact (${problem}): reading from the apiserver`, {
+            pool: pool.name,
+            leader: identity,
+          });
         route.setLeader(identity);
         settle();
       },
@@ -193,6 +238,20 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
     }
   })();
 
+  /** A scope's own moves (the leader refused it, or serves it again) are logged once per move. */
+  const logged = new Set<string>();
+  const watchScope = (resource: string): void => {
+    if (logged.has(resource)) return;
+    logged.add(resource);
+    let refused = false;
+    route.scope(resource).onChange((target) => {
+      const now = target.kind === 'apiserver' && target.reason === 'leader-refused';
+      if (now) log('info', `pool: reading ${resource} from the apiserver: the leader refused it`, described(target));
+      else if (refused && target.kind === 'leader') log('info', `pool: reading ${resource} from the leader again`, described(target));
+      refused = now;
+    });
+  };
+
   return {
     route,
     settled,
@@ -211,11 +270,14 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
       const wholeType = (scope.labelSelector ?? '') === '' && (scope.fieldSelector ?? '') === '';
       if (!wholeType) return apiserver;
       const resource = describeScope(scope);
+      watchScope(resource);
       return newRoutedListerWatcher({
         route,
+        scope: resource,
         apiserver,
         leader: (url) => newListerWatcher(clientOf(url), scope, extract),
         opened: (target) => metrics.watchOpened(resource, target),
+        clock,
       });
     },
     async stop() {
@@ -228,6 +290,20 @@ export function startPoolMember(options: PoolMemberOptions): PoolMember {
       await leaderClient?.client.close();
     },
   };
+}
+
+/** The pool's CA (--pool-certificate-authority), or undefined for the upstream's. */
+function readPoolCa(file: string | undefined): Buffer | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      `--pool-certificate-authority ${file}: cannot read it: ${detail}`,
+      'Check the path given to --pool-certificate-authority.',
+    );
+  }
 }
 
 interface PoolMetrics {

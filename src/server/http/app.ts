@@ -13,7 +13,9 @@ import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../../upstream/client.ts';
+import { onlyIfCachedRefusal } from '../serving/cached-reads.ts';
 import type { CachedReads, CachedResponse } from '../serving/cached-reads.ts';
+import { isOnlyIfCached } from '../../upstream/pool-protocol.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler, goRequestRefusal, writeGoRefusal } from '../../request/client-errors.ts';
 import { asksImpersonation, passThrough } from '../pass-through/pass-through.ts';
 import type { Observation } from '../pass-through/pass-through.ts';
@@ -274,6 +276,26 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     metrics?.passedThrough(request.typeName, reason);
     log.debug({ resource: request.typeName, verb: request.verb, reason }, 'passed through');
   };
+  /**
+   * A read the cache does not answer, to the apiserver; or, when it accepts cached answers only
+   * (a pool follower's, upstream/pool-protocol.ts), refused with a 503 that says why.
+   */
+  const passRead = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: ParsedRequest,
+    reason: PassReason,
+    log: FastifyBaseLogger,
+    as: ForwardIdentity | undefined,
+  ): Promise<void> => {
+    if (isOnlyIfCached(req.headers['cache-control'])) {
+      log.debug({ resource: request.typeName, verb: request.verb, reason }, 'refused: only-if-cached');
+      writeStatus(res, onlyIfCachedRefusal(reason));
+      return Promise.resolve();
+    }
+    countPassed(request, reason, log);
+    return passThrough(options.client, req, res, undefined, as);
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     // Parsed once, here: everything below decides on this reading of the request.
     const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
@@ -287,12 +309,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         return;
       }
       as = admission.as;
-      if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) {
-        countPassed(request, 'shared-forward', log);
-        return passThrough(options.client, req, res, undefined, as);
-      }
+      if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) return passRead(req, res, request, 'shared-forward', log, as);
     }
     if (reads === undefined) {
+      if (!WRITE_METHODS.has(request.method) && isOnlyIfCached(req.headers['cache-control']))
+        return passRead(req, res, request, 'uncached', log, as);
       countServed(request, 'apiserver');
       return passThrough(options.client, req, res, undefined, as);
     }
@@ -302,10 +323,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     }
     // The cache answers as the proxy's identity (sidecar mode): a read that asks to act as someone
     // else is the apiserver's to grant or refuse. (Shared mode's gate has sent these upstream.)
-    if (asksImpersonation(req.headers)) {
-      countPassed(request, 'impersonation', log);
-      return passThrough(options.client, req, res, undefined, as);
-    }
+    if (asksImpersonation(req.headers)) return passRead(req, res, request, 'impersonation', log, as);
     const gone = new AbortController();
     const onClose = (): void => {
       gone.abort();
@@ -324,7 +342,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       } else {
         cached = await reads.tryServe(
           request,
-          { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'] },
+          { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'], 'cache-control': req.headers['cache-control'] },
           gone.signal,
         );
       }
@@ -342,10 +360,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       if (res.headersSent) res.destroy();
       return;
     }
-    if (typeof cached === 'string') {
-      countPassed(request, cached, log);
-      return passThrough(options.client, req, res, undefined, as);
-    }
+    if (typeof cached === 'string') return passRead(req, res, request, cached, log, as);
     countServed(request, 'cache');
     metrics?.answeredIn(request.typeName, cached.headers['content-type'] ?? '');
     log.debug({ servedFrom: 'cache' }, 'served from cache');

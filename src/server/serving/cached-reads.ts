@@ -10,6 +10,10 @@
  * size from the proxy's budget of response bodies (memory-budget.ts) before it is made, and gives
  * it back once written. A read that finds no room waits for it (BODY_WAIT_MS, first come first
  * served), then is passed through: the apiserver's answer streams through a few chunks at a time.
+ *
+ * A read that asks for cached answers only (`Cache-Control: only-if-cached`, a pool follower's:
+ * upstream/pool-protocol.ts) is answered from a cache whose upstream watch is open, without
+ * waiting for a cold one; what would be passed through is refused instead (onlyIfCachedRefusal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '../../cache/consistency.ts';
@@ -24,7 +28,9 @@ import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
-import { StatusError } from '../../kube/status.ts';
+import { StatusError, serviceUnavailable } from '../../kube/status.ts';
+import { PASS_REASONS } from '../../cache/pass-reason.ts';
+import { isOnlyIfCached } from '../../upstream/pool-protocol.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { parseListOptions } from '../../request/list-options.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from '../../request/negotiation.ts';
@@ -104,6 +110,17 @@ export const COLD_WATCH_WAIT_MS = 60_000;
 export interface ReadHeaders {
   readonly accept?: string | undefined;
   readonly 'user-agent'?: string | undefined;
+  readonly 'cache-control'?: string | undefined;
+}
+
+/**
+ * The answer to a read that asked for cached answers only and would be passed through: 503, and
+ * why the cache does not answer it (the pass reason, as the operator's catalogue words it).
+ */
+export function onlyIfCachedRefusal(reason: PassReason): StatusError {
+  return serviceUnavailable(
+    `the cache does not answer this request, which accepts cached answers only (Cache-Control: only-if-cached): ${reason}: ${PASS_REASONS[reason]}`,
+  );
 }
 
 /**
@@ -142,6 +159,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     coldWaitMs: number,
     signal: AbortSignal | undefined,
     selectors: RequestSelectors | undefined,
+    onlyIfCached: boolean,
   ): Promise<CacheDelegator | PassReason> => {
     if (!isCleanPath(request.url)) return 'unclean-path';
     // Names the apiserver refuses (IsValidPathSegmentName) or would quote as raw bytes: its to word.
@@ -149,8 +167,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     const { apiGroup, apiVersion, resource, namespace } = info;
     const delegator =
       source.cacheFor(apiGroup, apiVersion, resource, namespace, selectors) ??
-      (await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal, selectors));
+      (onlyIfCached ? undefined : await source.cacheWhenSynced(apiGroup, apiVersion, resource, namespace, coldWaitMs, signal, selectors));
     if (delegator === undefined) return 'uncached';
+    if (onlyIfCached && !delegator.cache.watching()) return 'not-watching';
     // A cluster-scoped type asked for in a namespace is the apiserver's 404 to word; but for a
     // Namespace itself, whose name request-info reads as the namespace too.
     if (!delegator.cache.spec.namespaced && info.namespace !== '' && !isNamespaceObjectPath(info)) return 'cluster-scoped-in-namespace';
@@ -167,7 +186,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     gone: AbortSignal,
   ): Promise<Decision> => {
     // A watch is long-running: it waits for a cold cache to sync rather than open one more watch upstream.
-    const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone, options);
+    const onlyIfCached = isOnlyIfCached(req.headers['cache-control']);
+    const delegator = await delegatorFor(request, info, COLD_WATCH_WAIT_MS, gone, options, onlyIfCached);
     if (typeof delegator === 'string') return delegator;
     if (gone.aborted) return 'uncached';
     // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
@@ -199,6 +219,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       options,
       res,
       signal: gone,
+      onlyIfCached,
       ...(representation === undefined ? {} : { representation }),
     });
   };
@@ -274,7 +295,15 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (options.watch) return 'not-a-read';
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
       if (info.verb === 'get' && request.query().has('export')) return 'export-parameter';
-      const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal, info.verb === 'list' ? options : undefined);
+      const onlyIfCached = isOnlyIfCached(headers['cache-control']);
+      const delegator = await delegatorFor(
+        request,
+        info,
+        COLD_READ_WAIT_MS,
+        signal,
+        info.verb === 'list' ? options : undefined,
+        onlyIfCached,
+      );
       if (typeof delegator === 'string') return delegator;
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
@@ -318,6 +347,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         // From here on synchronous: the RV and the contents are read in one turn.
         let outcome: CachedResponse | NoRoom | PassReason;
         if (cache.resourceVersion() === undefined) outcome = 'not-synced';
+        else if (onlyIfCached && !cache.watching()) outcome = 'not-watching';
         else if (table !== undefined) outcome = serveTable(cache, read, plan, { ...table, now: clock.wallNow() }, room);
         else if (protobuf !== undefined) outcome = serveProtobuf(cache, read, plan, protobuf.shape, protobuf.metadata, sharedLists, room);
         else if (metadata !== undefined) outcome = serveMetadata(cache, read, plan, metadata, room);

@@ -9,6 +9,9 @@
  * - RV=N otherwise: the window's events after N, then changes; an N older than the window is one
  *   ERROR event (410 Expired) on a 200 stream; an N the cache has not reached yet simply waits.
  * Returns why, before writing anything, when the request must go to the apiserver.
+ *
+ * A watch that asks for cached answers only (a pool follower's, upstream/pool-protocol.ts) starts
+ * only while the cache's upstream watch is open, ends when it closes, and gets heartbeats.
  */
 import type { ServerResponse } from 'node:http';
 import type { CacheDelegator, Decision } from '../../cache/delegator.ts';
@@ -18,6 +21,7 @@ import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { tooOldResourceVersion } from '../../kube/status.ts';
+import { LEADER_HEARTBEAT_MS } from '../../upstream/pool-protocol.ts';
 
 /**
  * --min-request-timeout (1800 s): the apiserver times a watch without timeoutSeconds out after
@@ -39,6 +43,8 @@ export interface WatchContext {
   readonly random?: () => number;
   /** Objects rendered otherwise than as stored (a Table watch); none: as stored. */
   readonly representation?: WatchRepresentation;
+  /** `Cache-Control: only-if-cached`: from a cache whose upstream watch is open, and for no longer. */
+  readonly onlyIfCached?: boolean;
 }
 
 /** serveWatch's timeout: timeoutSeconds, or the random default when it is absent or 0. */
@@ -57,6 +63,8 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   if (res.destroyed) return 'cache';
   // The cache may have been stopped while this request waited: the apiserver answers then.
   if (cache.isClosed()) return 'cache-closed';
+  const onlyIfCached = ctx.onlyIfCached === true;
+  if (onlyIfCached && !cache.watching()) return 'not-watching';
   const contentType = ctx.representation?.contentType;
   // Set, not given to writeHead, so that res.getHeader reads them (the answers' metric counts by Content-Type).
   for (const [name, value] of Object.entries(WATCH_HEADERS)) res.setHeader(name, value);
@@ -77,6 +85,7 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
     timeoutMs: watchTimeoutMs(options.timeoutSeconds, ctx.random),
     ...(chunked ? { encoding: HTTP_CHUNKED } : {}),
     ...(ctx.representation === undefined ? {} : { representation: ctx.representation }),
+    ...(onlyIfCached ? { endsWithUpstream: true, heartbeatMs: LEADER_HEARTBEAT_MS } : {}),
   });
   if (start.kind === 'too-old') {
     // The Status without its trailing newline is the event's object.

@@ -9,14 +9,13 @@
  * nothing lost, duplicated or reordered.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { splitLines } from '../../../src/informer/lister-watcher.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
+import { collect, freePort } from '../../helpers/pool-harness.ts';
 import type { Client, SharedProxy } from '../../helpers/shared-proxy.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
 
@@ -26,47 +25,6 @@ const MEMBERS = 3;
 /** Short, so that the test waits seconds; the renew deadline and retry period follow it (4 s, 0.8 s). */
 const LEASE_SECONDS = 6;
 const RETRY_MS = (LEASE_SECONDS * 1000 * 2) / 15;
-
-/** A port free now, for a member that must advertise its URL before it serves. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
-  );
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-interface Seen {
-  readonly events: string[];
-  /** The highest RV seen (events only). */
-  lastRv: number;
-  ended: boolean;
-}
-
-/** Reads a JSON watch's events as `TYPE name rv` lines, as they arrive. */
-function collect(body: AsyncIterable<Buffer>): Seen {
-  const seen: Seen = { events: [], lastRv: 0, ended: false };
-  void (async () => {
-    try {
-      for await (const line of splitLines(body)) {
-        const event = JSON.parse(line.toString()) as { type: string; object: { metadata: { name?: string; resourceVersion: string } } };
-        if (event.type === 'BOOKMARK') continue;
-        const rv = Number(event.object.metadata.resourceVersion);
-        seen.events.push(`${event.type} ${event.object.metadata.name ?? ''} ${String(rv)}`);
-        seen.lastRv = Math.max(seen.lastRv, rv);
-      }
-    } catch {
-      // The stream was closed by the test (or broke: `ended` says so either way).
-    }
-    seen.ended = true;
-  })();
-  return seen;
-}
 
 test(
   'pool: one apiserver watch per pool-wide type; the leader killed mid-churn, a new one within the lease, watches lose nothing',

@@ -25,6 +25,7 @@ export interface KubeObject {
 export interface PolicyRule {
   readonly apiGroups?: string[];
   readonly resources?: string[];
+  readonly resourceNames?: string[];
   readonly nonResourceURLs?: string[];
   readonly verbs: string[];
 }
@@ -59,6 +60,43 @@ export interface Container {
     allowPrivilegeEscalation?: boolean;
     capabilities?: { drop?: string[]; add?: string[] };
   };
+}
+
+export interface Workload extends KubeObject {
+  readonly spec: {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        serviceAccountName?: string;
+        containers: Container[];
+        initContainers?: Container[];
+        volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+      };
+    };
+  };
+}
+
+export function envOf(container: Container): Record<string, string> {
+  return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+}
+
+/**
+ * The container's environment as the kubelet makes it: `fields` for the downward API's fieldRefs,
+ * and `$(NAME)` expanded from the variables defined before (kubelet's expansion.MappingFuncFor;
+ * a reference to a later or unknown one is left as written).
+ */
+export function kubeletEnv(container: Container, fields: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) {
+    const path = e.valueFrom?.fieldRef?.fieldPath;
+    env[e.name] =
+      path === undefined
+        ? (e.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string) => env[name] ?? ref)
+        : (fields[path] ?? '');
+  }
+  return env;
 }
 
 /**

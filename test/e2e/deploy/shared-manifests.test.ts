@@ -21,48 +21,11 @@ import { eventually } from '../../helpers/eventually.ts';
 import { grantInNamespace, kube } from '../../helpers/kube.ts';
 import { nodeProxyMemory } from '../../helpers/node-manifest.ts';
 import { clientFor } from '../../helpers/shared-proxy.ts';
-import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
-import type { Container, KubeObject, PolicyRule } from './kustomize.ts';
+import { DEPLOY, applyKustomization, envOf, kubeletEnv, only, overlay } from './kustomize.ts';
+import type { Container, KubeObject, PolicyRule, Workload } from './kustomize.ts';
 import { mustRun } from './run.ts';
 
 const shared = useSharedAdmin();
-
-interface Workload extends KubeObject {
-  readonly spec: {
-    replicas?: number;
-    selector: { matchLabels: Record<string, string> };
-    template: {
-      metadata: { labels: Record<string, string> };
-      spec: {
-        serviceAccountName?: string;
-        containers: Container[];
-        initContainers?: Container[];
-        volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
-      };
-    };
-  };
-}
-
-function envOf(container: Container): Record<string, string> {
-  return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
-}
-
-/**
- * The container's environment as the kubelet makes it: `fields` for the downward API's fieldRefs,
- * and `$(NAME)` expanded from the variables defined before (kubelet's expansion.MappingFuncFor;
- * a reference to a later or unknown one is left as written).
- */
-function kubeletEnv(container: Container, fields: Readonly<Record<string, string>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const e of container.env ?? []) {
-    const path = e.valueFrom?.fieldRef?.fieldPath;
-    env[e.name] =
-      path === undefined
-        ? (e.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string) => env[name] ?? ref)
-        : (fields[path] ?? '');
-  }
-  return env;
-}
 
 /** The types of a KCP_RESOURCES list, without their selector scopes. */
 function cachedTypes(resources: string): string[] {
@@ -191,33 +154,6 @@ test(
     const service = only(objects, 'Service');
     assert.equal((service.spec as { internalTrafficPolicy?: string }).internalTrafficPolicy, 'Local');
     assertServiceFor(service, daemonSet);
-  },
-);
-
-test(
-  'deploy/node with deploy/node-pool: the pool flags from the downward API, a Role on Leases; accepted by the apiserver',
-  { timeout: 60_000 },
-  async (t) => {
-    const ns = await testNamespace(t, shared.admin);
-    const objects = await applyKustomization(
-      shared.cp,
-      overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')], components: [join(DEPLOY, 'node-pool')] }),
-    );
-    const daemonSet = only(objects, 'DaemonSet') as Workload;
-    const proxy = assertSharedProxy(daemonSet, objects, false);
-    const env = kubeletEnv(proxy, { 'spec.nodeName': 'node-7', 'status.podIP': '10.1.2.3', 'metadata.namespace': ns });
-    assert.equal(env.KCP_POOL, 'nodes');
-    assert.equal(env.KCP_POOL_NAMESPACE, ns);
-    assert.equal(env.KCP_POOL_ADVERTISE, 'https://10.1.2.3:8443');
-    assert.equal(env.KCP_POOL_TLS_SERVER_NAME, `kube-cache-proxy-node.${ns}.svc`);
-    assert.equal(env.KCP_RESOURCES, 'pods:spec.nodeName=node-7,services,endpointslices.discovery.k8s.io,nodes,namespaces');
-    const role = only(objects, 'Role') as KubeObject & { rules: PolicyRule[] };
-    assert.deepEqual(role.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
-    const binding = only(objects, 'RoleBinding') as KubeObject & { subjects: { name: string; namespace?: string }[] };
-    assert.deepEqual(
-      binding.subjects.map((s) => [s.name, s.namespace]),
-      [['kube-cache-proxy-shared', ns]],
-    );
   },
 );
 

@@ -187,6 +187,36 @@ test('cacher: a relist ends every watch', async () => {
   assert.equal(h.cacher.watcherCount(), 0);
 });
 
+test('cacher: a watch that ends with the upstream watch ends when it closes, with its heartbeats before; the others stay', async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  h.store.watchConnected?.(true);
+  const follower = watch(h, { resourceVersion: '10', allowWatchBookmarks: true, endsWithUpstream: true, heartbeatMs: 2_000 });
+  const client = watch(h, { resourceVersion: '10', allowWatchBookmarks: true });
+  // Nothing to send for a period: a heartbeat at the RV the watch reached (not moved), for the follower only.
+  h.clock.step(2_000);
+  await flush();
+  assert.deepEqual(follower.lines(), ['BOOKMARK 10']);
+  // A period with a frame in it needs no heartbeat.
+  h.store.add(cm('a', 'x', 11));
+  h.clock.step(2_000);
+  await flush();
+  assert.deepEqual(follower.lines(), ['BOOKMARK 10', 'ADDED x 11']);
+  h.clock.step(2_000);
+  await flush();
+  assert.deepEqual(follower.lines(), ['BOOKMARK 10', 'ADDED x 11', 'BOOKMARK 11']);
+  assert.deepEqual(client.lines(), ['ADDED x 11'], 'no heartbeat for a client that did not ask');
+  // The upstream watch closes: the follower's watch ends (cleanly), the client's waits for it to resume.
+  h.store.watchConnected?.(false);
+  await flush();
+  assert.equal(follower.ended(), true);
+  assert.equal(client.ended(), false);
+  assert.equal(h.cacher.watcherCount(), 1);
+  h.clock.step(10_000);
+  await flush();
+  assert.deepEqual(follower.lines(), ['BOOKMARK 10', 'ADDED x 11', 'BOOKMARK 11'], 'no heartbeat once ended');
+});
+
 test('cacher: a watcher that does not read is closed past its byte bound; the others go on', async () => {
   const h = harness();
   h.store.replace([], '10');

@@ -1,5 +1,5 @@
 /**
- * Runs one exported function of a src/ module on a worst-case input in a worker thread, and
+ * Runs a src/ module's code on a worst-case input in a worker thread, and
  * fails when it has not returned within a watchdog far beyond linear work: the proof that a
  * parser is not quadratic in a client's input (a 1 MiB header, path or query value), where
  * nothing else can be observed. Linear work on 1 MiB takes tens of milliseconds; the quadratic
@@ -16,23 +16,22 @@ const WATCHDOG_MS = 30_000;
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 import(workerData.url).then((m) => {
-  const input = new Function('return ' + workerData.make)()();
-  const result = m[workerData.name](...input);
+  const result = new Function('return ' + workerData.run)()(m);
   parentPort.postMessage({ result: JSON.stringify(result === undefined ? null : result, (_, v) => (typeof v === 'bigint' ? String(v) : v instanceof Map ? [...v] : v)) });
 }, (error) => parentPort.postMessage({ error: String(error) }));
 `;
 
 /**
- * Calls `name` of the module at `url` with the arguments `make` returns, and resolves its result
- * in JSON; rejects when it throws or is still working at the watchdog. `make` runs in the worker
- * (its source is sent, so it may use no variable from around it), and so does the call.
+ * Calls `run` with the module at `url` (its exports) in a worker, and resolves what it returns in
+ * JSON; rejects when it throws or is still working at the watchdog. `run`'s source is what is
+ * sent: it may use no variable from around it, and builds its 1 MiB input itself.
  */
-export function runsInLinearTime(url: URL, name: string, make: () => unknown[]): Promise<string> {
+export function runsInLinearTime(url: URL, run: (module: never) => unknown): Promise<string> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, { eval: true, workerData: { url: url.href, name, make: make.toString() } });
+    const worker = new Worker(WORKER, { eval: true, workerData: { url: url.href, run: run.toString() } });
     const watchdog = setTimeout(() => {
       void worker.terminate();
-      reject(new Error(`${name} still working after ${WATCHDOG_MS} ms: more than linear in its input`));
+      reject(new Error(`still working after ${WATCHDOG_MS} ms: more than linear in its input`));
     }, WATCHDOG_MS);
     worker.once('message', (message: { result?: string; error?: string }) => {
       clearTimeout(watchdog);

@@ -70,6 +70,12 @@ test('pass-through reasons: each read the cache cannot answer is counted with it
     { reason: 'bad-selector', resource: 'configmaps', path: `${configmaps}?labelSelector=${encodeURIComponent('a in (')}` },
     { reason: 'bad-resource-version', resource: 'configmaps', path: `${configmaps}?resourceVersion=abc` },
     { reason: 'bad-continue', resource: 'configmaps', path: `${configmaps}?limit=1&continue=garbage` },
+    // Nested 5,000 deep: a recursive reader's stack overflow was counted as cache-error.
+    {
+      reason: 'bad-continue',
+      resource: 'configmaps',
+      path: `${configmaps}?limit=1&continue=${Buffer.from(`${'['.repeat(5_000)}${']'.repeat(5_000)}`).toString('base64url')}`,
+    },
     { reason: 'no-snapshot', resource: 'configmaps', path: `${configmaps}?resourceVersion=1&resourceVersionMatch=Exact` },
     {
       reason: 'rv-not-reached',

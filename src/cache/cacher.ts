@@ -37,6 +37,7 @@ import { encodeContinue } from '../request/continue-token.ts';
 import { parseFieldSelector } from './field-selector.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import { SelectorParseError } from './selector-error.ts';
+import { MAX_SELECTOR_TERMS, selectionTerms, selectorTooLong } from './selector-bounds.ts';
 import type { PassReason } from './pass-reason.ts';
 import { WriteTurn } from './write-turn.ts';
 
@@ -366,11 +367,18 @@ export function wholeListScope(list: ListRequest, plan: ReadPlan): string | unde
 
 /**
  * What a LIST or WATCH selects in this cache: its namespace and its parsed selectors; or
- * 'bad-selector' for a selector the apiserver rejects (its words, so the request goes to it).
+ * 'bad-selector' for a selector the apiserver rejects (its words, so the request goes to it), or
+ * 'selector-too-large' past the bounds of selector-bounds.ts (a text too long is not parsed).
  */
-export function selectionOf(cache: WatchCache, namespace: string, options: ListOptions): WatcherFilter | 'bad-selector' {
+export function selectionOf(
+  cache: WatchCache,
+  namespace: string,
+  options: ListOptions,
+): WatcherFilter | 'bad-selector' | 'selector-too-large' {
+  if (selectorTooLong(options)) return 'selector-too-large';
+  let selection: WatcherFilter;
   try {
-    return {
+    selection = {
       namespace: cache.spec.namespaced ? namespace : '',
       labels: parseLabelSelector(options.labelSelector),
       fields: parseFieldSelector(options.fieldSelector, cache.fields.conversion),
@@ -379,6 +387,7 @@ export function selectionOf(cache: WatchCache, namespace: string, options: ListO
     if (error instanceof SelectorParseError) return 'bad-selector';
     throw error;
   }
+  return selectionTerms(selection.labels, selection.fields) > MAX_SELECTOR_TERMS ? 'selector-too-large' : selection;
 }
 
 /** GetList: the objects a LIST answers, at the plan's RV, with its continue token and remaining count; or why the apiserver answers. */

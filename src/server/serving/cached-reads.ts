@@ -17,6 +17,7 @@ import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegato
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { RequestSelectors } from '../../cache/selector-scope.ts';
+import { selectorTooLong } from '../../cache/selector-bounds.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
 import type { MemoryBudget } from '../../cache/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
@@ -248,6 +249,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         if (error instanceof StatusError) return 'bad-query'; // the apiserver words the error
         throw error;
       }
+      // Before any cache is chosen by the selectors (selector-scope.ts parses them).
+      if (selectorTooLong(options)) return 'selector-too-large';
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
@@ -272,6 +275,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         throw error;
       }
       if (options.watch) return 'not-a-read';
+      if (info.verb === 'list' && selectorTooLong(options)) return 'selector-too-large';
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
       if (info.verb === 'get' && request.query().has('export')) return 'export-parameter';
       const delegator = await delegatorFor(request, info, COLD_READ_WAIT_MS, signal, info.verb === 'list' ? options : undefined);

@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '../../cache/consistency.ts';
+import { lessonOf } from '../../cache/consistency.ts';
 import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegator.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
@@ -43,7 +44,7 @@ import { newSharedLists } from './shared-lists.ts';
 import type { Printer } from '../../table/model.ts';
 import type { Tables } from './table-reads.ts';
 import { printerOf, serveTable, tables } from './table-reads.ts';
-import { writtenResourceVersion } from './written-resource-version.ts';
+import { answeredObject } from './written-resource-version.ts';
 
 export type { CachedResponse } from './cached-response.ts';
 
@@ -221,19 +222,25 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     observeWrite(request, answer) {
       const { info } = request;
       if (writes === undefined || info === undefined || !info.isResourceRequest) return;
-      const target = { group: info.apiGroup, resource: info.resource, namespace: info.namespace, name: info.name };
-      if (answer.statusCode >= 200 && answer.statusCode <= 299) {
-        // A write of a subresource (status, scale, eviction) changes the object it belongs to.
-        const rv = answer.body === undefined ? undefined : writtenResourceVersion(answer.contentType, answer.contentEncoding, answer.body);
-        if (rv !== undefined && info.verb !== 'deletecollection') writes.written(info.apiGroup, info.resource, rv);
-        else writes.doubt(target);
-        return;
-      }
-      // The cache may be behind for this object: the client wrote from a state older than the
-      // apiserver's (Conflict), created what exists (AlreadyExists), or changed what is gone.
-      const behind =
-        answer.statusCode === 409 || (answer.statusCode === 404 && info.verb !== 'create' && info.subresource === '' && info.name !== '');
-      if (behind) writes.doubt(target);
+      // Only a type a cache holds, and only the apiserver's own answers about the written object (consistency.ts lessonOf).
+      const cached = source.cachedKind(info.apiGroup, info.resource);
+      if (cached === undefined) return;
+      const { statusCode, body } = answer;
+      const object =
+        statusCode >= 200 && statusCode <= 299 && body !== undefined
+          ? answeredObject(answer.contentType, answer.contentEncoding, body)
+          : undefined;
+      const write = {
+        group: info.apiGroup,
+        resource: info.resource,
+        verb: info.verb,
+        subresource: info.subresource,
+        namespace: info.namespace,
+        name: info.name,
+      };
+      const lesson = lessonOf(write, statusCode, object, cached);
+      if (lesson.kind === 'written') writes.written(info.apiGroup, info.resource, lesson.resourceVersion);
+      else if (lesson.kind === 'doubt') writes.doubt(lesson.target);
     },
     async tryWatch(request, req, res) {
       const { info } = request;

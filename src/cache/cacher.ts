@@ -48,6 +48,8 @@ export interface CacherMetrics {
   events(count: number): void;
   closedSlow(): void;
   window(capacity: number, size: number, oldest: bigint | undefined): void;
+  /** A distinct selection came (+1) or went (-1), holding about `bytes` (filterBytes). */
+  filters(delta: number, bytes: number): void;
 }
 
 export const noopCacherMetrics: CacherMetrics = {
@@ -56,7 +58,21 @@ export const noopCacherMetrics: CacherMetrics = {
   events: () => undefined,
   closedSlow: () => undefined,
   window: () => undefined,
+  filters: () => undefined,
 };
+
+/**
+ * What a distinct selection holds: the key (the JSON of its requirements) and the parsed
+ * requirements it was made from, per key character and beside them. Measured on 2,000 distinct
+ * filters of each shape at the bounds of selector-bounds.ts: 2.4 to 3.3 bytes per key character
+ * (3 to 6 KiB keys: 9 to 16 KiB a filter); a one-requirement filter 0.7 KiB.
+ */
+const FILTER_BYTES_PER_KEY_CHARACTER = 4;
+const FILTER_OVERHEAD_BYTES = 512;
+
+function filterBytes(key: string): number {
+  return FILTER_OVERHEAD_BYTES + key.length * FILTER_BYTES_PER_KEY_CHARACTER;
+}
 
 export interface WatchRequest {
   readonly sink: Writable;
@@ -135,15 +151,21 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
     JSON.stringify([filter.namespace, filter.labels.requirements, filter.fields.requirements]);
   const sharedFilter = (filter: WatcherFilter): WatcherFilter => {
     const key = filterKey(filter);
-    const shared = filters.get(key) ?? { filter, watchers: 0 };
+    let shared = filters.get(key);
+    if (shared === undefined) {
+      filters.set(key, (shared = { filter, watchers: 0 }));
+      metrics.filters(1, filterBytes(key));
+    }
     shared.watchers++;
-    filters.set(key, shared);
     return shared.filter;
   };
   const releaseFilter = (filter: WatcherFilter): void => {
     const key = filterKey(filter);
     const shared = filters.get(key);
-    if (shared !== undefined && --shared.watchers === 0) filters.delete(key);
+    if (shared !== undefined && --shared.watchers === 0) {
+      filters.delete(key);
+      metrics.filters(-1, -filterBytes(key));
+    }
   };
   // The watchers' trigger is the cache's index field (the apiserver's indexedTrigger).
   const trigger = indexedFieldOf(cache.spec);

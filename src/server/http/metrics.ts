@@ -219,6 +219,18 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames,
     registers: [registry],
   });
+  const filters = new Gauge({
+    name: 'kube_cache_proxy_watch_filters',
+    help: 'Distinct selections (namespace, label and field selectors) the watches of a resource hold, each matched once per event.',
+    labelNames,
+    registers: [registry],
+  });
+  const filterBytes = new Gauge({
+    name: 'kube_cache_proxy_watch_filter_bytes',
+    help: 'What the distinct selections of the watches of a resource hold, estimated (each at most a few KiB: selectors are bounded, cache/selector-bounds.ts).',
+    labelNames,
+    registers: [registry],
+  });
   const cacher = (resource: string): CacherMetrics => {
     const l = { resource };
     return {
@@ -240,6 +252,10 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
         capacity.set(l, cap);
         size.set(l, held);
         if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
+      },
+      filters: (delta, bytes) => {
+        filters.inc(l, delta);
+        filterBytes.inc(l, bytes);
       },
     };
   };

@@ -34,12 +34,33 @@ export interface DecodedContinue {
 const URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const DECODE_MAP = new Map<number, number>(Array.from({ length: URL_ALPHABET.length }, (_, i) => [URL_ALPHABET.charCodeAt(i), i]));
 
+/** Characters of base64url without padding. */
+const URL_BASE64 = /^[A-Za-z0-9_-]*$/;
+/** The first character that is neither base64url nor CR or LF (which Go skips). */
+const NOT_URL_BASE64 = /[^A-Za-z0-9_\-\r\n]/;
+
 /**
  * base64.RawURLEncoding.DecodeString, error positions included (encoding/base64 decodeQuantum:
  * CR and LF are skipped; a lone final character, padding or any other byte is
- * `illegal base64 data at input byte N`).
+ * `illegal base64 data at input byte N`). A token of base64url characters only (every token the
+ * apiserver or the proxy writes) is decoded at once; so is a token whose first other character
+ * comes before any CR or LF: Go reports that character's position, all before it being read.
  */
 export function goRawUrlBase64Decode(s: string): Buffer | ContinueTokenError {
+  if (URL_BASE64.test(s)) {
+    if (s.length % 4 === 1) return new ContinueTokenError(`illegal base64 data at input byte ${String(s.length - 1)}`);
+    return Buffer.from(s, 'base64url');
+  }
+  const bad = NOT_URL_BASE64.exec(s);
+  const firstBreak = s.search(/[\r\n]/);
+  // The characters before it are ASCII: its index is its byte offset.
+  if (bad !== null && (firstBreak < 0 || bad.index < firstBreak))
+    return new ContinueTokenError(`illegal base64 data at input byte ${String(bad.index)}`);
+  return decodeQuantums(s);
+}
+
+/** The general case (CR or LF in the token), quantum by quantum as decodeQuantum reads it. */
+function decodeQuantums(s: string): Buffer | ContinueTokenError {
   const src = Buffer.from(s, 'utf8');
   const out: number[] = [];
   let si = 0;
@@ -71,36 +92,29 @@ export function goRawUrlBase64Decode(s: string): Buffer | ContinueTokenError {
   }
 }
 
-/** Go's path.Clean for a rooted path (continue.go guards the start key with it). */
+/**
+ * Go's path.Clean (continue.go guards the start key with it): `.` and empty segments dropped,
+ * `..` removing the segment before it (never above the root of a rooted path), no trailing
+ * slash, `.` for nothing. Segment by segment: linear in the path's length.
+ */
 export function goPathClean(path: string): string {
   if (path === '') return '.';
   const rooted = path.startsWith('/');
-  const n = path.length;
-  let out = rooted ? '/' : '';
-  let r = rooted ? 1 : 0;
-  let dotdot = rooted ? 1 : 0;
-  while (r < n) {
-    if (path[r] === '/') {
-      r++;
-    } else if (path[r] === '.' && (r + 1 === n || path[r + 1] === '/')) {
-      r++;
-    } else if (path[r] === '.' && path[r + 1] === '.' && (r + 2 === n || path[r + 2] === '/')) {
-      r += 2;
-      if (out.length > dotdot) {
-        let w = out.length - 1;
-        while (w > dotdot && out[w] !== '/') w--;
-        out = out.slice(0, w);
-      } else if (!rooted) {
-        if (out.length > 0) out += '/';
-        out += '..';
-        dotdot = out.length;
-      }
-    } else {
-      if ((rooted && out.length !== 1) || (!rooted && out.length !== 0)) out += '/';
-      while (r < n && path[r] !== '/') out += path[r++] ?? '';
+  const kept: string[] = [];
+  /** How many of the first kept segments are `..` a relative path cannot take back. */
+  let fixed = 0;
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') kept.push(segment);
+    else if (kept.length > fixed) kept.pop();
+    else if (!rooted) {
+      kept.push('..');
+      fixed++;
     }
   }
-  return out === '' ? '.' : out;
+  const cleaned = kept.join('/');
+  if (rooted) return `/${cleaned}`;
+  return cleaned === '' ? '.' : cleaned;
 }
 
 type JsonKind = 'string' | 'number' | 'bool' | 'array' | 'object' | 'null';

@@ -81,6 +81,29 @@ test('ContinueToken: path.Clean as Go does it', () => {
   assert.equal(goPathClean('/../a'), '/a');
   assert.equal(goPathClean('/a/./b'), '/a/b');
   assert.equal(goPathClean(''), '.');
+  // Relative paths, answers from Go's path.Clean.
+  for (const [path, clean] of [
+    ['a/../../b', '../b'],
+    ['../..', '../..'],
+    ['a/b/../..', '.'],
+    ['/a/b/../../..', '/'],
+    ['./', '.'],
+    ['a/./b/', 'a/b'],
+    ['..//a', '../a'],
+  ]) {
+    assert.equal(goPathClean(path ?? ''), clean, path);
+  }
+});
+
+test('ContinueToken: base64 errors at Go’s positions, with CR and LF skipped as Go skips them', () => {
+  assert.equal(
+    decodeError(`${b64('{"v":"meta.k8s.io/v1"')}*`),
+    `continue key is not valid: illegal base64 data at input byte ${String(b64('{"v":"meta.k8s.io/v1"').length)}`,
+  );
+  assert.equal(decodeError('ab\r\ncd*'), 'continue key is not valid: illegal base64 data at input byte 6');
+  assert.equal(decodeError('ab*\r\n'), 'continue key is not valid: illegal base64 data at input byte 2');
+  assert.equal(decodeError('abcde'), 'continue key is not valid: illegal base64 data at input byte 4');
+  assert.equal(decodeError('é'), 'continue key is not valid: illegal base64 data at input byte 0');
 });
 
 test('ContinueToken: a token nested deep is read without recursion, refused past Go’s maxNestingDepth as Go refuses it (answers checked with Go’s encoding/json)', () => {

@@ -78,13 +78,14 @@ const REGEXP_META = new Set(['^', '$', '.', '|', '?', '*', '+', '(', ')', '[', '
  * Go's RE2 matches in time linear in the path; JavaScript's engine backtracks, and kubectl's
  * default reject patterns (`^/api/.*\/pods/.*\/exec`) cost it the product of the path's length
  * and its number of `/pods/`: seconds for a 64 KiB path. A pattern anchored at `^` made of
- * literals and `.*` only is rewritten: each `.*` followed by a literal L takes, at once, the
- * run of characters before L's first occurrence (`(?=((?:(?!L).)*))\1`) and never backtracks
- * into it, so the match is linear. For RegExp.test the answer is the same: when the pattern matches with L somewhere,
- * it matches with L at its first occurrence after that point (the `.*` before it spans less of
- * the same line, the `.*` after it more, and L itself holds no line break). Any other pattern
- * (an operator's own, with alternatives, classes, repeats or multi-line `^`) runs as written.
- * Returns the rewritten source, or undefined for a pattern of another shape.
+ * literals and `.*` only is rewritten: each `.*` followed by a literal L takes, at once, the run
+ * of characters before L's first occurrence (`(?=((?:(?!L).)*))\1`) and never backtracks into
+ * it, so the match is linear. For RegExp.test the answer is the same: when the pattern matches
+ * with L somewhere, it matches with L at its first occurrence after that point (the `.*` before
+ * it spans less of the same line, the `.*` after it more, and L itself holds no line break); the
+ * last literal of a pattern ending in `$` keeps a plain `.*`. Any other pattern (an operator's
+ * own, with alternatives, classes, repeats or multi-line `^`) runs as written. Returns the
+ * rewritten source, or undefined for a pattern of another shape.
  */
 function linearAnchoredGlob(source: string): string | undefined {
   if (!source.startsWith('^')) return undefined;

@@ -67,6 +67,7 @@ import { selectableFieldsFor } from './selectable-fields.ts';
 import { CacheScopes, scopeOf } from './cache-scopes.ts';
 import { cacheStatus, checkName, namedCheck } from './cache-checks.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
+import type { CachedKind } from './consistency.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
 import { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';
@@ -189,6 +190,13 @@ class CacheRegistry implements WatchCacheSource {
    */
   held(): HeldObjects {
     return this.#running.held();
+  }
+
+  cachedKind(group: string, resource: string): CachedKind | undefined {
+    for (const { want } of this.#running.values()) {
+      if (want.spec.group === group && want.spec.resource === resource) return { kind: want.spec.kind, namespaced: want.spec.namespaced };
+    }
+    return undefined;
   }
 
   checks(): CacheStatus[] {

@@ -4,6 +4,7 @@
  * /readyz and the status page. The apiserver's counterpart is the storage each resource's REST
  * store is given (one cacher per type, made at start); the proxy's are made lazily.
  */
+import type { CachedKind } from './consistency.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from './memory-budget.ts';
 import type { RequestSelectors } from './selector-scope.ts';
@@ -64,5 +65,12 @@ export interface WatchCacheSource {
   checks(): CacheStatus[];
   /** What the running caches hold together (memory-budget.ts estimates their memory from it). */
   held(): HeldObjects;
+  /**
+   * The kind and scope of the type when a cache of it runs (any version, namespace or selector
+   * scope; listing or watching), else undefined: a write of a type no cache holds changes no read
+   * the caches answer (read-your-writes learns nothing from it), and a cache started later lists
+   * after the write. Never starts a cache.
+   */
+  cachedKind(group: string, resource: string): CachedKind | undefined;
   stop(): Promise<void>;
 }

@@ -12,6 +12,28 @@
  *   proxy: an RV-unset GET passes straight through (the apiserver itself reads etcd for it,
  *   storage/cacher/delegator.go); an RV-unset LIST of a type with changes in flight probes the
  *   apiserver's RV and is served once the cache has reached it, else passed through.
+ *
+ * Read-your-writes learns only from the apiserver's own answers about the object written
+ * (lessonOf), and only for a type a cache holds (a write of another changes no read the cache
+ * answers):
+ * - an RV is learnt from a 2xx answer to the type's own create, update, patch or delete, or to
+ *   the subresources whose answer is the object itself (status, ephemeralcontainers, resize,
+ *   approval, finalize) or a Scale carrying its RV (scale); and only when the answer's kind is
+ *   the type's (Scale for scale), its namespace the request's (none for a cluster-scoped type)
+ *   and, for a named write, its name the request's;
+ * - a 2xx answer that names no RV or another object (a Status, a list, a body unread or of
+ *   another kind), a write of binding or eviction (answered with a Status), and a collection
+ *   delete make the object (or namespace) doubted instead; so do a 409, and a 404 to an update or
+ *   delete of the object itself;
+ * - nothing else is learnt from: not proxy, exec, attach, portforward or log (their bodies and
+ *   status codes are a pod's, a node's or a service's), nor the legacy `/proxy/` verb, nor any
+ *   other subresource (serviceaccounts/token, ...);
+ * - an RV is never waited on that the upstream cannot have: when the cache does not reach a
+ *   written RV within the read's wait, the apiserver's current RV is probed, and a written RV past
+ *   it is forgotten (`unreachable`): the next reads do not wait for it.
+ * Doubts are kept per type within MAX_DOUBTS and MAX_DOUBT_BYTES (their namespace and name
+ * copied, never a slice of a client's path); past either, the whole type is doubted, which one
+ * probe settles.
  */
 import { LRUCache } from 'lru-cache';
 import { qualifiedResource } from '../kube/group-resource.ts';
@@ -82,6 +104,20 @@ interface TypeWrites {
   /** The newest RV a write of this type through the proxy was answered with. */
   written: bigint;
   doubts: Doubt[];
+  /** What `doubts` hold, as MAX_DOUBT_BYTES counts it. */
+  doubtBytes: number;
+}
+
+function doubtBytes(namespace: string, name: string): number {
+  return 2 * (namespace.length + name.length) + DOUBT_OVERHEAD_BYTES;
+}
+
+/**
+ * A copy of `s` that holds only its own characters: a name read from a request's path may be a
+ * slice of the whole path (V8 keeps the parent of a sliced string alive).
+ */
+function own(s: string): string {
+  return s === '' ? '' : Buffer.from(s, 'utf16le').toString('utf16le');
 }
 
 /** What a read must wait for before the cache may answer it. */
@@ -97,6 +133,8 @@ export interface ReadRequirement {
 export interface ReadYourWrites {
   /** A write of the type answered with an object at `rv`. */
   written(group: string, resource: string, rv: bigint): void;
+  /** The apiserver is at `upstreamRv`: a written RV past it is none it can have, and is forgotten. */
+  unreachable(group: string, resource: string, upstreamRv: bigint): void;
   /**
    * A write whose answer names no RV (a delete answered with a Status, a collection delete), or
    * that shows the cache behind (a conflict): reads of the target wait for a probe.
@@ -112,10 +150,18 @@ export interface ReadYourWrites {
   reached(group: string, resource: string, rv: bigint): void;
 }
 
-/** Types tracked at once: writes come from request paths, so an invented type must not grow memory. */
+/** Types tracked at once (only cached types are: a bound on what the registry runs, kept as a backstop). */
 const MAX_TYPES = 1024;
 /** Doubts kept per type; past this the whole type is doubted (one probe settles it). */
 const MAX_DOUBTS = 256;
+/**
+ * Bytes of doubts kept per type (their strings, UTF-16, and DOUBT_OVERHEAD_BYTES each); past this
+ * the whole type is doubted. 256 doubts of typical names (~40 characters of namespace and name)
+ * take ~40 KiB; a write to a path of a 1 MiB name doubts the whole type at once.
+ */
+export const MAX_DOUBT_BYTES = 64 * 1024;
+/** A doubt's record, array slot and fields beside its strings. */
+const DOUBT_OVERHEAD_BYTES = 64;
 
 const NOTHING: ReadRequirement = { written: 0n, caughtUp: 0n, probe: false };
 
@@ -126,8 +172,8 @@ export function newReadYourWrites(): ReadYourWrites {
     const key = `${group}/${resource}`;
     let writes = types.get(key);
     if (writes === undefined) {
-      writes = { written: 0n, doubts: [] };
-      types.set(key, writes);
+      writes = { written: 0n, doubts: [], doubtBytes: 0 };
+      types.set(own(key), writes);
     }
     return writes;
   };
@@ -136,11 +182,21 @@ export function newReadYourWrites(): ReadYourWrites {
       const writes = entry(group, resource);
       if (rv > writes.written) writes.written = rv;
     },
+    unreachable(group, resource, upstreamRv) {
+      const writes = types.get(`${group}/${resource}`);
+      if (writes !== undefined && writes.written > upstreamRv) writes.written = 0n;
+    },
     doubt(target) {
       const writes = entry(target.group, target.resource);
       seq++;
-      if (writes.doubts.length >= MAX_DOUBTS) writes.doubts = [{ namespace: '', name: '', seq, need: undefined }];
-      else writes.doubts.push({ namespace: target.namespace, name: target.name, seq, need: undefined });
+      const bytes = doubtBytes(target.namespace, target.name);
+      if (writes.doubts.length >= MAX_DOUBTS || writes.doubtBytes + bytes > MAX_DOUBT_BYTES) {
+        writes.doubts = [{ namespace: '', name: '', seq, need: undefined }];
+        writes.doubtBytes = doubtBytes('', '');
+      } else {
+        writes.doubts.push({ namespace: own(target.namespace), name: own(target.name), seq, need: undefined });
+        writes.doubtBytes += bytes;
+      }
     },
     requirement(target) {
       const writes = types.get(`${target.group}/${target.resource}`);
@@ -166,6 +222,7 @@ export function newReadYourWrites(): ReadYourWrites {
       const writes = types.get(`${group}/${resource}`);
       if (writes === undefined || writes.doubts.length === 0) return;
       writes.doubts = writes.doubts.filter((d) => d.need === undefined || d.need > rv);
+      writes.doubtBytes = writes.doubts.reduce((n, d) => n + doubtBytes(d.namespace, d.name), 0);
     },
   };
 }
@@ -174,4 +231,78 @@ export function newReadYourWrites(): ReadYourWrites {
 function covers(target: ReadTarget, doubt: Doubt): boolean {
   if (doubt.namespace !== '' && target.namespace !== '' && doubt.namespace !== target.namespace) return false;
   return doubt.name === '' || target.name === '' || doubt.name === target.name;
+}
+
+/** What a write's request says, from its path (RequestInfo). */
+export interface WriteRequest {
+  readonly group: string;
+  readonly resource: string;
+  /** create, update, patch, delete, deletecollection; anything else (the legacy `proxy` verb) teaches nothing. */
+  readonly verb: string;
+  readonly subresource: string;
+  readonly namespace: string;
+  /** '' for a create or a collection delete. */
+  readonly name: string;
+}
+
+/** The object a write was answered with, as read from its body. */
+export interface AnsweredObject {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace: string;
+  /** Undefined when the answer names none. */
+  readonly resourceVersion: bigint | undefined;
+}
+
+/** The cached type's kind and scope, from its cache (undefined: no cache holds the type). */
+export interface CachedKind {
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** What read-your-writes learns from one write's answer (the rule at the top of this file). */
+export type WriteLesson =
+  | { readonly kind: 'written'; readonly resourceVersion: bigint }
+  | { readonly kind: 'doubt'; readonly target: WriteTarget }
+  | { readonly kind: 'nothing' };
+
+/** Subresources whose answer is the object itself: its kind, name and RV. */
+const OBJECT_SUBRESOURCES: ReadonlySet<string> = new Set(['', 'status', 'ephemeralcontainers', 'resize', 'approval', 'finalize']);
+/** Subresources that change the object and answer a Status (pods/binding sets its node, pods/eviction deletes it). */
+const STATUS_SUBRESOURCES: ReadonlySet<string> = new Set(['binding', 'eviction']);
+const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+const NOTHING_LEARNT: WriteLesson = { kind: 'nothing' };
+
+/**
+ * What a write through the proxy, answered `statusCode` with `answer` (undefined: no object could
+ * be read from the body), teaches the reads of a type cached as `cached`.
+ */
+export function lessonOf(
+  request: WriteRequest,
+  statusCode: number,
+  answer: AnsweredObject | undefined,
+  cached: CachedKind | undefined,
+): WriteLesson {
+  if (cached === undefined || !WRITE_VERBS.has(request.verb)) return NOTHING_LEARNT;
+  const { subresource } = request;
+  const objectAnswer = OBJECT_SUBRESOURCES.has(subresource) || subresource === 'scale';
+  if (!objectAnswer && !STATUS_SUBRESOURCES.has(subresource)) return NOTHING_LEARNT;
+  const doubt: WriteLesson = {
+    kind: 'doubt',
+    target: { group: request.group, resource: request.resource, namespace: request.namespace, name: request.name },
+  };
+  if (statusCode >= 200 && statusCode <= 299) {
+    if (request.verb === 'deletecollection' || !objectAnswer || answer?.resourceVersion === undefined) return doubt;
+    const kind = subresource === 'scale' ? 'Scale' : cached.kind;
+    const sameObject =
+      answer.kind === kind &&
+      answer.namespace === (cached.namespaced ? request.namespace : '') &&
+      (request.name === '' || answer.name === request.name);
+    return sameObject ? { kind: 'written', resourceVersion: answer.resourceVersion } : doubt;
+  }
+  // The cache may be behind for this object: the client wrote from a state older than the
+  // apiserver's (Conflict), created what exists (AlreadyExists), or changed what is gone.
+  if (statusCode === 409) return doubt;
+  if (statusCode === 404 && request.verb !== 'create' && subresource === '' && request.name !== '') return doubt;
+  return NOTHING_LEARNT;
 }

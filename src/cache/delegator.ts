@@ -23,7 +23,8 @@
  * - RV unset, bounded: the upstream watch is open and proved progress within the bound, the
  *   proxy's own writes of the type are in the cache (waiting up to READ_YOUR_WRITES_WAIT_MS; a
  *   selector-scoped cache, whose scope may not hold the write, waits SCOPED_WRITE_WAIT_MS and
- *   then for a freshness proof),
+ *   then for a freshness proof; a written RV still not reached is checked against a probe of the
+ *   apiserver's RV, and forgotten when past it),
  *   and what a conflict made doubtful has been caught up with (a probe, then a brief wait, while
  *   the type's changes are in flight; a quiet type's doubted read goes to the apiserver at once,
  *   as a probe could only add a request to it, and a freshness proof settles the doubt);
@@ -268,6 +269,11 @@ class Delegator implements CacheDelegator {
     if (!(await this.#keeper.withinBound(signal))) return this.#pass('stale');
     const required = writes.requirement(target);
     if (required.written > (cache.resourceVersion() ?? 0n) && !(await this.#ownWriteSeen(required.written, signal))) {
+      // Never wait on an RV the upstream cannot have: past the apiserver's current RV (a probe,
+      // batched with any other of the type's), the written RV is forgotten and the next reads
+      // do not wait for it.
+      const upstream = await this.#probeNow();
+      if (upstream !== undefined && required.written > upstream) writes.unreachable(group, resource, upstream);
       return this.#pass('own-write-pending');
     }
     let caughtUp = required.caughtUp;

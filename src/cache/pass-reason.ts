@@ -25,6 +25,8 @@ export const PASS_REASONS = {
   'bad-continue': 'a continue token the apiserver refuses: its 400',
   'continue-with-resource-version': 'a continue token beside a resourceVersion, or at an RV the apiserver words',
   'bad-selector': 'a label or field selector the apiserver refuses: its 400',
+  'selector-too-large':
+    'a selector longer than 4 KiB, or of more than 64 terms (cache/selector-bounds.ts): more than a shared cache holds per filter',
 
   // The cache of the type.
   uncached: 'no cache answers this type in this scope (not cached, not allowed to the proxy, not synced in time)',

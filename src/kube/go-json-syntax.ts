@@ -1,7 +1,8 @@
 /**
  * Go's encoding/json syntax check (scanner.go, checkValid) reduced to its error messages: a
  * client's bad continue token is answered with them verbatim, e.g. `invalid character '\u0081'
- * looking for beginning of value` or `unexpected end of JSON input`.
+ * looking for beginning of value`, `unexpected end of JSON input` or, nested past Go's limit,
+ * `invalid character '[' exceeded max depth`. Iterative: linear in the input, whatever its depth.
  */
 import { goQuote } from './go-format.ts';
 
@@ -14,6 +15,9 @@ export function goQuoteChar(byte: number): string {
 }
 
 class SyntaxFailure extends Error {}
+
+/** encoding/json scanner.go maxNestingDepth: objects and arrays open at once, at most. */
+export const MAX_NESTING_DEPTH = 10_000;
 
 /** Returns Go's syntax error message for `data`, or undefined when it is one valid JSON value. */
 export function goJsonSyntaxError(data: Uint8Array): string | undefined {
@@ -90,65 +94,68 @@ export function goJsonSyntaxError(data: Uint8Array): string | undefined {
       while (isDigit(peek())) i++;
     }
   };
+  /** After `{` (spaces skipped, not `}`): a key string and its colon. */
+  const objectKey = (): void => {
+    skipSpace();
+    if (peek() === undefined) end();
+    if (peek() !== 0x22) bad('looking for beginning of object key string');
+    string();
+    skipSpace();
+    if (peek() === undefined) end();
+    if (peek() !== 0x3a) bad('after object key');
+    i++;
+  };
+  /**
+   * One value, with the objects and arrays it opens on a stack rather than the call stack: a
+   * client's value nested 5,000 deep would overflow a recursive reader. Go's scanner refuses
+   * the opening past maxNestingDepth (pushParseState), and so does this.
+   */
   const value = (): void => {
-    skipSpace();
-    const c = peek();
-    if (c === undefined) end();
-    else if (c === 0x7b) object();
-    else if (c === 0x5b) array();
-    else if (c === 0x22) string();
-    else if (c === 0x2d || isDigit(c)) number();
-    else if (c === 0x74) literal('true');
-    else if (c === 0x66) literal('false');
-    else if (c === 0x6e) literal('null');
-    else bad('looking for beginning of value');
-  };
-  const object = (): void => {
-    i++;
-    skipSpace();
-    if (peek() === 0x7d) {
-      i++;
-      return;
-    }
+    const open: number[] = [];
+    let expectValue = true;
     for (;;) {
-      skipSpace();
-      if (peek() === undefined) end();
-      if (peek() !== 0x22) bad('looking for beginning of object key string');
-      string();
-      skipSpace();
-      if (peek() === undefined) end();
-      if (peek() !== 0x3a) bad('after object key');
-      i++;
-      value();
+      if (expectValue) {
+        skipSpace();
+        const c = peek();
+        if (c === undefined) return end();
+        if (c === 0x7b || c === 0x5b) {
+          if (open.length >= MAX_NESTING_DEPTH) bad('exceeded max depth');
+          open.push(c);
+          i++;
+          skipSpace();
+          const close = c === 0x7b ? 0x7d : 0x5d;
+          if (peek() === close) {
+            i++;
+            open.pop();
+            expectValue = false;
+          } else if (c === 0x7b) {
+            objectKey();
+          }
+          continue;
+        }
+        if (c === 0x22) string();
+        else if (c === 0x2d || isDigit(c)) number();
+        else if (c === 0x74) literal('true');
+        else if (c === 0x66) literal('false');
+        else if (c === 0x6e) literal('null');
+        else bad('looking for beginning of value');
+        expectValue = false;
+        continue;
+      }
+      const top = open.at(-1);
+      if (top === undefined) return;
       skipSpace();
       const c = peek();
       if (c === undefined) return end();
-      if (c === 0x7d) {
+      if (c === (top === 0x7b ? 0x7d : 0x5d)) {
         i++;
-        return;
+        open.pop();
+        continue;
       }
-      if (c !== 0x2c) bad('after object key:value pair');
+      if (c !== 0x2c) bad(top === 0x7b ? 'after object key:value pair' : 'after array element');
       i++;
-    }
-  };
-  const array = (): void => {
-    i++;
-    skipSpace();
-    if (peek() === 0x5d) {
-      i++;
-      return;
-    }
-    for (;;) {
-      value();
-      skipSpace();
-      const c = peek();
-      if (c === undefined) return end();
-      if (c === 0x5d) {
-        i++;
-        return;
-      }
-      if (c !== 0x2c) bad('after array element');
-      i++;
+      if (top === 0x7b) objectKey();
+      expectValue = true;
     }
   };
 

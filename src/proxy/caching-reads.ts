@@ -17,10 +17,11 @@ import type { PiecePool } from '../cache/piece-writer.ts';
 import { newUnsentBudget } from '../cache/unsent-budget.ts';
 import type { SharedInformerFactory } from '../informer/factory.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
-import type { ProxyMetrics } from '../server/http/metrics.ts';
+import type { KnownTypes, ProxyMetrics } from '../server/http/metrics.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { newDiscovery } from '../upstream/discovery.ts';
 import type { Discovery } from '../upstream/discovery.ts';
+import type { ResourceMap } from '../upstream/resource-map.ts';
 import { CliError } from './cli-error.ts';
 import type { ProxyOptions } from './options.ts';
 
@@ -119,10 +120,30 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(options.faults === undefined ? {} : { faults: options.faults }),
   });
   memory?.countObjectsOf(() => source.held());
+  metrics?.knowTypes(knownTypes(options.discovery));
   return newCachedReads({
     source,
     writes,
     ...(memory === undefined ? {} : { memory }),
     ...(options.pool === undefined ? {} : { pool: options.pool }),
   });
+}
+
+/**
+ * The metrics' known types: discovery's, by `resource[.group]` (every cache is made from
+ * discovery). One name table per discovery map (each map is immutable, swapped in whole).
+ */
+function knownTypes(discovery: Discovery): KnownTypes {
+  const tables = new WeakMap<ResourceMap, ReadonlyMap<string, string>>();
+  return (typeName) => {
+    const map = discovery.current();
+    let names = tables.get(map);
+    if (names === undefined) {
+      names = new Map(
+        map.all().map((info) => [qualifiedResource(info.group, info.resource), qualifiedResource(info.group, info.resource)]),
+      );
+      tables.set(map, names);
+    }
+    return names.get(typeName);
+  };
 }

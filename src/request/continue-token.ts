@@ -34,12 +34,33 @@ export interface DecodedContinue {
 const URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const DECODE_MAP = new Map<number, number>(Array.from({ length: URL_ALPHABET.length }, (_, i) => [URL_ALPHABET.charCodeAt(i), i]));
 
+/** Characters of base64url without padding. */
+const URL_BASE64 = /^[A-Za-z0-9_-]*$/;
+/** The first character that is neither base64url nor CR or LF (which Go skips). */
+const NOT_URL_BASE64 = /[^A-Za-z0-9_\-\r\n]/;
+
 /**
  * base64.RawURLEncoding.DecodeString, error positions included (encoding/base64 decodeQuantum:
  * CR and LF are skipped; a lone final character, padding or any other byte is
- * `illegal base64 data at input byte N`).
+ * `illegal base64 data at input byte N`). A token of base64url characters only (every token the
+ * apiserver or the proxy writes) is decoded at once; so is a token whose first other character
+ * comes before any CR or LF: Go reports that character's position, all before it being read.
  */
 export function goRawUrlBase64Decode(s: string): Buffer | ContinueTokenError {
+  if (URL_BASE64.test(s)) {
+    if (s.length % 4 === 1) return new ContinueTokenError(`illegal base64 data at input byte ${String(s.length - 1)}`);
+    return Buffer.from(s, 'base64url');
+  }
+  const bad = NOT_URL_BASE64.exec(s);
+  const firstBreak = s.search(/[\r\n]/);
+  // The characters before it are ASCII: its index is its byte offset.
+  if (bad !== null && (firstBreak < 0 || bad.index < firstBreak))
+    return new ContinueTokenError(`illegal base64 data at input byte ${String(bad.index)}`);
+  return decodeQuantums(s);
+}
+
+/** The general case (CR or LF in the token), quantum by quantum as decodeQuantum reads it. */
+function decodeQuantums(s: string): Buffer | ContinueTokenError {
   const src = Buffer.from(s, 'utf8');
   const out: number[] = [];
   let si = 0;
@@ -71,47 +92,42 @@ export function goRawUrlBase64Decode(s: string): Buffer | ContinueTokenError {
   }
 }
 
-/** Go's path.Clean for a rooted path (continue.go guards the start key with it). */
+/**
+ * Go's path.Clean (continue.go guards the start key with it): `.` and empty segments dropped,
+ * `..` removing the segment before it (never above the root of a rooted path), no trailing
+ * slash, `.` for nothing. Segment by segment: linear in the path's length.
+ */
 export function goPathClean(path: string): string {
   if (path === '') return '.';
   const rooted = path.startsWith('/');
-  const n = path.length;
-  let out = rooted ? '/' : '';
-  let r = rooted ? 1 : 0;
-  let dotdot = rooted ? 1 : 0;
-  while (r < n) {
-    if (path[r] === '/') {
-      r++;
-    } else if (path[r] === '.' && (r + 1 === n || path[r + 1] === '/')) {
-      r++;
-    } else if (path[r] === '.' && path[r + 1] === '.' && (r + 2 === n || path[r + 2] === '/')) {
-      r += 2;
-      if (out.length > dotdot) {
-        let w = out.length - 1;
-        while (w > dotdot && out[w] !== '/') w--;
-        out = out.slice(0, w);
-      } else if (!rooted) {
-        if (out.length > 0) out += '/';
-        out += '..';
-        dotdot = out.length;
-      }
-    } else {
-      if ((rooted && out.length !== 1) || (!rooted && out.length !== 0)) out += '/';
-      while (r < n && path[r] !== '/') out += path[r++] ?? '';
+  const kept: string[] = [];
+  /** How many of the first kept segments are `..` a relative path cannot take back. */
+  let fixed = 0;
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') kept.push(segment);
+    else if (kept.length > fixed) kept.pop();
+    else if (!rooted) {
+      kept.push('..');
+      fixed++;
     }
   }
-  return out === '' ? '.' : out;
+  const cleaned = kept.join('/');
+  if (rooted) return `/${cleaned}`;
+  return cleaned === '' ? '.' : cleaned;
 }
 
-type JsonKind = 'string' | 'number' | 'bool' | 'array' | 'object';
+type JsonKind = 'string' | 'number' | 'bool' | 'array' | 'object' | 'null';
 
-function kindOf(v: unknown): JsonKind | 'null' {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  return 'object';
+/** A JSON value's kind, from its first character (the text is valid JSON). */
+function kindAt(text: string, at: number): JsonKind {
+  const c = text[at];
+  if (c === '"') return 'string';
+  if (c === '{') return 'object';
+  if (c === '[') return 'array';
+  if (c === 't' || c === 'f') return 'bool';
+  if (c === 'n') return 'null';
+  return 'number';
 }
 
 interface ParsedToken {
@@ -120,52 +136,106 @@ interface ParsedToken {
   start: string;
 }
 
-/** The source text of every number member, per holder object (Go reports a bad int64 with its literal). */
-function parseWithNumberSources(text: string): { value: unknown; sources: WeakMap<object, Map<string, string>> } {
-  const sources = new WeakMap<object, Map<string, string>>();
-  const value: unknown = JSON.parse(text, function (this: unknown, key: string, v: unknown, context?: { source?: string }) {
-    if (typeof v === 'number' && context?.source !== undefined && typeof this === 'object' && this !== null) {
-      let m = sources.get(this);
-      if (m === undefined) sources.set(this, (m = new Map<string, string>()));
-      m.set(key, context.source);
+/** One member of the top-level object: its key (decoded), its value's kind and its text. */
+interface Member {
+  readonly key: string;
+  readonly kind: JsonKind;
+  readonly text: string;
+}
+
+const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+
+/** The end of the string literal starting at `at` (its opening quote), just past its closing quote. */
+function stringEnd(text: string, at: number): number {
+  let i = at + 1;
+  while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+  return i + 1;
+}
+
+/**
+ * The end of the value starting at `at` in valid JSON, skipped without recursion (a value may
+ * be nested up to Go's 10,000 levels): brackets counted, strings skipped whole.
+ */
+function valueEnd(text: string, at: number): number {
+  let depth = 0;
+  let i = at;
+  do {
+    const c = text[i];
+    if (c === '"') i = stringEnd(text, i);
+    else {
+      if (c === '{' || c === '[') depth++;
+      else if (c === '}' || c === ']') depth--;
+      i++;
+      if (depth === 0) while (i < text.length && !isSpace(text[i]) && !',}]'.includes(text[i] ?? ',')) i++;
     }
-    return v;
-  });
-  return { value, sources };
+  } while (depth > 0);
+  return i;
+}
+
+/** The members of a valid JSON object starting at `at`, in document order, duplicates kept (Go decodes each in turn). */
+function objectMembers(text: string, at: number): Member[] {
+  const members: Member[] = [];
+  let i = at + 1;
+  const skip = (): void => {
+    while (isSpace(text[i])) i++;
+  };
+  skip();
+  while (text[i] !== '}') {
+    if (text[i] === ',') {
+      i++;
+      skip();
+    }
+    const keyEnd = stringEnd(text, i);
+    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    i = keyEnd;
+    skip();
+    i++; // ':'
+    skip();
+    const end = valueEnd(text, i);
+    members.push({ key, kind: kindAt(text, i), text: text.slice(i, end) });
+    i = end;
+    skip();
+  }
+  return members;
 }
 
 const INT64_MIN = -(1n << 63n);
 const INT64_LIMIT = 1n << 63n;
 
-/** json.Unmarshal into continueToken: case-insensitive field match, last duplicate wins, first type error reported. */
+/**
+ * json.Unmarshal into continueToken: case-insensitive field match, members in document order
+ * (the last of a duplicate wins), first type error reported. Nothing is parsed but the members'
+ * own scalars: a deep value elsewhere in the token costs a scan, never a recursion.
+ */
 function unmarshalToken(data: Buffer): ParsedToken | ContinueTokenError {
   const syntax = goJsonSyntaxError(data);
   if (syntax !== undefined) return new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: ${syntax}`);
-  const { value: top, sources } = parseWithNumberSources(data.toString('utf8'));
+  const text = data.toString('utf8');
+  let at = 0;
+  while (isSpace(text[at])) at++;
   const token: ParsedToken = { v: '', rv: 0n, start: '' };
-  const kind = kindOf(top);
+  const kind = kindAt(text, at);
   if (kind === 'null') return token;
-  if (kind !== 'object' || typeof top !== 'object' || top === null) {
+  if (kind !== 'object') {
     return new ContinueTokenError(`${ERR_GENERIC_INVALID_KEY}: json: cannot unmarshal ${kind} into Go value of type storage.continueToken`);
   }
   let firstError: string | undefined;
   const typeError = (kindText: string, field: string, goType: string): void => {
     firstError ??= `json: cannot unmarshal ${kindText} into Go struct field continueToken.${field} of type ${goType}`;
   };
-  for (const [key, member] of Object.entries(top)) {
-    const field = key.toLowerCase();
-    const k = kindOf(member);
-    if (k === 'null') continue;
+  for (const member of objectMembers(text, at)) {
+    const field = member.key.toLowerCase();
+    if (member.kind === 'null') continue;
     if (field === 'v' || field === 'start') {
-      if (typeof member !== 'string') typeError(k, field, 'string');
-      else if (field === 'v') token.v = member;
-      else token.start = member;
+      if (member.kind !== 'string') typeError(member.kind, field, 'string');
+      else if (field === 'v') token.v = JSON.parse(member.text) as string;
+      else token.start = JSON.parse(member.text) as string;
     } else if (field === 'rv') {
-      if (k !== 'number') {
-        typeError(k, 'rv', 'int64');
+      if (member.kind !== 'number') {
+        typeError(member.kind, 'rv', 'int64');
         continue;
       }
-      const literal = sources.get(top)?.get(key) ?? String(member);
+      const literal = member.text;
       const parsed = /^-?(0|[1-9][0-9]*)$/.test(literal) ? BigInt(literal) : undefined;
       if (parsed === undefined || parsed < INT64_MIN || parsed >= INT64_LIMIT) typeError(`number ${literal}`, 'rv', 'int64');
       else token.rv = parsed;

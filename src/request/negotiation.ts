@@ -19,8 +19,16 @@ export interface AcceptClause {
   readonly type: string;
   readonly subType: string;
   readonly q: number;
+  /** The parameters negotiation reads (NEGOTIATED_PARAMS), the last of each name. */
   readonly params: ReadonlyMap<string, string>;
 }
+
+/**
+ * The parameters acceptMediaTypeOptions acts on (negotiate.go; `export` and `profile` change
+ * nothing the cache serves). Any other is only listed as unrecognized there: not kept here, so
+ * a clause of many parameters holds a map of at most these.
+ */
+const NEGOTIATED_PARAMS = new Set(['as', 'g', 'v', 'stream', 'sv', 'pretty']);
 
 /** What the apiserver would serve, as far as the cache cares. */
 export type Negotiated =
@@ -52,16 +60,37 @@ const elsewhere = {
   'unsupported-conversion': { kind: 'apiserver', reason: 'unsupported-conversion' },
 } as const satisfies Record<NegotiatedElsewhere, Negotiated>;
 
-/** goautoneg's stringTrimSpaceCutset: spaces only (a tab is part of a token). */
-function trim(s: string): string {
-  return s.replace(/^ +| +$/g, '');
+/**
+ * Text positions of one header: goautoneg's splits (nextSplitElement) and trims
+ * (stringTrimSpaceCutset: spaces only, a tab is part of a token) work on ranges [from, to) of the
+ * header, each searching its own range only, and a string is made only for what is kept. A
+ * search past its range, or a regex such as ` +$` that retries at every space of a long run,
+ * would make reading quadratic in the header's size.
+ */
+function indexIn(s: string, code: number, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) === code) return i;
+  return -1;
 }
 
-/** goautoneg's nextSplitElement: the text before the first `sep`, and the rest after it ('' when none). */
-function nextSplit(s: string, sep: string): [item: string, remaining: string] {
-  const at = s.indexOf(sep);
-  return at < 0 ? [s, ''] : [s.slice(0, at), s.slice(at + 1)];
+function trimmed(s: string, from: number, to: number): string {
+  while (from < to && s.charCodeAt(from) === SPACE) from++;
+  while (to > from && s.charCodeAt(to - 1) === SPACE) to--;
+  return s.slice(from, to);
 }
+
+/** header[from, to) is `*` between spaces. */
+function isStar(s: string, from: number, to: number): boolean {
+  while (from < to && s.charCodeAt(from) === SPACE) from++;
+  while (to > from && s.charCodeAt(to - 1) === SPACE) to--;
+  return to === from + 1 && s.charCodeAt(from) === STAR;
+}
+
+const SPACE = 0x20;
+const STAR = 0x2a;
+const COMMA = 0x2c;
+const SEMICOLON = 0x3b;
+const SLASH = 0x2f;
+const EQUALS = 0x3d;
 
 /** More clauses than this and Go's sort.Sort is no longer an insertion sort: the order is its pdqsort's. */
 export const MAX_SORTED_CLAUSES = 12;
@@ -70,42 +99,30 @@ export const MAX_SORTED_CLAUSES = 12;
  * goautoneg.ParseAccept, step for step: clauses in preference order (higher q, then specific
  * type, then specific subtype). A parameter without a value (`as=`, `q=`) is dropped; `q` is read
  * untrimmed as strconv.ParseFloat(s, 32) reads it (0 when it is not a number).
+ *
+ * Undefined for a header of more than MAX_SORTED_CLAUSES clauses: the apiserver negotiates
+ * those. Reading stops at the clause past the limit, and every step reads each character a
+ * bounded number of times: the work is linear in the header's size (at most 1 MiB,
+ * MAX_HEADER_BYTES), and the sort never sees more than MAX_SORTED_CLAUSES clauses.
  */
-export function parseAccept(header: string): AcceptClause[] {
+export function parseAccept(header: string): AcceptClause[] | undefined {
   const clauses: AcceptClause[] = [];
-  let remaining = header;
-  while (remaining.length > 0) {
-    let part: string;
-    [part, remaining] = nextSplit(remaining, ',');
-    part = trim(part);
-    const [range, params0] = nextSplit(part, ';');
-    let paramPart = params0;
-    const [typeText, typeRest] = nextSplit(range, '/');
-    const type = trim(typeText);
-    let subType: string;
-    if (typeRest.length === 0) {
-      if (type !== '*') continue;
-      subType = '*';
-    } else {
-      const [subText, extra] = nextSplit(typeRest, '/');
-      if (extra.length > 0) continue;
-      subType = trim(subText);
+  const n = header.length;
+  for (let at = 0; at < n;) {
+    if (clauses.length > MAX_SORTED_CLAUSES) return undefined;
+    // Empty clauses (`,,`, `, ,`) are skipped as goautoneg skips them, a character at a time.
+    const c = header.charCodeAt(at);
+    if (c === COMMA || c === SPACE) {
+      at++;
+      continue;
     }
-    let q = 1;
-    const params = new Map<string, string>();
-    while (paramPart.length > 0) {
-      let param: string;
-      [param, paramPart] = nextSplit(paramPart, ';');
-      const [key, afterKey] = nextSplit(param, '=');
-      if (afterKey.length === 0) continue;
-      const [value, extra] = nextSplit(afterKey, '=');
-      if (extra.length !== 0) continue;
-      const token = trim(key);
-      if (token === 'q') q = parseGoFloat32(value);
-      else params.set(token, trim(value));
-    }
-    clauses.push({ type, subType, q, params });
+    let end = header.indexOf(',', at);
+    if (end < 0) end = n;
+    const clause = parseClause(header, at, end);
+    if (clause !== undefined) clauses.push(clause);
+    at = end + 1;
   }
+  if (clauses.length > MAX_SORTED_CLAUSES) return undefined;
   // sort.Sort with goautoneg's Less. That Less is no strict order (a lower q with a specific
   // subtype can sort before a wildcard), so the result depends on the algorithm: Go sorts lists
   // of up to 12 by insertion sort, which this repeats; longer ones negotiate at the apiserver.
@@ -119,6 +136,48 @@ export function parseAccept(header: string): AcceptClause[] {
   return clauses;
 }
 
+/** One clause, header[from, to) (no comma in it), or undefined where goautoneg skips it. */
+function parseClause(header: string, from: number, to: number): AcceptClause | undefined {
+  // part = trim(part); mediaRange, params = nextSplitElement(part, ";")
+  while (from < to && header.charCodeAt(from) === SPACE) from++;
+  while (to > from && header.charCodeAt(to - 1) === SPACE) to--;
+  if (from === to) return undefined; // no type, and no `*`
+  const semicolon = indexIn(header, SEMICOLON, from, to);
+  const rangeEnd = semicolon < 0 ? to : semicolon;
+  // typeAndSub: the type, then a subtype with no second `/` after it (but an empty remainder).
+  const slash = indexIn(header, SLASH, from, rangeEnd);
+  let subType: string;
+  if (slash < 0 || slash + 1 === rangeEnd) {
+    // No subtype: only `*` stands for `*/*` (compared before any string is made for it).
+    if (!isStar(header, from, slash < 0 ? rangeEnd : slash)) return undefined;
+    subType = '*';
+  } else {
+    const second = indexIn(header, SLASH, slash + 1, rangeEnd);
+    if (second >= 0 && second + 1 < rangeEnd) return undefined;
+    subType = trimmed(header, slash + 1, second < 0 ? rangeEnd : second);
+  }
+  const type = trimmed(header, from, slash < 0 ? rangeEnd : slash);
+  let q = 1;
+  const params = new Map<string, string>();
+  for (let at = semicolon < 0 ? to : semicolon + 1; at < to;) {
+    let paramEnd = indexIn(header, SEMICOLON, at, to);
+    if (paramEnd < 0) paramEnd = to;
+    // key, afterKey = nextSplitElement(param, "="); value, extra = nextSplitElement(afterKey, "=")
+    const equals = indexIn(header, EQUALS, at, paramEnd);
+    if (equals >= 0 && equals + 1 < paramEnd) {
+      const second = indexIn(header, EQUALS, equals + 1, paramEnd);
+      if (second < 0 || second + 1 === paramEnd) {
+        const valueEnd = second < 0 ? paramEnd : second;
+        const token = trimmed(header, at, equals);
+        if (token === 'q') q = parseGoFloat32(header.slice(equals + 1, valueEnd));
+        else if (NEGOTIATED_PARAMS.has(token)) params.set(token, trimmed(header, equals + 1, valueEnd));
+      }
+    }
+    at = paramEnd + 1;
+  }
+  return { type, subType, q, params };
+}
+
 function less(a: AcceptClause, b: AcceptClause): boolean {
   if (a.q > b.q) return true;
   if (a.type !== '*' && b.type === '*') return true;
@@ -127,23 +186,48 @@ function less(a: AcceptClause, b: AcceptClause): boolean {
 }
 
 /**
+ * A decimal float as strconv.ParseFloat reads it. Each part can end in one way only (the
+ * integer digits before `.`, `e` or the end), so a failing match backtracks once per character:
+ * linear, where `\d+\.?\d*` splits a run of digits between its two halves in every way.
+ */
+const GO_DECIMAL_FLOAT = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** A hexadecimal float (mantissa digits separated by `_`, a `p` exponent required), linear as GO_DECIMAL_FLOAT. */
+const GO_HEX_FLOAT = /^([+-]?)0[xX](_?[0-9a-fA-F](?:_?[0-9a-fA-F])*)?(?:\.([0-9a-fA-F](?:_?[0-9a-fA-F])*)?)?[pP]([+-]?\d+)$/;
+
+/**
  * strconv.ParseFloat(s, 32) as goautoneg uses it (its error ignored): decimal and hexadecimal
  * floats, `inf`/`infinity`/`nan` in any case, digits separated by `_` only after a base prefix;
- * out of float32's range ±Inf; anything else 0.
+ * out of float32's range ±Inf; anything else 0. Linear in the length of `s`.
  */
 export function parseGoFloat32(s: string): number {
   if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
   if (/^nan$/i.test(s)) return Number.NaN;
-  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return Math.fround(Number(s));
-  const hex = /^([+-]?)0[xX](_?[0-9a-fA-F](?:_?[0-9a-fA-F])*)?(?:\.([0-9a-fA-F](?:_?[0-9a-fA-F])*)?)?[pP]([+-]?\d+)$/.exec(s);
+  if (GO_DECIMAL_FLOAT.test(s)) return Math.fround(Number(s));
+  const hex = GO_HEX_FLOAT.exec(s);
   if (hex === null) return 0;
   const [, sign = '', whole = '', fraction = '', exponent = '0'] = hex;
+  const fractionDigits = fraction.replaceAll('_', '').length;
   const digits = `${whole}${fraction}`.replaceAll('_', '');
   if (digits === '') return 0;
-  const mantissa = parseInt(digits, 16) / 16 ** fraction.replaceAll('_', '').length;
-  const value = Math.fround(mantissa * 2 ** Number(exponent));
+  let first = 0;
+  while (first < digits.length && digits.charCodeAt(first) === 0x30) first++;
+  if (first === digits.length) return sign === '-' ? -0 : 0;
+  // The first 13 significant digits (52 bits: exact in a double, and more than float32's 24),
+  // a sticky bit for any non-zero digit past them, and the rest in the exponent: one rounding,
+  // by Math.fround, as Go rounds once; and linear however many digits are sent.
+  let mantissa = parseInt(digits.slice(first, first + HEX_KEPT_DIGITS), 16);
+  const dropped = Math.max(0, digits.length - first - HEX_KEPT_DIGITS);
+  let shift = 4 * dropped - 4 * fractionDigits;
+  if (dropped > 0 && /[1-9a-fA-F]/.test(digits.slice(first + HEX_KEPT_DIGITS))) {
+    mantissa = mantissa * 2 + 1;
+    shift -= 1;
+  }
+  const value = Math.fround(mantissa * 2 ** (Number(exponent) + shift));
   return sign === '-' ? -value : value;
 }
+
+/** Significant hexadecimal digits of a float read exactly (13 x 4 = 52 bits, within a double's 53). */
+const HEX_KEPT_DIGITS = 13;
 
 interface MediaType {
   readonly type: string;
@@ -225,7 +309,7 @@ export function negotiateRead(accept: string | undefined, protobuf: boolean): Ne
   // An empty Accept gets the first serializer: JSON.
   if (accept === undefined || accept === '') return { kind: 'json', pretty: false };
   const clauses = parseAccept(accept);
-  if (clauses.length > MAX_SORTED_CLAUSES) return elsewhere['too-many-accept-clauses'];
+  if (clauses === undefined) return elsewhere['too-many-accept-clauses'];
   const first = choose(clauses, SERVED_TYPES, 0, protobuf);
   if (first === undefined) {
     // Nothing acceptable (the apiserver's 406); for a type without protobuf, say so when protobuf is what was asked for.

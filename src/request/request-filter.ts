@@ -63,10 +63,73 @@ function compileGoRegexp(pattern: string): RegExp {
   const source = flagGroup === null ? pattern : pattern.slice(flagGroup[0].length);
   const flags = flagGroup?.[1] === undefined ? '' : [...new Set(flagGroup[1])].join('');
   try {
-    return new RegExp(source, flags);
+    const compiled = new RegExp(source, flags);
+    const linear = flags.includes('m') ? undefined : linearAnchoredGlob(source);
+    return linear === undefined ? compiled : new RegExp(linear, flags);
   } catch (error) {
     throw new RegexpSyntaxError(pattern, error);
   }
+}
+
+/** A regex metacharacter: outside these (and `\` escapes of non-alphanumerics), a pattern character is a literal. */
+const REGEXP_META = new Set(['^', '$', '.', '|', '?', '*', '+', '(', ')', '[', ']', '{', '}']);
+
+/**
+ * Go's RE2 matches in time linear in the path; JavaScript's engine backtracks, and kubectl's
+ * default reject patterns (`^/api/.*\/pods/.*\/exec`) cost it the product of the path's length
+ * and its number of `/pods/`: seconds for a 64 KiB path. A pattern anchored at `^` made of
+ * literals and `.*` only is rewritten: each `.*` followed by a literal L takes, at once, the run
+ * of characters before L's first occurrence (`(?=((?:(?!L).)*))\1`) and never backtracks into
+ * it, so the match is linear. For RegExp.test the answer is the same: when the pattern matches
+ * with L somewhere, it matches with L at its first occurrence after that point (the `.*` before
+ * it spans less of the same line, the `.*` after it more, and L itself holds no line break); the
+ * last literal of a pattern ending in `$` keeps a plain `.*`. Any other pattern (an operator's
+ * own, with alternatives, classes, repeats or multi-line `^`) runs as written. Returns the
+ * rewritten source, or undefined for a pattern of another shape.
+ */
+function linearAnchoredGlob(source: string): string | undefined {
+  if (!source.startsWith('^')) return undefined;
+  const pieces: { readonly literal: string | undefined }[] = [];
+  let literal = '';
+  let end = '';
+  for (let i = 1; i < source.length;) {
+    const c = source[i] ?? '';
+    if (c === '.' && source[i + 1] === '*') {
+      if (literal !== '') pieces.push({ literal });
+      if (pieces.at(-1)?.literal !== undefined || pieces.length === 0) pieces.push({ literal: undefined });
+      literal = '';
+      i += 2;
+    } else if (c === '\\') {
+      const next = source[i + 1];
+      if (next === undefined || /[0-9A-Za-z]/.test(next)) return undefined;
+      literal += c + next;
+      i += 2;
+    } else if (c === '$' && i === source.length - 1) {
+      end = '$';
+      i++;
+    } else if (REGEXP_META.has(c)) {
+      return undefined;
+    } else {
+      literal += c;
+      i++;
+    }
+  }
+  if (literal !== '') pieces.push({ literal });
+  if (!pieces.some((p) => p.literal === undefined)) return undefined; // no `.*`: linear as written
+  let out = '^';
+  let groups = 0;
+  pieces.forEach((piece, i) => {
+    if (piece.literal !== undefined) out += piece.literal;
+    else {
+      // The last literal of a pattern ending in `$` must end the path, not be the first one seen.
+      const next = pieces[i + 1]?.literal;
+      if (next === undefined || (i + 2 === pieces.length && end === '$')) out += '.*';
+      // Taken whole (a lookahead is atomic, the backreference consumes what it saw): no
+      // backtracking point per character, where a failing match would give each one back in turn.
+      else out += `(?=((?:(?!${next}).)*))\\${String(++groups)}`;
+    }
+  });
+  return out + end;
 }
 
 /** The filter with kubectl proxy's defaults (NewProxyOptions in kubectl's cmd/proxy/proxy.go). */

@@ -60,10 +60,16 @@ function decodePath(raw: string): string {
   }
 }
 
-/** splitPath: trims slashes, then splits; empty parts in the middle stay. */
+/**
+ * splitPath: trims slashes, then splits; empty parts in the middle stay. By index: a regex
+ * `\/+$` retries at every slash of a run inside the path, quadratic in the path's length.
+ */
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
 /** The first `watch` query value (url.Values.Get), or undefined when absent. */

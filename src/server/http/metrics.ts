@@ -31,7 +31,18 @@ export interface ProxyMetrics {
   delegator(resource: string): DelegatorMetrics;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
+  /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
+  knowTypes(known: KnownTypes): void;
 }
+
+/**
+ * The types the proxy knows (discovery's, which its caches are made from): for a request's
+ * `resource[.group]`, the proxy's own copy of that name, or undefined for a name no type has.
+ * Only these become `resource` label values: a path is the client's to invent, and a junk type
+ * (or a label value that is a slice of a 1 MiB path, keeping the whole path alive) would take one
+ * of the MAX_RESOURCE_LABELS slots for good.
+ */
+export type KnownTypes = (typeName: string) => string | undefined;
 
 /** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
 const KNOWN_VERBS = new Set([
@@ -51,10 +62,10 @@ const KNOWN_VERBS = new Set([
   'connect',
   'trace',
 ]);
-/** `resource` or `resource.group`: DNS-1123 subdomain characters only. */
-const RESOURCE_NAME = /^[a-z0-9][a-z0-9.-]{0,252}$/;
-
-/** Distinct `resource` labels of the request counter; later ones are counted as "other". */
+/**
+ * Distinct `resource` labels of the request counters; later types are counted as "other". A
+ * cluster's built-in types are about 60; the rest is room for its custom resources.
+ */
 const MAX_RESOURCE_LABELS = 256;
 
 /**
@@ -147,14 +158,17 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames: ['site', 'resource'] as const,
     registers: [registry],
   });
-  /** A bounded `resource` label: only names a type can have, and at most MAX_RESOURCE_LABELS of them. */
+  let known: KnownTypes = () => undefined;
+  /** A bounded `resource` label: '' (no type), a known type's name, at most MAX_RESOURCE_LABELS of them, or `other`. */
   const resourceLabel = (resource: string): string => {
-    if (resource !== '' && !RESOURCE_NAME.test(resource)) return 'other';
-    if (!resources.has(resource)) {
+    if (resource === '') return '';
+    const name = known(resource);
+    if (name === undefined) return 'other';
+    if (!resources.has(name)) {
       if (resources.size >= MAX_RESOURCE_LABELS) return 'other';
-      resources.add(resource);
+      resources.add(name);
     }
-    return resource;
+    return name;
   };
   const labelNames = ['resource'] as const;
   const watchers = new Gauge({
@@ -205,6 +219,18 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames,
     registers: [registry],
   });
+  const filters = new Gauge({
+    name: 'kube_cache_proxy_watch_filters',
+    help: 'Distinct selections (namespace, label and field selectors) the watches of a resource hold, each matched once per event.',
+    labelNames,
+    registers: [registry],
+  });
+  const filterBytes = new Gauge({
+    name: 'kube_cache_proxy_watch_filter_bytes',
+    help: 'What the distinct selections of the watches of a resource hold, estimated (each at most a few KiB: selectors are bounded, cache/selector-bounds.ts).',
+    labelNames,
+    registers: [registry],
+  });
   const cacher = (resource: string): CacherMetrics => {
     const l = { resource };
     return {
@@ -227,12 +253,19 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
         size.set(l, held);
         if (oldestRv !== undefined) oldest.set(l, Number(oldestRv));
       },
+      filters: (delta, bytes) => {
+        filters.inc(l, delta);
+        filterBytes.inc(l, bytes);
+      },
     };
   };
   return {
     registry,
     memory: (budget, valve, pool) => {
       memoryMetrics(registry, budget, valve, pool);
+    },
+    knowTypes(types) {
+      known = types;
     },
     delegator(resource) {
       return {
@@ -252,9 +285,7 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       };
     },
     answeredIn(resource, contentType) {
-      if (resource !== '' && !RESOURCE_NAME.test(resource)) resource = 'other';
-      if (!resources.has(resource) && resources.size >= MAX_RESOURCE_LABELS) resource = 'other';
-      answers.inc({ resource, content_type: contentType });
+      answers.inc({ resource: resourceLabel(resource), content_type: contentType });
     },
     served(verb, resource, from) {
       // Labels come from request paths and methods, the client's to choose: only names a type or a
@@ -349,5 +380,6 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   passedThrough: () => undefined,
   fault: () => undefined,
   memory: () => undefined,
+  knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,
 };

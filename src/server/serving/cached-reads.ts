@@ -17,10 +17,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '../../cache/consistency.ts';
+import { lessonOf } from '../../cache/consistency.ts';
 import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegator.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { RequestSelectors } from '../../cache/selector-scope.ts';
+import { selectorTooLong } from '../../cache/selector-bounds.ts';
 import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
 import type { MemoryBudget } from '../../cache/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
@@ -48,7 +50,7 @@ import { newSharedLists } from './shared-lists.ts';
 import type { Printer } from '../../table/model.ts';
 import type { Tables } from './table-reads.ts';
 import { printerOf, serveTable, tables } from './table-reads.ts';
-import { writtenResourceVersion } from './written-resource-version.ts';
+import { answeredObject } from './written-resource-version.ts';
 
 export type { CachedResponse } from './cached-response.ts';
 
@@ -241,19 +243,25 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     observeWrite(request, answer) {
       const { info } = request;
       if (writes === undefined || info === undefined || !info.isResourceRequest) return;
-      const target = { group: info.apiGroup, resource: info.resource, namespace: info.namespace, name: info.name };
-      if (answer.statusCode >= 200 && answer.statusCode <= 299) {
-        // A write of a subresource (status, scale, eviction) changes the object it belongs to.
-        const rv = answer.body === undefined ? undefined : writtenResourceVersion(answer.contentType, answer.contentEncoding, answer.body);
-        if (rv !== undefined && info.verb !== 'deletecollection') writes.written(info.apiGroup, info.resource, rv);
-        else writes.doubt(target);
-        return;
-      }
-      // The cache may be behind for this object: the client wrote from a state older than the
-      // apiserver's (Conflict), created what exists (AlreadyExists), or changed what is gone.
-      const behind =
-        answer.statusCode === 409 || (answer.statusCode === 404 && info.verb !== 'create' && info.subresource === '' && info.name !== '');
-      if (behind) writes.doubt(target);
+      // Only a type a cache holds, and only the apiserver's own answers about the written object (consistency.ts lessonOf).
+      const cached = source.cachedKind(info.apiGroup, info.resource);
+      if (cached === undefined) return;
+      const { statusCode, body } = answer;
+      const object =
+        statusCode >= 200 && statusCode <= 299 && body !== undefined
+          ? answeredObject(answer.contentType, answer.contentEncoding, body)
+          : undefined;
+      const write = {
+        group: info.apiGroup,
+        resource: info.resource,
+        verb: info.verb,
+        subresource: info.subresource,
+        namespace: info.namespace,
+        name: info.name,
+      };
+      const lesson = lessonOf(write, statusCode, object, cached);
+      if (lesson.kind === 'written') writes.written(info.apiGroup, info.resource, lesson.resourceVersion);
+      else if (lesson.kind === 'doubt') writes.doubt(lesson.target);
     },
     async tryWatch(request, req, res) {
       const { info } = request;
@@ -269,6 +277,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         if (error instanceof StatusError) return 'bad-query'; // the apiserver words the error
         throw error;
       }
+      // Before any cache is chosen by the selectors (selector-scope.ts parses them).
+      if (selectorTooLong(options)) return 'selector-too-large';
       const gone = new AbortController();
       const onClose = (): void => {
         gone.abort();
@@ -293,6 +303,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         throw error;
       }
       if (options.watch) return 'not-a-read';
+      if (info.verb === 'list' && selectorTooLong(options)) return 'selector-too-large';
       // GetResource (endpoints/handlers/get.go) refuses export=true (400) and words a bad value: its to answer.
       if (info.verb === 'get' && request.query().has('export')) return 'export-parameter';
       const onlyIfCached = isOnlyIfCached(headers['cache-control']);

@@ -1,9 +1,10 @@
 /**
- * The resourceVersion of the object a write was answered with, read from the answer's bytes in
- * whatever form the apiserver chose for the client: JSON (compact, or indented for curl and
- * `?pretty`), or protobuf (client-go's default for built-in types), gzip-compressed or not.
- * Read-your-writes waits for the cache to reach it; an answer that names none (a Status, a
- * collection) makes the next reads probe instead.
+ * The object a write was answered with (its kind, name, namespace and resourceVersion), read
+ * from the answer's bytes in whatever form the apiserver chose for the client: JSON (compact, or
+ * indented for curl and `?pretty`), or protobuf (client-go's default for built-in types),
+ * gzip-compressed or not. Read-your-writes (cache/consistency.ts lessonOf) waits for the cache to
+ * reach the RV only when the answer is the written object itself; an answer that names none (a
+ * Status, a collection) or another object makes the next reads probe instead.
  *
  * Protobuf without a schema (apimachinery runtime/serializer/protobuf/protobuf.go): the body is
  * the 4 bytes `k8s\0`, then a runtime.Unknown message: 1 typeMeta {1 apiVersion, 2 kind},
@@ -12,14 +13,15 @@
  * (apimachinery/pkg/apis/meta/v1/generated.proto).
  */
 import { gunzipSync } from 'node:zlib';
+import type { AnsweredObject } from '../../cache/consistency.ts';
 
 /** Larger answers are not read (a probe decides instead): no object in etcd exceeds 1.5 MiB, and JSON rarely doubles it. */
 export const MAX_WRITE_ANSWER_BYTES = 4 * 1024 * 1024;
 
 const PROTOBUF_MAGIC = Buffer.from('k8s\u0000', 'latin1');
 
-/** The object's RV, or undefined when the answer is not an object with one (a Status, a list, unreadable). */
-export function writtenResourceVersion(contentType: string, contentEncoding: string, body: Buffer): bigint | undefined {
+/** The object the answer carries, or undefined when it is none that can be read (unreadable, another encoding, no kind). */
+export function answeredObject(contentType: string, contentEncoding: string, body: Buffer): AnsweredObject | undefined {
   let bytes = body;
   if (contentEncoding.toLowerCase() === 'gzip') {
     try {
@@ -49,12 +51,9 @@ function toRv(value: unknown): bigint | undefined {
   return typeof value === 'string' && /^[1-9][0-9]{0,19}$/.test(value) ? BigInt(value) : undefined;
 }
 
-/** Not an object of the written type: a Status (delete), or a list (deletecollection) whose RV is not a write's. */
-function namesNoObject(kind: unknown): boolean {
-  return typeof kind !== 'string' || kind === 'Status' || kind.endsWith('List');
-}
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
-function fromJson(bytes: Buffer): bigint | undefined {
+function fromJson(bytes: Buffer): AnsweredObject | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
@@ -64,8 +63,9 @@ function fromJson(bytes: Buffer): bigint | undefined {
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { kind, metadata } = parsed as { kind?: unknown; metadata?: unknown };
-  if (namesNoObject(kind) || typeof metadata !== 'object' || metadata === null) return undefined;
-  return toRv((metadata as { resourceVersion?: unknown }).resourceVersion);
+  if (typeof kind !== 'string' || typeof metadata !== 'object' || metadata === null) return undefined;
+  const meta = metadata as { name?: unknown; namespace?: unknown; resourceVersion?: unknown };
+  return { kind, name: text(meta.name), namespace: text(meta.namespace), resourceVersion: toRv(meta.resourceVersion) };
 }
 
 /** A protobuf field: its number and, for length-delimited ones, the bytes. */
@@ -126,11 +126,17 @@ function field(message: Buffer | undefined, number: number): Buffer | undefined 
   return fields(message)?.find((f) => f.number === number)?.bytes;
 }
 
-function fromProtobuf(bytes: Buffer): bigint | undefined {
+/** ObjectMeta's fields (apimachinery generated.proto): name 1, namespace 3, resourceVersion 6. */
+function fromProtobuf(bytes: Buffer): AnsweredObject | undefined {
   if (bytes.length < PROTOBUF_MAGIC.length || !bytes.subarray(0, PROTOBUF_MAGIC.length).equals(PROTOBUF_MAGIC)) return undefined;
   const unknown = bytes.subarray(PROTOBUF_MAGIC.length);
   const kind = field(field(unknown, 1), 2)?.toString('utf8');
-  if (namesNoObject(kind)) return undefined;
+  if (kind === undefined) return undefined;
   const metadata = field(field(unknown, 2), 1);
-  return toRv(field(metadata, 6)?.toString('latin1'));
+  return {
+    kind,
+    name: field(metadata, 1)?.toString('utf8') ?? '',
+    namespace: field(metadata, 3)?.toString('utf8') ?? '',
+    resourceVersion: toRv(field(metadata, 6)?.toString('latin1')),
+  };
 }

@@ -107,6 +107,10 @@ const LIST_ERROR_QUERIES: readonly string[] = [
   `continue=${b64('"x"')}`,
   `continue=${b64('{"v" 1}')}`,
   `continue=${b64('[1,]')}`,
+  // Nested deep: the array is no token; past Go's maxNestingDepth (10,000), the scanner's own refusal.
+  `continue=${b64(`${'['.repeat(5_000)}${']'.repeat(5_000)}`)}`,
+  `continue=${b64(`${'['.repeat(10_001)}${']'.repeat(10_001)}`)}`,
+  `continue=${b64(`{"v":"meta.k8s.io/v1","rv":5,"start":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`)}`,
   `continue=${b64('{"v":"meta.k8s.io/v1","rv":5,"start":"a"}')}&resourceVersion=7`,
   'resourceVersion=abc&continue=garbage',
   'continue=garbage&resourceVersionMatch=Exact&resourceVersion=5',

@@ -18,7 +18,10 @@ import { eventually } from '../../helpers/eventually.ts';
 import { apiserverRequests, kube } from '../../helpers/kube.ts';
 import type { TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
-import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 const shared = useSharedAdmin();
 
@@ -334,6 +337,76 @@ test(
       const upstream = (await apiserverRequests(shared.admin, 'LIST', 'configmaps')) - lists;
       const probed = (await proxyCounter(proxy.metrics, PROBES)) - probes;
       assert.ok(probed <= 1 && upstream <= 1, `LIST ${String(i)}: ${String(probed)} probes, ${String(upstream)} upstream LISTs`);
+    }
+  },
+);
+
+/** This machine's first IPv4 address that is no loopback: the apiserver proxies only to a global unicast pod IP. */
+function podAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
+  }
+  throw new Error('no non-loopback IPv4 address: the apiserver would not proxy to a pod here');
+}
+
+test(
+  'consistency (default): what a pod answers through its proxy subresource teaches read-your-writes nothing',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    // The "pod": a server on this machine that answers every request with a body claiming to be a
+    // Pod of the namespace at the largest RV there is (uint64's). The apiserver's proxy passes its
+    // answers on as they are.
+    const claim = JSON.stringify({
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: { name: 'p', namespace: ns, resourceVersion: '18446744073709551615' },
+    });
+    const pod = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(claim);
+    });
+    await new Promise<void>((resolve) => pod.listen(0, '0.0.0.0', resolve));
+    t.after(
+      () =>
+        new Promise<void>((resolve) => {
+          pod.close(() => {
+            resolve();
+          });
+        }),
+    );
+    const port = (pod.address() as AddressInfo).port;
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'example.invalid/c', ports: [{ containerPort: port }] }] },
+    });
+    const ip = podAddress();
+    await kube(shared.admin, 'PATCH', `/api/v1/namespaces/${ns}/pods/p/status`, { status: { podIP: ip, podIPs: [{ ip }] } });
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [PODS] });
+    const list = `${proxy.url}/api/v1/namespaces/${ns}/pods`;
+    const fromCache = async (): Promise<boolean> => {
+      const before = proxy.forwarded.length;
+      const res = await request(list);
+      await res.body.dump();
+      return res.statusCode === 200 && proxy.forwarded.length === before;
+    };
+    await eventually('an RV-unset LIST of pods from the cache', fromCache);
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+      const res = await request(`${proxy.url}/api/v1/namespaces/${ns}/pods/p:${String(port)}/proxy/claim`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(res.statusCode, 200, `${method}: the pod answered through the apiserver's proxy`);
+      assert.equal(await res.body.text(), claim, `${method}: its own body`);
+    }
+    // Before, each such answer made every RV-unset read of pods wait 3 s for an RV no cache ever reaches, then pass through.
+    assert.equal(await fromCache(), true, 'an RV-unset LIST of pods is still answered from the cache');
+    const res = await request(`${list}/p`);
+    await res.body.dump();
+    assert.equal(res.statusCode, 200);
+    for (const reason of ['own-write-pending', 'doubted', 'doubted-quiet']) {
+      assert.equal(await proxyCounter(proxy.metrics, 'kube_cache_proxy_consistency_pass_through_total', { reason }), 0, reason);
     }
   },
 );

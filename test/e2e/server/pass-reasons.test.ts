@@ -68,8 +68,25 @@ test('pass-through reasons: each read the cache cannot answer is counted with it
     { reason: 'uncached', resource: 'secrets', path: `/api/v1/namespaces/${ns}/secrets` },
     { reason: 'subresource', resource: 'configmaps', path: `${configmaps}/cm/status` },
     { reason: 'bad-selector', resource: 'configmaps', path: `${configmaps}?labelSelector=${encodeURIComponent('a in (')}` },
+    // Valid to the apiserver, more than a shared cache holds per filter (cache/selector-bounds.ts).
+    {
+      reason: 'selector-too-large',
+      resource: 'configmaps',
+      path: `${configmaps}?labelSelector=${encodeURIComponent(`app in (${Array.from({ length: 600 }, (_, i) => `web-${String(i)}`).join(',')})`)}`,
+    },
+    {
+      reason: 'selector-too-large',
+      resource: 'configmaps',
+      path: `${configmaps}?watch=1&timeoutSeconds=1&labelSelector=${Array.from({ length: 65 }, (_, i) => `k${String(i)}`).join(',')}`,
+    },
     { reason: 'bad-resource-version', resource: 'configmaps', path: `${configmaps}?resourceVersion=abc` },
     { reason: 'bad-continue', resource: 'configmaps', path: `${configmaps}?limit=1&continue=garbage` },
+    // Nested 5,000 deep: a recursive reader's stack overflow was counted as cache-error.
+    {
+      reason: 'bad-continue',
+      resource: 'configmaps',
+      path: `${configmaps}?limit=1&continue=${Buffer.from(`${'['.repeat(5_000)}${']'.repeat(5_000)}`).toString('base64url')}`,
+    },
     { reason: 'no-snapshot', resource: 'configmaps', path: `${configmaps}?resourceVersion=1&resourceVersionMatch=Exact` },
     {
       reason: 'rv-not-reached',

@@ -383,3 +383,38 @@ test('cacher: watchers with the same selection share one conversion; selections 
   assert.deepEqual(same[1]?.lines(), ['ADDED x 11', 'ADDED x,metadata.namespace=a 12', 'MODIFIED x 13']);
   assert.equal(h.cacher.watcherCount(), 3);
 });
+
+test('cacher: the distinct selections its watches hold are counted, with what they hold, as they come and go', async () => {
+  let filters = 0;
+  let bytes = 0;
+  const clock = new FakeClock();
+  const spec = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, unstructured: false };
+  const cache = newWatchCache({ spec, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  const metrics = {
+    watchers: () => undefined,
+    sent: () => undefined,
+    events: () => undefined,
+    closedSlow: () => undefined,
+    window: () => undefined,
+    filters: (delta: number, held: number) => {
+      filters += delta;
+      bytes += held;
+    },
+  };
+  const h: Harness = { cache, store: cache.store, cacher: newCacher(cache, { clock, metrics }), clock };
+  h.store.replace([], '10');
+  const web = { ...ALL, labels: parseLabelSelector('app=web') };
+  const watches = [watch(h, { filter: web }), watch(h, { filter: { ...ALL, labels: parseLabelSelector('app=web') } }), watch(h)];
+  assert.equal(filters, 2, 'two distinct selections: app=web (shared by two watches) and everything');
+  const two = bytes;
+  assert.ok(two > 0 && two < 4096, `a few hundred bytes each: ${String(two)}`);
+  const wide = watch(h, {
+    filter: { ...ALL, labels: parseLabelSelector(Array.from({ length: 64 }, (_, i) => `key-${String(i)}`).join(',')) },
+  });
+  assert.equal(filters, 3);
+  assert.ok(bytes - two > 8 * 1024, `64 requirements hold kilobytes: ${String(bytes - two)}`);
+  for (const w of [...watches, wide]) w.sink.destroy();
+  await flush();
+  assert.equal(filters, 0);
+  assert.equal(bytes, 0);
+});

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ContinueTokenError, decodeContinue, encodeContinue, goPathClean } from '../../../src/request/continue-token.ts';
+import { MAX_NESTING_DEPTH } from '../../../src/kube/go-json-syntax.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64url');
 
@@ -80,4 +81,60 @@ test('ContinueToken: path.Clean as Go does it', () => {
   assert.equal(goPathClean('/../a'), '/a');
   assert.equal(goPathClean('/a/./b'), '/a/b');
   assert.equal(goPathClean(''), '.');
+  // Relative paths, answers from Go's path.Clean.
+  for (const [path, clean] of [
+    ['a/../../b', '../b'],
+    ['../..', '../..'],
+    ['a/b/../..', '.'],
+    ['/a/b/../../..', '/'],
+    ['./', '.'],
+    ['a/./b/', 'a/b'],
+    ['..//a', '../a'],
+  ]) {
+    assert.equal(goPathClean(path ?? ''), clean, path);
+  }
+});
+
+test('ContinueToken: base64 errors at Go’s positions, with CR and LF skipped as Go skips them', () => {
+  assert.equal(
+    decodeError(`${b64('{"v":"meta.k8s.io/v1"')}*`),
+    `continue key is not valid: illegal base64 data at input byte ${String(b64('{"v":"meta.k8s.io/v1"').length)}`,
+  );
+  assert.equal(decodeError('ab\r\ncd*'), 'continue key is not valid: illegal base64 data at input byte 6');
+  assert.equal(decodeError('ab*\r\n'), 'continue key is not valid: illegal base64 data at input byte 2');
+  assert.equal(decodeError('abcde'), 'continue key is not valid: illegal base64 data at input byte 4');
+  assert.equal(decodeError('é'), 'continue key is not valid: illegal base64 data at input byte 0');
+});
+
+test('ContinueToken: a token nested deep is read without recursion, refused past Go’s maxNestingDepth as Go refuses it (answers checked with Go’s encoding/json)', () => {
+  const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  // 5,000 deep overflowed the stack of the recursive reader (a RangeError, not the apiserver's 400).
+  assert.equal(
+    decodeError(b64(nested(5_000))),
+    'continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken',
+  );
+  assert.equal(decodeError(b64(nested(MAX_NESTING_DEPTH + 1))), "continue key is not valid: invalid character '[' exceeded max depth");
+  assert.equal(
+    decodeError(b64(`{"x":${'{"a":'.repeat(MAX_NESTING_DEPTH)}1${'}'.repeat(MAX_NESTING_DEPTH)}}`)),
+    "continue key is not valid: invalid character '{' exceeded max depth",
+  );
+  // At the limit, a deep member the token does not have is skipped, as Go skips an unknown field.
+  const deep = `{"x":${nested(MAX_NESTING_DEPTH - 1)},"v":"meta.k8s.io/v1","rv":5,"start":"ns/a"}`;
+  assert.deepEqual(decodeContinue(b64(deep), '/p/'), { fromKey: '/p/ns/a', resourceVersion: 5 });
+  assert.equal(
+    decodeError(b64(`{"v":"meta.k8s.io/v1","rv":5,"start":${nested(MAX_NESTING_DEPTH - 1)}}`)),
+    'continue key is not valid: json: cannot unmarshal array into Go struct field continueToken.start of type string',
+  );
+});
+
+test('ContinueToken: members are decoded in document order, duplicates included, as Go decodes them', () => {
+  // The first member's type error is reported though a later duplicate is well typed.
+  assert.equal(
+    decodeError(b64('{"v":1,"v":"meta.k8s.io/v1","rv":5,"start":"a"}')),
+    'continue key is not valid: json: cannot unmarshal number into Go struct field continueToken.v of type string',
+  );
+  assert.deepEqual(decodeContinue(b64(' {"start":"x", "v":"meta.k8s.io/v1","rv":5,"start":"a\\u0062", "x":[{"}":"]"}]} '), '/p/'), {
+    fromKey: '/p/ab',
+    resourceVersion: 5,
+  });
 });

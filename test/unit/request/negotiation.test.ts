@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { negotiateRead, parseAccept, parseGoFloat32, prettyByRequest } from '../../../src/request/negotiation.ts';
+import { MAX_SORTED_CLAUSES, negotiateRead, parseAccept, parseGoFloat32, prettyByRequest } from '../../../src/request/negotiation.ts';
+import type * as Negotiation from '../../../src/request/negotiation.ts';
+import { runsInLinearTime } from '../../helpers/linear-work.ts';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 const METADATA_CLIENT =
@@ -96,11 +98,11 @@ test('negotiateRead: client-go typed clients get protobuf for built-in types, JS
 });
 
 test('parseAccept: preference order as goautoneg sorts it, quirks included (Go insertion-sorts with a Less that is no strict order)', () => {
-  const order = parseAccept('*/*;q=0.8, text/*, application/json;q=0.9, application/yaml').map((c) => `${c.type}/${c.subType}`);
+  const order = (parseAccept('*/*;q=0.8, text/*, application/json;q=0.9, application/yaml') ?? []).map((c) => `${c.type}/${c.subType}`);
   // application/json (q=0.9) before text/* (q=1): Go's Less puts a specific subtype before a wildcard whatever the q.
   assert.deepEqual(order, ['application/yaml', 'application/json', 'text/*', '*/*']);
   assert.deepEqual(
-    parseAccept('application, a/b/c, application/json;q=x').map((c) => `${c.type}/${c.subType}:${String(c.q)}`),
+    (parseAccept('application, a/b/c, application/json;q=x') ?? []).map((c) => `${c.type}/${c.subType}:${String(c.q)}`),
     ['application/json:0'],
   );
 });
@@ -155,3 +157,54 @@ test('parseGoFloat32: strconv.ParseFloat(s, 32) with its error ignored', () => {
   assert.equal(parseGoFloat32('1_0'), 0, 'underscores only after a base prefix');
   assert.equal(parseGoFloat32(''), 0);
 });
+
+test('parseAccept: a header past MAX_SORTED_CLAUSES is left to the apiserver, read no further than the clause past the limit', () => {
+  const clauses = (n: number): string => Array.from({ length: n }, (_, i) => `a/b;q=0.${String(i).padStart(3, '0')}`).join(',');
+  assert.equal(parseAccept(clauses(MAX_SORTED_CLAUSES))?.length, MAX_SORTED_CLAUSES);
+  assert.equal(parseAccept(clauses(MAX_SORTED_CLAUSES + 1)), undefined);
+  // Skipped clauses (no subtype, empty) do not count, as goautoneg never keeps them.
+  assert.equal(parseAccept(`${clauses(MAX_SORTED_CLAUSES)},x,,  ,a/b/c`)?.length, MAX_SORTED_CLAUSES);
+  // Only the parameters negotiation reads are kept: a clause of many holds a map of few.
+  const many = parseAccept(`application/json;${Array.from({ length: 1000 }, (_, i) => `k${String(i)}=v`).join(';')};as=Table;pretty=1`);
+  assert.deepEqual(
+    [...(many?.[0]?.params ?? [])],
+    [
+      ['as', 'Table'],
+      ['pretty', '1'],
+    ],
+  );
+});
+
+test('parseGoFloat32: a hexadecimal float of many digits reads as Go reads it (13 significant digits, the rest in the exponent)', () => {
+  assert.equal(parseGoFloat32(`0x1${'0'.repeat(1000)}p-4000`), 1);
+  assert.equal(parseGoFloat32(`0x${'0'.repeat(1000)}1p0`), 1);
+  assert.equal(parseGoFloat32(`0x0.${'0'.repeat(99)}1p400`), 1);
+  assert.equal(parseGoFloat32(`0x0p${'9'.repeat(400)}`), 0);
+  assert.equal(parseGoFloat32(`-0x1p${'9'.repeat(400)}`), -Infinity);
+  // Past float32's 24 bits, a digit beyond the 13th still rounds up (a sticky bit), as Go's one rounding does.
+  // 0x1.000001 is halfway between float32's 1 and 1 + 2^-23 (results checked with Go's strconv).
+  assert.equal(parseGoFloat32(`0x1.000001${'0'.repeat(20)}1p0`), 1 + 2 ** -23);
+  assert.equal(parseGoFloat32('0x1.000001p0'), 1, 'a tie rounds to even');
+});
+
+/** Worst-case Accept headers of 1 MiB (built in the worker, linear-work.ts), with the quadratic form each one hit. */
+const worstAccepts: Record<string, (m: typeof Negotiation) => unknown> = {
+  // 32,000 clauses in rising q: insertion sort moved each one to the front.
+  'clauses in rising q': (m) =>
+    m.negotiateRead(Array.from({ length: 70_000 }, (_, i) => `a/b;q=0.${String(i).padStart(6, '0')}`).join(','), true),
+  // A run of spaces inside a clause: ` +$` retried at every space.
+  'spaces inside a clause': (m) => m.negotiateRead(`a/b${' '.repeat(2 ** 20)}x`, true),
+  // A q of digits that is no number: `\d+\.?\d*` split the run in every way.
+  'a q of digits': (m) => m.negotiateRead(`a/b;q=${'1'.repeat(2 ** 20)}x`, true),
+  'a hexadecimal q': (m) => m.negotiateRead(`a/b;q=0x${'1'.repeat(2 ** 20)}p1`, true),
+  'empty clauses': (m) => m.negotiateRead(','.repeat(2 ** 20), true),
+  'invalid clauses': (m) => m.negotiateRead('x,'.repeat(2 ** 19), true),
+  parameters: (m) => m.negotiateRead(`a/b${';k=v'.repeat(2 ** 18)}`, true),
+};
+
+for (const [name, run] of Object.entries(worstAccepts)) {
+  test(`negotiateRead: a 1 MiB Accept header of ${name} is read in linear time`, async () => {
+    const result = await runsInLinearTime(new URL('../../../src/request/negotiation.ts', import.meta.url), run);
+    assert.match(result, /"kind":"apiserver"/);
+  });
+}

@@ -12,6 +12,8 @@ import {
   RegexpSyntaxError,
   unescapePath,
 } from '../../../src/request/request-filter.ts';
+import type * as RequestFilter from '../../../src/request/request-filter.ts';
+import { runsInLinearTime } from '../../helpers/linear-work.ts';
 
 test('makeRegexpArray: splits on commas; "" is the empty list; a bad pattern throws', () => {
   assert.deepEqual(makeRegexpArray(''), []);
@@ -106,4 +108,42 @@ test('installRequestFilter: an unclean path is filtered as spelled and as cleane
   const bad = await app.inject({ method: 'GET', url: '/api/%zz', headers: { host: 'localhost' } });
   assert.equal(bad.statusCode, 400);
   await app.close();
+});
+
+test('makeRegexpArray: an anchored pattern of literals and .* matches as written (rewritten to match in linear time)', () => {
+  const [exec] = makeRegexpArray('^/api/.*/pods/.*/exec');
+  const [ending] = makeRegexpArray('^/api/.*/pods/.*/exec$');
+  assert.ok(exec !== undefined && ending !== undefined);
+  const cases: readonly [string, boolean, boolean][] = [
+    ['/api/v1/namespaces/a/pods/p/exec', true, true],
+    ['/api/v1/namespaces/a/pods/p/exec?x', true, false],
+    ['/api//pods//exec', true, true],
+    ['/api/pods/exec', false, false],
+    // The first /pods/ is not the one that matches: a later one is, and the first still serves.
+    ['/api/x/pods/y/pods/z/exec', true, true],
+    ['/api/x/exec/pods/y', false, false],
+    // The last /exec ends the path ($), though an earlier one is the first seen.
+    ['/api/x/pods/y/exec/z/exec', true, true],
+    // `.` stops at a line break (a path may hold one once %0A is decoded): only on one line.
+    ['/api/x\n/pods/y/exec', false, false],
+    ['/api/x/pods/y\n/exec', false, false],
+    ['/api/x/pods/y/exec\n', true, false],
+  ];
+  for (const [path, matches, matchesEnding] of cases) {
+    assert.equal(exec.test(path), matches, path);
+    assert.equal(new RegExp('^/api/.*/pods/.*/exec').test(path), matches, `as JavaScript's own: ${path}`);
+    assert.equal(ending.test(path), matchesEnding, `$: ${path}`);
+    assert.equal(new RegExp('^/api/.*/pods/.*/exec$').test(path), matchesEnding, `$, as JavaScript's own: ${path}`);
+  }
+  assert.equal(makeRegexpArray('(?i)^/API/.*/EXEC')[0]?.test('/api/x/exec'), true, 'flags kept');
+  assert.equal(makeRegexpArray('^a\\..*c')[0]?.test('a.bc'), true, 'escapes kept');
+  assert.equal(makeRegexpArray('^a\\..*c')[0]?.test('abbc'), false);
+});
+
+test('filterRequest: a 1 MiB path of many /pods/ is filtered by the default reject patterns in linear time', async () => {
+  // `^/api/.*\/pods/.*\/exec` as written backtracked once per /pods/ over the rest of the path: 9 s at 64 KiB.
+  const result = await runsInLinearTime(new URL('../../../src/request/request-filter.ts', import.meta.url), (m: typeof RequestFilter) =>
+    m.filterRequest(m.defaultRequestFilterOptions(), 'GET', `/api/${'/pods/'.repeat(2 ** 20 / 6)}`, 'localhost'),
+  );
+  assert.match(result, /"kind":"accept"/);
 });

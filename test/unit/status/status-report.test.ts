@@ -29,6 +29,8 @@ function setUp(extra: Partial<StatusSources> = {}): {
 } {
   const clock = new FakeClock();
   const metrics = newProxyMetrics();
+  // Every type named here is one discovery describes (only those get a resource label of their own).
+  metrics.knowTypes((name) => name);
   const sources: StatusSources = {
     registry: metrics.registry,
     caches: () => [watchingPods],

@@ -57,3 +57,29 @@ test('metrics: the memory budget’s limit, sizes and use, pressure, refusals an
   assert.doesNotMatch(openText, /^kube_cache_proxy_memory_budget_bytes\{use="bodies"\}/m);
   assert.match(openText, /^kube_cache_proxy_memory_budget_bytes\{use="unsent_watch"\} 134217728$/m);
 });
+
+test('metrics: only types the proxy knows get a resource label of their own; junk paths are all `other` and take no slot', async () => {
+  const metrics = newProxyMetrics();
+  const known = new Map(['pods', 'deployments.apps'].map((n) => [n, n]));
+  metrics.served('get', 'pods', 'cache');
+  // Until the proxy knows its types, none gets a label.
+  assert.equal(metricSum(await metrics.registry.metrics(), 'kube_cache_proxy_requests_total', { resource: 'other' }), 1);
+  metrics.knowTypes((name) => known.get(name));
+  // One client's invented types, shaped as type names: as many as there are label slots, and more.
+  for (let i = 0; i < 300; i++) {
+    metrics.served('get', `junk${String(i)}`, 'apiserver');
+    metrics.passedThrough(`junk${String(i)}.example.com`, 'uncached');
+    metrics.answeredIn(`junk${String(i)}`, 'application/json');
+  }
+  metrics.served('list', 'pods', 'cache');
+  metrics.served('list', 'deployments.apps', 'apiserver');
+  metrics.served('get', '', 'apiserver');
+  const text = await metrics.registry.metrics();
+  assert.equal(metricSum(text, 'kube_cache_proxy_requests_total', { resource: 'pods' }), 1);
+  assert.equal(metricSum(text, 'kube_cache_proxy_requests_total', { resource: 'deployments.apps' }), 1);
+  assert.equal(metricSum(text, 'kube_cache_proxy_requests_total', { resource: 'other' }), 301);
+  assert.equal(metricSum(text, 'kube_cache_proxy_requests_total', { resource: '' }), 1, 'non-resource requests keep their empty label');
+  assert.equal(metricSum(text, 'kube_cache_proxy_pass_through_total', { resource: 'other' }), 300);
+  assert.equal(metricSum(text, 'kube_cache_proxy_cache_answers_total', { resource: 'other' }), 300);
+  assert.doesNotMatch(text, /resource="junk/);
+});

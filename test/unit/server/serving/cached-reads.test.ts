@@ -153,6 +153,8 @@ function readsOver(
     synced: () => true,
     checks: () => [],
     held: () => ({ objects: 0, bytes: 0, windowEvents: 0 }),
+    cachedKind: (group: string, resource: string) =>
+      group === '' && resource === 'configmaps' ? { kind: 'ConfigMap', namespaced: true } : undefined,
     stop: () => Promise.resolve(),
   };
   const reads = newCachedReads({ source, writes, ...(memory === undefined ? {} : { memory, clock: memory.clock }) });
@@ -506,31 +508,48 @@ test('cached reads, bounded: a read past the bound whose proof fails is passed t
 
 test("cached reads, bounded: reads wait for the proxy's own writes, whatever the answer's form", async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { serve, wrote, probes, proofs } = readsOver(cache, '100');
+  const { serve, wrote, probes, proofs } = readsOver(cache, '105');
   wrote('POST', '/api/v1/namespaces/a/configmaps', 201, {
     kind: 'ConfigMap',
     apiVersion: 'v1',
-    metadata: { name: 'n', resourceVersion: '105' },
+    metadata: { name: 'n', namespace: 'a', resourceVersion: '105' },
   });
   assert.equal(await serve('/api/v1/configmaps'), undefined, 'the write is not in the cache yet');
+  assert.equal(probes.length, 1, 'not reached within the wait: a probe checks the apiserver can have it (it can, at 105)');
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'still waited for');
   cache.rv = 105n;
   assert.equal((await serve('/api/v1/configmaps'))?.statusCode, 200);
-  assert.deepEqual(probes, [], 'the answer named the RV: no probe');
+  assert.equal(probes.length, 2, 'the answer named the RV: no probe once the cache has it');
   // A delete answered with a Status names no RV: the object is doubted until the cache shows it caught up.
   wrote('DELETE', '/api/v1/namespaces/a/configmaps/x', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
   assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'another object: not doubted');
   const proof = proofs.next();
   assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'a quiet type: passed through at once');
   assert.equal(await proof, 'proven', 'a proof settles the doubt meanwhile');
-  assert.equal(probes.length, 1, "the proof's probe, none for the read");
+  assert.equal(probes.length, 3, "the proof's probe, none for the read");
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'settled: from the cache again');
   // With changes of the type in flight, the doubted read probes and waits briefly instead.
   wrote('DELETE', '/api/v1/namespaces/a/configmaps/y', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
   cache.changeAt = performance.now();
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'the probe finds the cache fresh');
-  assert.equal(probes.length, 2);
+  assert.equal(probes.length, 4);
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200);
-  assert.equal(probes.length, 2, 'settled: no second probe');
+  assert.equal(probes.length, 4, 'settled: no second probe');
+});
+
+test('cached reads, bounded: a written RV the apiserver cannot have is forgotten once a read has waited for it', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, reason, wrote, probes } = readsOver(cache, '110');
+  // However it was learnt, an RV past the apiserver's own is never reached by the cache.
+  wrote('PUT', '/api/v1/namespaces/a/configmaps/x', 200, {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name: 'x', namespace: 'a', resourceVersion: '18446744073709551615' },
+  });
+  assert.equal(await serve('/api/v1/configmaps'), undefined, 'the first read waits, then passes through');
+  assert.equal(probes.length, 1, "and probes the apiserver's RV: 110, below the written one");
+  assert.equal(await reason('/api/v1/configmaps'), 'cache', 'forgotten: the next reads do not wait for it');
+  assert.equal(probes.length, 1);
 });
 
 test('cached reads, bounded: after a conflict, reads of the object wait for the cache to catch up or pass through', async () => {
@@ -557,6 +576,52 @@ test('cached reads, bounded: after a conflict, reads of the object wait for the 
   wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 404, { kind: 'Status', reason: 'NotFound', code: 404 });
   assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'probed: the cache is at the probe');
   assert.equal(probes.length, 2);
+});
+
+test('cached reads, bounded: read-your-writes learns only from the apiserver’s own answers about the object written', async () => {
+  const cache = fakeCache(FIVE, 100n);
+  const { serve, wrote, probes } = readsOver(cache, '100');
+  const huge = '18446744073709551615';
+  const claim = (name: string, namespace = 'a', kind = 'ConfigMap'): unknown => ({
+    kind,
+    apiVersion: 'v1',
+    metadata: { name, namespace, resourceVersion: huge },
+  });
+  // What a pod (or a node, a service) writes through the apiserver's proxy is its own body: no
+  // method of a proxy path, nor exec, attach, portforward or log, teaches anything.
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+    wrote(method, '/api/v1/namespaces/a/configmaps/x/proxy/anything', 200, claim('x'));
+    wrote(method, '/api/v1/proxy/namespaces/a/configmaps/x', 200, claim('x'));
+  }
+  for (const sub of ['exec', 'attach', 'portforward', 'log', 'token'])
+    wrote('POST', `/api/v1/namespaces/a/configmaps/x/${sub}`, 200, claim('x'));
+  // Nor does a 409 or 404 a pod answers through a proxy path: no doubt either.
+  wrote('PUT', '/api/v1/namespaces/a/configmaps/x/proxy/y', 409, { kind: 'Status', code: 409, reason: 'Conflict' });
+  // The type's own write answered with another object (kind, name or namespace): doubted, never waited for.
+  wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 200, claim('w', 'b', 'Secret'));
+  wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 200, claim('other', 'b'));
+  wrote('POST', '/api/v1/namespaces/b/configmaps', 201, claim('new', 'a'));
+  // A write of a type no cache holds teaches nothing, whatever it says.
+  wrote('PUT', '/api/v1/namespaces/a/secrets/s', 200, claim('s', 'a', 'Secret'));
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps'))?.statusCode, 200, 'no read waits for the claimed RV');
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200);
+  assert.equal(probes.length, 0, 'nothing doubted in namespace a');
+  assert.equal(await serve('/api/v1/namespaces/b/configmaps/w'), undefined, 'doubted: another object answered its write');
+  // The type's own answers teach: status (the object itself) and scale (a Scale carrying its RV).
+  wrote('PUT', '/api/v1/namespaces/a/configmaps/x/status', 200, {
+    ...(claim('x') as object),
+    metadata: { name: 'x', namespace: 'a', resourceVersion: '103' },
+  });
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, 'waits for 103');
+  cache.rv = 103n;
+  wrote('PATCH', '/api/v1/namespaces/a/configmaps/x/scale', 200, {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: { name: 'x', namespace: 'a', resourceVersion: '104' },
+  });
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, 'waits for 104');
+  cache.rv = 104n;
+  assert.equal((await serve('/api/v1/namespaces/a/configmaps'))?.statusCode, 200);
 });
 
 /** Lets every pending promise of the reads run (they reach their wait for room). */

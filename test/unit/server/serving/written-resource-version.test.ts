@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { writtenResourceVersion } from '../../../../src/server/serving/written-resource-version.ts';
+import { answeredObject } from '../../../../src/server/serving/written-resource-version.ts';
 
 // A protobuf encoder for the few messages the test needs (apimachinery's generated.proto field numbers).
 function varint(n: number): Buffer {
@@ -39,40 +39,68 @@ function configMap(rv: string): Buffer {
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
-test('written RV: compact and indented JSON (as curl gets it), gzip or not', () => {
+/** The RV the answer names, when it is an object of `kind` (what lessonOf learns from, given the object matches). */
+function rvOf(contentType: string, encoding: string, body: Buffer, kind = 'ConfigMap'): bigint | undefined {
+  const object = answeredObject(contentType, encoding, body);
+  return object?.kind === kind ? object.resourceVersion : undefined;
+}
+
+test('answered object: compact and indented JSON (as curl gets it), gzip or not', () => {
   const object = {
     kind: 'ConfigMap',
     apiVersion: 'v1',
-    metadata: { name: 'cm', resourceVersion: '12345' },
+    metadata: { name: 'cm', namespace: 'ns', resourceVersion: '12345' },
     data: { resourceVersion: '9' },
   };
-  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(object))), 12345n);
-  assert.equal(writtenResourceVersion('application/json; charset=utf-8', '', Buffer.from(JSON.stringify(object, null, 2))), 12345n);
-  assert.equal(writtenResourceVersion('application/json', 'gzip', gzipSync(JSON.stringify(object))), 12345n);
+  assert.deepEqual(answeredObject('application/json', '', Buffer.from(JSON.stringify(object))), {
+    kind: 'ConfigMap',
+    name: 'cm',
+    namespace: 'ns',
+    resourceVersion: 12345n,
+  });
+  assert.equal(rvOf('application/json; charset=utf-8', '', Buffer.from(JSON.stringify(object, null, 2))), 12345n);
+  assert.equal(rvOf('application/json', 'gzip', gzipSync(JSON.stringify(object))), 12345n);
   // A custom resource's keys are sorted: labels and annotations come before resourceVersion.
   const cr = { apiVersion: 'x/v1', kind: 'W', metadata: { labels: { resourceVersion: '1' }, name: 'w', resourceVersion: '77' } };
-  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(cr))), 77n);
+  assert.deepEqual(answeredObject('application/json', '', Buffer.from(JSON.stringify(cr))), {
+    kind: 'W',
+    name: 'w',
+    namespace: '',
+    resourceVersion: 77n,
+  });
 });
 
-test('written RV: a Status, a list, or an unreadable answer names none', () => {
+test('answered object: a Status or a list is what it is (no object of the type); an unreadable answer is none', () => {
   const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'cm' } };
-  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(status))), undefined);
+  assert.deepEqual(answeredObject('application/json', '', Buffer.from(JSON.stringify(status))), {
+    kind: 'Status',
+    name: '',
+    namespace: '',
+    resourceVersion: undefined,
+  });
   const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [] };
-  assert.equal(writtenResourceVersion('application/json', '', Buffer.from(JSON.stringify(list))), undefined);
-  assert.equal(writtenResourceVersion('application/json', '', Buffer.from('{"kind":"ConfigMap","metadata":{"resourceV')), undefined);
-  assert.equal(writtenResourceVersion('application/yaml', '', Buffer.from('kind: ConfigMap')), undefined);
-  assert.equal(writtenResourceVersion('application/json', 'br', Buffer.from('{}')), undefined);
-  assert.equal(writtenResourceVersion('application/json', 'gzip', Buffer.from('not gzip')), undefined);
+  assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(list)))?.kind, 'ConfigMapList');
+  assert.equal(rvOf('application/json', '', Buffer.from(JSON.stringify(list))), undefined);
+  assert.equal(answeredObject('application/json', '', Buffer.from('{"kind":"ConfigMap","metadata":{"resourceV')), undefined);
+  assert.equal(answeredObject('application/json', '', Buffer.from('{"metadata":{"resourceVersion":"5"}}')), undefined, 'no kind');
+  assert.equal(answeredObject('application/yaml', '', Buffer.from('kind: ConfigMap')), undefined);
+  assert.equal(answeredObject('application/json', 'br', Buffer.from('{}')), undefined);
+  assert.equal(answeredObject('application/json', 'gzip', Buffer.from('not gzip')), undefined);
 });
 
-test('written RV: protobuf, from the envelope without a schema', () => {
-  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('ConfigMap', configMap('987654321012'))), 987654321012n);
-  assert.equal(writtenResourceVersion(PROTOBUF, 'gzip', gzipSync(envelope('ConfigMap', configMap('42')))), 42n);
+test('answered object: protobuf, from the envelope without a schema', () => {
+  assert.deepEqual(answeredObject(PROTOBUF, '', envelope('ConfigMap', configMap('987654321012'))), {
+    kind: 'ConfigMap',
+    name: 'cm',
+    namespace: 'ns',
+    resourceVersion: 987654321012n,
+  });
+  assert.equal(rvOf(PROTOBUF, 'gzip', gzipSync(envelope('ConfigMap', configMap('42')))), 42n);
   const statusMeta = bytesField(1, Buffer.concat([bytesField(2, '')]));
-  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('Status', Buffer.concat([statusMeta, bytesField(2, 'Success')]))), undefined);
-  assert.equal(writtenResourceVersion(PROTOBUF, '', envelope('ConfigMapList', configMap('5'))), undefined);
+  assert.equal(answeredObject(PROTOBUF, '', envelope('Status', Buffer.concat([statusMeta, bytesField(2, 'Success')])))?.kind, 'Status');
+  assert.equal(rvOf(PROTOBUF, '', envelope('ConfigMapList', configMap('5'))), undefined);
   // Truncated or not protobuf at all.
   const whole = envelope('ConfigMap', configMap('42'));
-  assert.equal(writtenResourceVersion(PROTOBUF, '', whole.subarray(0, whole.length - 12)), undefined);
-  assert.equal(writtenResourceVersion(PROTOBUF, '', Buffer.from('{"kind":"ConfigMap"}')), undefined);
+  assert.equal(answeredObject(PROTOBUF, '', whole.subarray(0, whole.length - 12)), undefined);
+  assert.equal(answeredObject(PROTOBUF, '', Buffer.from('{"kind":"ConfigMap"}')), undefined);
 });

@@ -18,10 +18,8 @@ import { eventually } from '../../helpers/eventually.ts';
 import { apiserverRequests, kube } from '../../helpers/kube.ts';
 import type { TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
+import { startNetnsHttpServer } from '../../helpers/netns-host.ts';
 import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
 
 const shared = useSharedAdmin();
 
@@ -341,20 +339,12 @@ test(
   },
 );
 
-/** This machine's first IPv4 address that is no loopback: the apiserver proxies only to a global unicast pod IP. */
-function podAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
-  }
-  throw new Error('no non-loopback IPv4 address: the apiserver would not proxy to a pod here');
-}
-
 test(
   'consistency (default): what a pod answers through its proxy subresource teaches read-your-writes nothing',
   { timeout: 60_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    // The "pod": a server on this machine that answers every request with a body claiming to be a
+    // The "pod": a server on a host of the test's own that answers every request with a body claiming to be a
     // Pod of the namespace at the largest RV there is (uint64's). The apiserver's proxy passes its
     // answers on as they are.
     const claim = JSON.stringify({
@@ -362,25 +352,16 @@ test(
       apiVersion: 'v1',
       metadata: { name: 'p', namespace: ns, resourceVersion: '18446744073709551615' },
     });
-    const pod = createServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(claim);
-    });
-    await new Promise<void>((resolve) => pod.listen(0, '0.0.0.0', resolve));
-    t.after(
-      () =>
-        new Promise<void>((resolve) => {
-          pod.close(() => {
-            resolve();
-          });
-        }),
+    const pod = await startNetnsHttpServer(
+      t,
+      `(req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'application/json' }).end(${JSON.stringify(claim)}); }`,
     );
-    const port = (pod.address() as AddressInfo).port;
+    const { port } = pod;
     await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
       metadata: { name: 'p' },
       spec: { containers: [{ name: 'c', image: 'example.invalid/c', ports: [{ containerPort: port }] }] },
     });
-    const ip = podAddress();
+    const ip = pod.address;
     await kube(shared.admin, 'PATCH', `/api/v1/namespaces/${ns}/pods/p/status`, { status: { podIP: ip, podIPs: [{ ip }] } });
     const proxy = await startCachingProxy(t, shared.cp, { specs: [PODS] });
     const list = `${proxy.url}/api/v1/namespaces/${ns}/pods`;

@@ -22,6 +22,7 @@ function request(options: {
 
 const tokens: TokenAuthenticator = {
   reviews: () => 0,
+  cachedBytes: () => 0,
   authenticate: (token) => {
     if (token === 'down') return Promise.reject(new Error('TokenReview answered 503'));
     return Promise.resolve(
@@ -31,7 +32,7 @@ const tokens: TokenAuthenticator = {
     );
   },
 };
-const authorizer: Authorizer = { reviews: () => 0, authorize: () => Promise.resolve({ allowed: true, reason: '' }) };
+const authorizer: Authorizer = { reviews: () => 0, cachedBytes: () => 0, authorize: () => Promise.resolve({ allowed: true, reason: '' }) };
 const access = newSharedAccess({ tokens, authorizer });
 
 test('shared access: who a request is, as the apiserver’s authenticators decide it', async () => {

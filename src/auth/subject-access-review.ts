@@ -19,10 +19,11 @@ import type { RequestAttributes } from './user-info.ts';
 export const DEFAULT_ALLOWED_TTL_MS = 5 * 60_000;
 export const DEFAULT_DENIED_TTL_MS = 30_000;
 /**
- * The decisions' bytes with no memory budget given (the proxy gives its budget's share): at ~400 B
- * a decision (a key of ~200 B, ENTRY_OVERHEAD_BYTES), ~20,000 decisions.
+ * The decisions' bytes with no memory budget given (the proxy gives its share of the budget, the
+ * same from a 512 MiB limit on): at ~400 B a decision (a key of ~200 B, ENTRY_OVERHEAD_BYTES),
+ * ~10,000 decisions, where a node proxy's clients need a few hundred.
  */
-export const DEFAULT_DECISION_CACHE_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_DECISION_CACHE_BYTES = 4 * 1024 * 1024;
 
 export interface Decision {
   readonly allowed: boolean;

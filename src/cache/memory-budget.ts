@@ -14,14 +14,14 @@
  *                                                    of it, no new lazily started cache (its reads
  *                                                    pass through), said once in the log, in a
  *                                                    metric and on /readyz
- *   decision caches                       4% of W   shared mode's kept SubjectAccessReview and
- *     (at most 16 MiB)                               TokenReview answers (auth/decision-cache.ts),
+ *   decision caches                       2% of W   shared mode's kept SubjectAccessReview and
+ *     (at most 8 MiB)                                TokenReview answers (auth/decision-cache.ts),
  *                                                    half each: least recently used out past it
- *   headroom                             11% of W   garbage between collections, sockets, code
+ *   headroom                             13% of W   garbage between collections, sockets, code
  *   snapshots kept per cache for paging: one per 16 MiB of W, 2 to 16
  *
  * With no limit known the proxy keeps its fixed bounds (256 MiB of pieces and shared bodies,
- * 128 MiB of unsent watch bytes, 16 snapshots, 16 MiB of decisions) and refuses nothing; the
+ * 128 MiB of unsent watch bytes, 16 snapshots, 8 MiB of decisions) and refuses nothing; the
  * figures are still counted.
  *
  * A body that cannot be had waits for one, first come first served, up to BODY_WAIT_MS; then
@@ -65,11 +65,12 @@ const UNLIMITED_UNSENT_WATCH_BYTES = 128 * MiB;
 const MAX_SNAPSHOTS = 16;
 const SNAPSHOT_PER_BYTES = 16 * MiB;
 /**
- * The decision caches' fixed cap: a flood of distinct denied reviews (the issue's acceptance: at
- * most 16 MiB of RSS growth for any one client's attack) fills one half of it, 8 MiB counted.
+ * The decision caches' fixed cap, reached from deploy/node's 512 MiB limit on. One client's flood
+ * of distinct denied reviews fills one half of it (4 MiB counted, ~10,000 decisions), well inside
+ * the 16 MiB of RSS growth any one client's attack may cost (bench/decision-caches.ts measures it).
  */
-const DECISION_CACHES_CAP_BYTES = 16 * MiB;
-const DECISION_CACHES_SHARE = 0.04;
+const DECISION_CACHES_CAP_BYTES = 8 * MiB;
+const DECISION_CACHES_SHARE = 0.02;
 
 export interface BudgetSizes {
   /** The container's limit, or undefined when none is known (then nothing is refused). */

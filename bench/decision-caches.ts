@@ -122,5 +122,5 @@ report(`+ ${String(DISTINCT_TOKENS)} distinct refused bearer tokens`, start, aut
 // Idle: the longest TTL (the token cache's 2 minutes) and a purge interval pass, nobody asks.
 clock.step(2 * 60_000 + 30_001);
 report('idle past the TTLs and a purge', start, authorizer.cachedBytes() + tokens.cachedBytes());
-console.log(`warm objects: ${String(warm.length)}`);
+if (warm.length > 0) console.log(`with ${String(warm.length)} live objects held throughout`);
 console.log(`reviews sent: ${String(authorizer.reviews())} SubjectAccessReviews, ${String(tokens.reviews())} TokenReviews`);

@@ -79,7 +79,11 @@ export function negotiatedStatus(
   return { contentType: JSON_CONTENT_TYPE, body: statusBody(error.status, pretty ? 'indent' : 'compact') };
 }
 
-/** Writes `error` negotiated (see negotiatedStatus), with the headers it carries (Retry-After). */
+/**
+ * Writes `error` negotiated (see negotiatedStatus), with the headers it carries (Retry-After). A
+ * 403 also gets `X-Content-Type-Options: nosniff`, as responsewriters.Forbidden's
+ * RespondWithError sets it (the authentication filter's 401 goes out without).
+ */
 export function writeNegotiatedStatus(
   res: ServerResponse,
   error: StatusError,
@@ -92,6 +96,7 @@ export function writeNegotiatedStatus(
     return;
   }
   const { contentType, body } = negotiatedStatus(error, accept, query, userAgent);
-  res.writeHead(error.code, { ...error.headers, 'content-type': contentType, 'content-length': body.length });
+  const nosniff = error.code === 403 ? { 'x-content-type-options': 'nosniff' } : {};
+  res.writeHead(error.code, { ...error.headers, ...nosniff, 'content-type': contentType, 'content-length': body.length });
   res.end(body);
 }

@@ -30,6 +30,7 @@ const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf,application/json';
 interface Answer {
   readonly status: number;
   readonly contentType: string;
+  readonly nosniff: boolean;
   readonly body: Buffer;
 }
 
@@ -41,6 +42,7 @@ async function get(base: string, client: Client, path: string, accept: string, u
   return {
     status: res.statusCode,
     contentType: Array.isArray(contentType) ? contentType.join(', ') : (contentType ?? ''),
+    nosniff: res.headers['x-content-type-options'] === 'nosniff',
     body: Buffer.from(await res.body.arrayBuffer()),
   };
 }
@@ -235,8 +237,8 @@ test(
         ]);
         assert.equal(direct.status, 403, `the apiserver refuses ${path}: ${direct.body.toString()}`);
         assert.deepEqual(
-          [viaProxy.status, viaProxy.contentType, viaProxy.body.toString('latin1')],
-          [direct.status, direct.contentType, direct.body.toString('latin1')],
+          [viaProxy.status, viaProxy.contentType, viaProxy.nosniff, viaProxy.body.toString('latin1')],
+          [direct.status, direct.contentType, direct.nosniff, direct.body.toString('latin1')],
           `${path} (${accept}, ${userAgent ?? 'no user agent'}): the apiserver's 403`,
         );
       }

@@ -205,6 +205,8 @@ test(
     const after = await metrics();
     assert.equal(served(after, 'cache') - served(before, 'cache'), allowed, "every one of the kubelet's reads came from the cache");
     assert.equal(served(after, 'apiserver') - served(before, 'apiserver'), 0, 'none went to the apiserver');
+    // The reviews' answers are counted in the memory budget.
+    assert.ok(metricSum(after, 'kube_cache_proxy_memory_used_bytes', { use: 'decision_caches' }) > 0);
     assert.ok(protobufAnswers(after) - protobufAnswers(before) >= 7, 'the protobuf reads were answered in protobuf from the cache');
 
     // Without its selector, with another node's, with the alias the Node authorizer does not read

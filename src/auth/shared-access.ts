@@ -27,6 +27,15 @@ import type { UserInfo } from './user-info.ts';
 /** Added to every authenticated user by the apiserver's authenticator chain (AuthenticatedGroupAdder). */
 const AUTHENTICATED_GROUP = 'system:authenticated';
 
+/**
+ * The longest request target (path and query) of a resource read the proxy reviews itself. A
+ * longer one (a name, namespace or selector of many KiB, which no well-behaved client sends) is
+ * left to the apiserver, as the client ('undecided'): the proxy neither parses its selectors
+ * (~0.4 s a MiB of label selector) nor sends, quotes or keeps a review that large, and the request
+ * is spent from the client's own API Priority and Fairness share rather than the proxy's.
+ */
+export const MAX_REVIEWED_TARGET_BYTES = 16 * 1024;
+
 export type Identified =
   | { readonly kind: 'user'; readonly user: UserInfo; readonly as: ForwardIdentity }
   /**
@@ -47,8 +56,9 @@ export interface SharedAccess {
   identify(req: IncomingMessage): Promise<Identified>;
   /**
    * Whether `user` may read what `request` asks (a get, list or watch of a resource, or a
-   * non-resource path the proxy answers itself); 'undecided' when the review failed: the request
-   * then goes to the apiserver as the client, which decides.
+   * non-resource path the proxy answers itself); 'undecided' when the review failed, or a resource
+   * read's target is longer than MAX_REVIEWED_TARGET_BYTES: the request then goes to the apiserver
+   * as the client, which decides.
    */
   authorizeRead(user: UserInfo, request: ParsedRequest): Promise<ReadDecision>;
   /** TokenReviews and SubjectAccessReviews sent so far (the bench, the status page). */
@@ -122,6 +132,7 @@ export function newSharedAccess(options: SharedAccessOptions): SharedAccess {
       }
     },
     async authorizeRead(user, request) {
+      if (request.info?.isResourceRequest === true && request.url.length > MAX_REVIEWED_TARGET_BYTES) return { kind: 'undecided' };
       const attributes = requestAttributes(user, request);
       try {
         const decision = await options.authorizer.authorize(attributes);

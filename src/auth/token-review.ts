@@ -6,19 +6,57 @@
  * review that fails (the apiserver unreachable, a 5xx) is not kept: the next request asks again.
  *
  * A token revoked upstream (its ServiceAccount deleted, its Secret removed) is therefore refused
- * no later than the TTL after its last successful review.
+ * no later than the TTL after its last successful review, and a JWT no later than its `exp`
+ * (jwtExpiry): an authenticated result is kept no longer than the token is valid.
+ *
+ * The results are held in bytes (decision-cache.ts): least recently used first out, past the
+ * bytes given.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { realClock } from '../clock/clock.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import { jsonValueBytes, newDecisionCache } from './decision-cache.ts';
 import type { UserInfo } from './user-info.ts';
 
 /** The apiserver's default webhook token cache TTL. */
 export const DEFAULT_TOKEN_CACHE_TTL_MS = 2 * 60_000;
-/** Distinct tokens kept; past it the least recently used are reviewed again. */
-export const DEFAULT_TOKEN_CACHE_ENTRIES = 10_000;
+/**
+ * The results' bytes with no memory budget given (the proxy gives its share of the budget, the
+ * same from a 512 MiB limit on): at ~1.4 KiB a ServiceAccount token's result (its user with the
+ * pod's extra), ~2,900 tokens, where a node proxy's pods bring about a hundred.
+ */
+export const DEFAULT_TOKEN_CACHE_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest token whose payload is read for its `exp`: a JWT the apiserver accepted is a few
+ * KiB (a ServiceAccount token ~1 KiB; an OIDC token with many groups some more). A larger token
+ * keeps the TTL.
+ */
+const MAX_JWT_BYTES = 64 * 1024;
+
+/**
+ * The `exp` of a JWT-shaped token (three base64url parts, the middle one a JSON object), in
+ * milliseconds since the epoch; undefined for a token that is not one or has no numeric `exp`.
+ * The signature is not checked: the apiserver did that when it accepted the token; `exp` only
+ * shortens how long its acceptance is kept.
+ */
+export function jwtExpiry(token: string): number | undefined {
+  if (token.length > MAX_JWT_BYTES) return undefined;
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  const payload = parts[1] ?? '';
+  if (!/^[A-Za-z0-9_-]+$/.test(payload)) return undefined;
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof claims !== 'object' || claims === null) return undefined;
+  const exp = (claims as { exp?: unknown }).exp;
+  // RFC 7519 NumericDate: seconds since the epoch, maybe with a fraction.
+  return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
+}
 
 export type Authentication =
   { readonly authenticated: true; readonly user: UserInfo } | { readonly authenticated: false; readonly reason: string };
@@ -28,6 +66,8 @@ export interface TokenAuthenticator {
   authenticate(token: string): Promise<Authentication>;
   /** TokenReviews sent (for the bench and the status page). */
   readonly reviews: () => number;
+  /** Bytes the kept results are counted at (the memory budget's decision caches). */
+  readonly cachedBytes: () => number;
 }
 
 export interface TokenAuthenticatorOptions {
@@ -35,7 +75,8 @@ export interface TokenAuthenticatorOptions {
   /** The audiences the token must be for (TokenReview spec.audiences); empty: the apiserver's own. */
   readonly audiences?: readonly string[];
   readonly ttlMs?: number;
-  readonly maxEntries?: number;
+  /** The most the kept results may be counted at. */
+  readonly maxBytes?: number;
   readonly clock?: Clock;
 }
 
@@ -49,12 +90,11 @@ interface ReviewStatus {
 export function newTokenAuthenticator(options: TokenAuthenticatorOptions): TokenAuthenticator {
   const clock = options.clock ?? realClock;
   const audiences = options.audiences ?? [];
-  const cache = new LRUCache<string, Authentication>({
-    max: options.maxEntries ?? DEFAULT_TOKEN_CACHE_ENTRIES,
-    ttl: options.ttlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS,
-    perf: { now: () => clock.now() },
-    // Read the clock at each check (the default caches it for 1 ms of real time, past a fake clock's steps).
-    ttlResolution: 0,
+  const ttl = options.ttlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
+  const cache = newDecisionCache<Authentication>({
+    maxBytes: options.maxBytes ?? DEFAULT_TOKEN_CACHE_BYTES,
+    valueBytes: jsonValueBytes,
+    clock,
   });
   /** Reviews in flight, so that a burst of one token's requests sends one review. */
   const inFlight = new Map<string, Promise<Authentication>>();
@@ -91,6 +131,7 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
 
   return {
     reviews: () => reviews,
+    cachedBytes: () => cache.bytes(),
     authenticate(token) {
       const key = createHash('sha256').update(token).digest('base64');
       const kept = cache.get(key);
@@ -98,7 +139,9 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
       let pending = inFlight.get(key);
       if (pending === undefined) {
         pending = review(token).then((result) => {
-          cache.set(key, result);
+          // An acceptance is kept no longer than the token is valid; a refusal for the TTL.
+          const expiry = result.authenticated ? jwtExpiry(token) : undefined;
+          cache.set(key, result, expiry === undefined ? ttl : Math.min(ttl, expiry - clock.wallNow()));
           return result;
         });
         const forget = (): void => {

@@ -1,3 +1,6 @@
+import type { FieldRequirement } from '../cache/field-selector.ts';
+import type { LabelRequirement } from '../cache/label-selector.ts';
+
 /**
  * Who sent a request, as the apiserver's authenticators say it (k8s.io/apiserver/pkg/
  * authentication/user.Info): what TokenReview returns and SubjectAccessReview is asked about.
@@ -23,4 +26,12 @@ export interface RequestAttributes {
   readonly name: string;
   /** The request's path, for non-resource requests. */
   readonly path: string;
+  /**
+   * The request's field selector as the authorizer sees it (GetFieldSelector: fields.ParseSelector
+   * of the raw query value, no resource's conversion), for list, watch and deletecollection only;
+   * absent or empty when there is none or it does not parse.
+   */
+  readonly fieldSelector?: readonly FieldRequirement[];
+  /** The request's label selector likewise (GetLabelSelector: labels.Parse, requirements sorted by key). */
+  readonly labelSelector?: readonly LabelRequirement[];
 }

@@ -14,11 +14,15 @@
  *                                                    of it, no new lazily started cache (its reads
  *                                                    pass through), said once in the log, in a
  *                                                    metric and on /readyz
- *   headroom                             15% of W   garbage between collections, sockets, code
+ *   decision caches                       2% of W   shared mode's kept SubjectAccessReview and
+ *     (at most 8 MiB)                                TokenReview answers (auth/decision-cache.ts),
+ *                                                    half each: least recently used out past it
+ *   headroom                             13% of W   garbage between collections, sockets, code
  *   snapshots kept per cache for paging: one per 16 MiB of W, 2 to 16
  *
  * With no limit known the proxy keeps its fixed bounds (256 MiB of pieces and shared bodies,
- * 128 MiB of unsent watch bytes, 16 snapshots) and refuses nothing; the figures are still counted.
+ * 128 MiB of unsent watch bytes, 16 snapshots, 8 MiB of decisions) and refuses nothing; the
+ * figures are still counted.
  *
  * A body that cannot be had waits for one, first come first served, up to BODY_WAIT_MS; then
  * the read goes to the apiserver, whose answer is streamed through (a few chunks held at a time).
@@ -60,6 +64,13 @@ const UNLIMITED_SHARED_LISTS_BYTES = 256 * MiB;
 const UNLIMITED_UNSENT_WATCH_BYTES = 128 * MiB;
 const MAX_SNAPSHOTS = 16;
 const SNAPSHOT_PER_BYTES = 16 * MiB;
+/**
+ * The decision caches' fixed cap, reached from deploy/node's 512 MiB limit on. One client's flood
+ * of distinct denied reviews fills one half of it (4 MiB counted, ~10,000 decisions), well inside
+ * the 16 MiB of RSS growth any one client's attack may cost (bench/decision-caches.ts measures it).
+ */
+const DECISION_CACHES_CAP_BYTES = 8 * MiB;
+const DECISION_CACHES_SHARE = 0.02;
 
 export interface BudgetSizes {
   /** The container's limit, or undefined when none is known (then nothing is refused). */
@@ -71,6 +82,8 @@ export interface BudgetSizes {
   readonly piecePoolBytes: number;
   readonly unsentWatchBytes: number;
   readonly objectsBytes: number;
+  /** Shared mode's kept SubjectAccessReview and TokenReview answers, both caches together. */
+  readonly decisionCachesBytes: number;
   /** Snapshots each cache keeps for the pages of a LIST. */
   readonly snapshots: number;
   /** Anonymous memory past which the collection valve collects (collection-valve.ts); undefined: no valve. */
@@ -95,6 +108,7 @@ export function budgetSizes(limitBytes: number | undefined): BudgetSizes {
       piecePoolBytes: UNLIMITED_PIECE_POOL_BYTES,
       unsentWatchBytes: UNLIMITED_UNSENT_WATCH_BYTES,
       objectsBytes: Number.POSITIVE_INFINITY,
+      decisionCachesBytes: DECISION_CACHES_CAP_BYTES,
       snapshots: MAX_SNAPSHOTS,
       collectAboveBytes: undefined,
     };
@@ -109,6 +123,7 @@ export function budgetSizes(limitBytes: number | undefined): BudgetSizes {
     piecePoolBytes: Math.min(Math.floor(working * 0.05), UNLIMITED_PIECE_POOL_BYTES),
     unsentWatchBytes: Math.min(Math.floor(working * 0.1), UNLIMITED_UNSENT_WATCH_BYTES),
     objectsBytes: Math.floor(working * 0.4),
+    decisionCachesBytes: Math.min(Math.floor(working * DECISION_CACHES_SHARE), DECISION_CACHES_CAP_BYTES),
     snapshots: Math.max(2, Math.min(MAX_SNAPSHOTS, Math.floor(working / SNAPSHOT_PER_BYTES))),
     collectAboveBytes: Math.max(limitBytes - CODE_PAGES_BYTES, RUNTIME_FLOOR_BYTES),
   };
@@ -238,6 +253,9 @@ export interface MemoryBudget {
   /** Where the unsent watch bytes are counted (unsent-budget.ts), for the metrics. */
   countUnsentOf(total: () => number): void;
   unsentWatchBytes(): number;
+  /** Where the decision caches' bytes are counted (shared mode's reviews), for the metrics. */
+  countDecisionCachesOf(total: () => number): void;
+  decisionCachesBytes(): number;
 }
 
 export interface MemoryBudgetOptions {
@@ -257,6 +275,7 @@ export function newMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
   let passed = 0;
   let held: (() => HeldObjects) | undefined;
   let unsent: () => number = () => 0;
+  let decisions: () => number = () => 0;
   const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
   const measure = (): number => {
     estimate = held === undefined ? 0 : estimateObjects(held());
@@ -304,6 +323,10 @@ export function newMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
       unsent = total;
     },
     unsentWatchBytes: () => unsent(),
+    countDecisionCachesOf(total) {
+      decisions = total;
+    },
+    decisionCachesBytes: () => decisions(),
     state() {
       measure();
       if (sizes.limitBytes === undefined) return `no memory limit known; cached objects ~${mib(estimate)}`;

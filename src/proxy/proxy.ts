@@ -19,6 +19,7 @@ import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
 import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { readMemoryLimit } from '../cache/memory-limit.ts';
 import { MALLOC_MMAP_THRESHOLD_BYTES, newMemoryBudget } from '../cache/memory-budget.ts';
+import type { MemoryBudget } from '../cache/memory-budget.ts';
 import { startCollectionValve } from '../cache/collection-valve.ts';
 import { newPiecePool } from '../cache/piece-writer.ts';
 import { newFaults } from '../cache/faults.ts';
@@ -90,7 +91,6 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     logger[level](fields ?? {}, message);
   };
   const client = newUpstreamClient(upstream);
-  const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client);
   const metrics = newProxyMetrics();
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
@@ -98,6 +98,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     limit: memoryLimit,
     log,
   });
+  const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client, memory);
   // The pieces LIST bodies are copied into, kept for the next bodies within the budget's share.
   const pool = newPiecePool(memory.sizes.piecePoolBytes);
   const { collectAboveBytes } = memory.sizes;
@@ -274,12 +275,21 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   };
 }
 
-/** Shared mode's authenticator and authorizer: the apiserver's reviews, sent with the proxy's own identity. */
-function sharedAccessFor(shared: SharedServing, client: UpstreamClient): SharedAccess {
-  return newSharedAccess({
-    tokens: newTokenAuthenticator({ client, audiences: shared.audiences, ttlMs: shared.tokenCacheTtlMs }),
-    authorizer: newSubjectAccessReviewAuthorizer({ client, allowedTtlMs: shared.authorizedTtlMs, deniedTtlMs: shared.unauthorizedTtlMs }),
+/**
+ * Shared mode's authenticator and authorizer: the apiserver's reviews, sent with the proxy's own
+ * identity, their answers kept within the memory budget's share for decision caches (half each).
+ */
+function sharedAccessFor(shared: SharedServing, client: UpstreamClient, memory: MemoryBudget): SharedAccess {
+  const half = Math.floor(memory.sizes.decisionCachesBytes / 2);
+  const tokens = newTokenAuthenticator({ client, audiences: shared.audiences, ttlMs: shared.tokenCacheTtlMs, maxBytes: half });
+  const authorizer = newSubjectAccessReviewAuthorizer({
+    client,
+    allowedTtlMs: shared.authorizedTtlMs,
+    deniedTtlMs: shared.unauthorizedTtlMs,
+    maxBytes: half,
   });
+  memory.countDecisionCachesOf(() => tokens.cachedBytes() + authorizer.cachedBytes());
+  return newSharedAccess({ tokens, authorizer });
 }
 
 /**

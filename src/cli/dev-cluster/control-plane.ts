@@ -1,8 +1,11 @@
 /**
  * A real local control plane on loopback: etcd and kube-apiserver, with generated certificates,
  * a static token file (an admin in system:masters, and `alice` and `bob` with no permissions),
- * and RBAC authorization. No controller-manager: namespaces deleted stay Terminating, no default
- * service accounts (the ServiceAccount admission plugin is off so pods can still be created).
+ * and the authorization of a kubeadm cluster: the Node authorizer then RBAC, with the
+ * NodeRestriction admission plugin (a kubelet, `system:node:<name>` in `system:nodes`, reads and
+ * writes only what its node's pods need). No controller-manager: namespaces deleted stay
+ * Terminating, no default service accounts (the ServiceAccount admission plugin is off so pods can
+ * still be created).
  *
  * Everything lives in one directory:
  *   state.json   pids, ports and binaries of the running processes (what `down` stops)
@@ -178,7 +181,9 @@ export async function up(options: UpOptions): Promise<ControlPlaneState> {
             // Client certificates signed by the dev CA identify users too (CN, groups from O), so
             // that shared mode's certificate users can be checked against the apiserver's own.
             `--client-ca-file=${pki.caCert}`,
-            '--authorization-mode=RBAC',
+            // kubeadm's (cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand).
+            '--authorization-mode=Node,RBAC',
+            '--enable-admission-plugins=NodeRestriction',
             // No controller-manager creates `default` service accounts; with the plugin on, pods could not be created.
             '--disable-admission-plugins=ServiceAccount',
             '--v=1',

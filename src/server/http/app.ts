@@ -37,7 +37,8 @@ import { installStatusRoutes } from '../../status/status-routes.ts';
 import type { StatusReporter } from '../../status/status-report.ts';
 import type { SharedAccess } from '../../auth/shared-access.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
-import { admit, admitOwnPage, writeStatus } from '../pass-through/shared-gate.ts';
+import { admit, admitOwnPage } from '../pass-through/shared-gate.ts';
+import { writeNegotiatedStatus } from '../serving/negotiated-status.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;
@@ -305,7 +306,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     if (access !== undefined) {
       const admission = await admit(access, req, request);
       if (admission.kind === 'refused') {
-        writeStatus(res, admission.error);
+        // The apiserver's 401 or 403 in the encoding it would write it (a kubelet's in protobuf).
+        writeNegotiatedStatus(res, admission.error, firstAccept(req.rawHeaders), request.query(), req.headers['user-agent']);
         return;
       }
       as = admission.as;

@@ -320,10 +320,11 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
     piece_pool: { budget: sizes.piecePoolBytes, used: () => pool?.bytes() ?? 0 },
     unsent_watch: { budget: sizes.unsentWatchBytes, used: () => budget.unsentWatchBytes() },
     objects: { budget: sizes.objectsBytes, used: () => budget.measureObjects() },
+    decision_caches: { budget: sizes.decisionCachesBytes, used: () => budget.decisionCachesBytes() },
   };
   new Gauge({
     name: 'kube_cache_proxy_memory_budget_bytes',
-    help: 'What the proxy may hold, by use: response bodies made from the cache, pooled LIST pieces, unsent watch bytes, cached objects (estimated); absent where unbounded (no limit known).',
+    help: 'What the proxy may hold, by use: response bodies made from the cache, pooled LIST pieces, unsent watch bytes, cached objects (estimated), kept review answers (shared mode); absent where unbounded (no limit known).',
     labelNames: ['use'] as const,
     registers: [registry],
     collect() {

@@ -333,6 +333,21 @@ test('shared mode: the differences from the apiserver that docs/differences.md l
   const impersonating = await at(proxy.url, carol, '/api/v1/namespaces/default/configmaps', { 'impersonate-user': 'bob' });
   assert.equal(impersonating.status, 403);
   assert.match(impersonating.body, /impersonation through kube-cache-proxy needs a bearer token/);
+  // A refusal the proxy writes (401, 403) to a client asking for YAML is in JSON (the same Status).
+  const bob: Credentials = { kind: 'token', token: cp.users.bob.token };
+  const yaml = { accept: 'application/yaml' };
+  const [viaProxy, direct] = await Promise.all([
+    at(proxy.url, bob, '/api/v1/namespaces/default/configmaps', yaml),
+    at(cp.server, bob, '/api/v1/namespaces/default/configmaps', yaml),
+  ]);
+  assert.deepEqual(
+    [viaProxy.status, viaProxy.contentType, direct.status, direct.contentType],
+    [403, 'application/json', 403, 'application/yaml'],
+  );
+  assert.equal(
+    (JSON.parse(viaProxy.body) as { message: string }).message,
+    /^message: '(.*)'$/ms.exec(direct.body)?.[1]?.replace(/\n {2}/g, ' '),
+  );
 });
 
 test(

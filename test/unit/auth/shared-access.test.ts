@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { newSharedAccess } from '../../../src/auth/shared-access.ts';
+import { MAX_REVIEWED_TARGET_BYTES, newSharedAccess } from '../../../src/auth/shared-access.ts';
+import { parseRequest } from '../../../src/request/parsed-request.ts';
 import type { Authorizer } from '../../../src/auth/subject-access-review.ts';
 import type { TokenAuthenticator } from '../../../src/auth/token-review.ts';
 
@@ -22,6 +23,7 @@ function request(options: {
 
 const tokens: TokenAuthenticator = {
   reviews: () => 0,
+  cachedBytes: () => 0,
   authenticate: (token) => {
     if (token === 'down') return Promise.reject(new Error('TokenReview answered 503'));
     return Promise.resolve(
@@ -31,7 +33,7 @@ const tokens: TokenAuthenticator = {
     );
   },
 };
-const authorizer: Authorizer = { reviews: () => 0, authorize: () => Promise.resolve({ allowed: true, reason: '' }) };
+const authorizer: Authorizer = { reviews: () => 0, cachedBytes: () => 0, authorize: () => Promise.resolve({ allowed: true, reason: '' }) };
 const access = newSharedAccess({ tokens, authorizer });
 
 test('shared access: who a request is, as the apiserver’s authenticators decide it', async () => {
@@ -63,4 +65,30 @@ test('shared access: who a request is, as the apiserver’s authenticators decid
     why: 'unreviewed',
     as: { kind: 'bearer', authorization: 'Bearer down' },
   });
+});
+
+test('shared access: a resource read whose target is longer than MAX_REVIEWED_TARGET_BYTES is left to the apiserver, unreviewed', async () => {
+  let reviewed = 0;
+  const counting = newSharedAccess({
+    tokens,
+    authorizer: {
+      reviews: () => reviewed,
+      cachedBytes: () => 0,
+      authorize: () => {
+        reviewed++;
+        return Promise.resolve({ allowed: false, reason: '' });
+      },
+    },
+  });
+  const user = { username: 'alice', uid: 'u', groups: ['system:authenticated'], extra: {} };
+  const base = '/api/v1/namespaces/default/configmaps';
+  const justFits = `${base}/${'n'.repeat(MAX_REVIEWED_TARGET_BYTES - base.length - 1)}`;
+  assert.equal(justFits.length, MAX_REVIEWED_TARGET_BYTES);
+  assert.equal((await counting.authorizeRead(user, parseRequest('GET', justFits))).kind, 'refused');
+  assert.equal(reviewed, 1);
+  // A longer name, or a list with a long selector: the apiserver decides, as the client.
+  assert.deepEqual(await counting.authorizeRead(user, parseRequest('GET', `${justFits}n`)), { kind: 'undecided' });
+  const selector = `${base}?labelSelector=${'a'.repeat(MAX_REVIEWED_TARGET_BYTES)}`;
+  assert.deepEqual(await counting.authorizeRead(user, parseRequest('GET', selector)), { kind: 'undecided' });
+  assert.equal(reviewed, 1, 'no review sent for either');
 });

@@ -15,6 +15,7 @@ test('memory budget: the working memory (limit less the runtime floor) shared ou
   assert.equal(sizes.unsentWatchBytes, Math.floor(working * 0.1));
   assert.equal(sizes.objectsBytes, Math.floor(working * 0.4));
   assert.equal(sizes.snapshots, 4);
+  assert.equal(sizes.decisionCachesBytes, Math.floor(working * 0.02));
   assert.equal(sizes.collectAboveBytes, 112 * MiB);
   // Enough room for a 10,000-pod LIST body (16.5 MB) shared by its readers.
   assert.ok(sizes.bodiesBytes > 16.5e6);
@@ -24,6 +25,9 @@ test('memory budget: the working memory (limit less the runtime floor) shared ou
   assert.equal(large.piecePoolBytes, 256 * MiB);
   assert.equal(large.sharedListsBytes, 256 * MiB);
   assert.equal(large.snapshots, 16);
+  // The decision caches have a fixed cap: 8 MiB, reached from deploy/node's 512 MiB limit on.
+  assert.equal(large.decisionCachesBytes, 8 * MiB);
+  assert.equal(budgetSizes(512 * MiB).decisionCachesBytes, 8 * MiB);
   // A limit below the floor still leaves something to work with.
   assert.equal(budgetSizes(64 * MiB).workingBytes, 16 * MiB);
 });
@@ -33,6 +37,7 @@ test('memory budget: no limit known keeps the fixed bounds and refuses nothing',
   assert.equal(sizes.bodiesBytes, Number.POSITIVE_INFINITY);
   assert.equal(sizes.objectsBytes, Number.POSITIVE_INFINITY);
   assert.equal(sizes.unsentWatchBytes, 128 * MiB);
+  assert.equal(sizes.decisionCachesBytes, 8 * MiB);
   assert.equal(sizes.collectAboveBytes, undefined);
   const budget = newMemoryBudget({ limit: undefined });
   budget.countObjectsOf(() => ({ objects: 1e6, bytes: 2e9, windowEvents: 0 }));

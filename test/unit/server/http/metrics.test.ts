@@ -37,6 +37,7 @@ test('metrics: the memory budget’s limit, sizes and use, pressure, refusals an
   const metrics = newProxyMetrics();
   const budget = newMemoryBudget({ limit: { bytes: 160 * 2 ** 20, source: 'cgroup v1 memory.limit_in_bytes' } });
   budget.countObjectsOf(() => ({ objects: 100, bytes: 170_000, windowEvents: 0 }));
+  budget.countDecisionCachesOf(() => 12_345);
   metrics.memory(budget, { collections: () => 3, stop: () => undefined });
   budget.bodies.force(4096);
   budget.notePassedThrough();
@@ -46,6 +47,9 @@ test('metrics: the memory budget’s limit, sizes and use, pressure, refusals an
   assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'objects' }), budget.sizes.objectsBytes);
   assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'bodies' }), 4096);
   assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'objects' }), 100 * (1_700 + 300));
+  // Shared mode's kept reviews.
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'decision_caches' }), budget.sizes.decisionCachesBytes);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'decision_caches' }), 12_345);
   assert.equal(single(text, 'kube_cache_proxy_memory_pressure'), 0);
   assert.equal(metricSum(text, 'kube_cache_proxy_memory_refused_total', { what: 'body' }), 1);
   assert.equal(single(text, 'kube_cache_proxy_memory_collections_total'), 3);

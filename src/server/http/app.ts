@@ -291,7 +291,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   ): Promise<void> => {
     if (isOnlyIfCached(req.headers['cache-control'])) {
       log.debug({ resource: request.typeName, verb: request.verb, reason }, 'refused: only-if-cached');
-      writeStatus(res, onlyIfCachedRefusal(reason));
+      writeNegotiatedStatus(res, onlyIfCachedRefusal(reason), firstAccept(req.rawHeaders), request.query(), req.headers['user-agent']);
       return Promise.resolve();
     }
     countPassed(request, reason, log);

@@ -46,7 +46,11 @@ function clauseOptions(clause: AcceptClause, streams: boolean): { pretty: boolea
 function negotiate(accept: string | undefined): { readonly type: StatusMediaType; readonly pretty: boolean } | undefined {
   // An empty Accept gets the first serializer.
   if (accept === undefined || accept === '') return { type: 'json', pretty: false };
-  for (const clause of parseAccept(accept)) {
+  // Past MAX_SORTED_CLAUSES the order is Go's pdqsort's, which parseAccept does not repeat: JSON,
+  // the first serializer, which every client of the apiserver reads.
+  const clauses = parseAccept(accept);
+  if (clauses === undefined) return { type: 'json', pretty: false };
+  for (const clause of clauses) {
     for (const [type, mediaType, subType, streams] of SERIALIZERS) {
       const matches =
         (clause.type === mediaType && (clause.subType === subType || clause.subType === '*')) ||

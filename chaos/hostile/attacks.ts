@@ -11,8 +11,6 @@
  * figures cannot show.
  */
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:http2';
-import type { ClientHttp2Session } from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -70,6 +68,11 @@ export interface Attack {
 const GO_MAX_HEADER_BYTES = 1 << 20;
 /** Room in the head for the request line's method and version and the other headers (a token is ~1 KiB). */
 const HEAD_ROOM_BYTES = 8 * 1024;
+/**
+ * The attacker speaks HTTP/1.1, whose request head Go bounds by MaxHeaderBytes (undici would
+ * offer h2 by ALPN, where a ~1 MiB head is refused by the client's own frame limits).
+ */
+const HTTP1 = { allowH2: false } as const;
 /** An attacker's request is given up after this (the phase's end ends it sooner). */
 const ATTACK_REQUEST_TIMEOUT_MS = 120_000;
 
@@ -108,7 +111,7 @@ async function flood(
   workers: number,
   next: (i: number) => { path: string; headers: Record<string, string> },
 ): Promise<{ sent: number; answers: Record<string, number> }> {
-  const dispatcher = new Agent({ connect: { ca: env.ca }, headersTimeout: ATTACK_REQUEST_TIMEOUT_MS });
+  const dispatcher = new Agent({ ...HTTP1, connect: { ca: env.ca }, headersTimeout: ATTACK_REQUEST_TIMEOUT_MS });
   const answers = newAnswers();
   let index = 0;
   const worker = async (): Promise<void> => {
@@ -181,14 +184,14 @@ const tokenFlood: Attack = {
     const salt = randomBytes(6).toString('hex');
     return Promise.resolve({
       async run(signal) {
-        const before = await apiserverRequests(env.admin, 'create', 'tokenreviews');
+        const before = await apiserverRequests(env.admin, 'POST', 'tokenreviews');
         const started = performance.now();
         const { sent, answers } = await flood(env, signal, 8, (i) => ({
           path: `/api/v1/namespaces/${env.tenants.attackNamespace}/services`,
           headers: bearer(`hostile.${salt}.${String(i)}`),
         }));
         const seconds = (performance.now() - started) / 1000;
-        const reviews = (await apiserverRequests(env.admin, 'create', 'tokenreviews')) - before;
+        const reviews = (await apiserverRequests(env.admin, 'POST', 'tokenreviews')) - before;
         return {
           sent,
           answers,
@@ -265,7 +268,7 @@ const rywPoison: Attack = {
     }
     return {
       async run(signal) {
-        const dispatcher = new Agent({ connect: { ca: env.ca } });
+        const dispatcher = new Agent({ ...HTTP1, connect: { ca: env.ca } });
         const answers = newAnswers();
         try {
           while (!signal.aborted) {
@@ -328,51 +331,62 @@ async function drain(body: Dispatcher.ResponseData['body']): Promise<number> {
   return bytes;
 }
 
+/**
+ * Opens `paths` as watches all at once (each its own connection) and reads them until `signal`
+ * aborts; resolves with their answers, the most open at once, and the bytes received.
+ */
+async function holdWatches(
+  env: AttackEnv,
+  signal: AbortSignal,
+  paths: readonly string[],
+  token: string,
+): Promise<{ answers: Record<string, number>; mostOpen: number; bytes: number }> {
+  const dispatcher = new Agent({ ...HTTP1, connect: { ca: env.ca }, headersTimeout: ATTACK_REQUEST_TIMEOUT_MS, bodyTimeout: 0 });
+  const answers = newAnswers();
+  let open = 0;
+  let mostOpen = 0;
+  let bytes = 0;
+  const watch = async (path: string): Promise<void> => {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(`${env.url}${path}`, { dispatcher, headers: bearer(token), signal });
+    } catch (error) {
+      answers.add(aborted(signal) ? UNANSWERED : errorName(error));
+      return;
+    }
+    answers.add(res.statusCode);
+    if (res.statusCode === 200) mostOpen = Math.max(mostOpen, ++open);
+    bytes += await drain(res.body);
+    if (res.statusCode === 200) open--;
+  };
+  try {
+    await Promise.all(paths.map(watch));
+  } finally {
+    await dispatcher.destroy();
+  }
+  return { answers: answers.get(), mostOpen, bytes };
+}
+
 /** 5. Selectors: watches that hold a ~1 MiB selector each for as long as they are open. */
 const hugeSelectorWatches: Attack = {
   name: 'huge-selector',
-  what: `${String(SELECTOR_WATCHES)} watches of Services, each with a valid ~1 MiB labelSelector of its own (~120,000 requirements), kept open`,
+  what: `${String(SELECTOR_WATCHES)} watches of Services at once, each with a valid ~1 MiB labelSelector of its own (~120,000 requirements), kept open`,
   prepare(env) {
     const selectors = Array.from({ length: SELECTOR_WATCHES }, (_, w) => hugeSelector(w, GO_MAX_HEADER_BYTES - HEAD_ROOM_BYTES - 200));
+    const path = `/api/v1/namespaces/${env.tenants.attackNamespace}/services?watch=true&timeoutSeconds=3600&labelSelector=`;
     return Promise.resolve({
       async run(signal) {
-        const dispatcher = new Agent({ connect: { ca: env.ca }, headersTimeout: ATTACK_REQUEST_TIMEOUT_MS, bodyTimeout: 0 });
-        const answers = newAnswers();
-        const draining: Promise<number>[] = [];
-        let open = 0;
-        try {
-          for (const { selector } of selectors) {
-            if (aborted(signal)) break;
-            try {
-              const res = await request(
-                `${env.url}/api/v1/namespaces/${env.tenants.attackNamespace}/services?watch=true&timeoutSeconds=3600&labelSelector=${selector}`,
-                { dispatcher, headers: bearer(env.tenants.attackerToken), signal },
-              );
-              answers.add(res.statusCode);
-              if (res.statusCode === 200) open++;
-              draining.push(drain(res.body));
-            } catch (error) {
-              if (aborted(signal)) {
-                answers.add(UNANSWERED);
-                break;
-              }
-              answers.add(errorName(error));
-            }
-          }
-          env.log(`  huge-selector: ${String(open)} watches open`);
-          if (!aborted(signal))
-            await new Promise((resolve) => {
-              signal.addEventListener('abort', resolve, { once: true });
-            });
-          const bytes = (await Promise.all(draining)).reduce((a, b) => a + b, 0);
-          return {
-            sent: answers.total(),
-            answers: answers.get(),
-            effect: `${answersText(answers.get())}; ${String(selectors[0]?.requirements ?? 0)} requirements each; ${(bytes / 2 ** 20).toFixed(1)} MiB of events received`,
-          };
-        } finally {
-          await dispatcher.destroy();
-        }
+        const held = await holdWatches(
+          env,
+          signal,
+          selectors.map(({ selector }) => `${path}${selector}`),
+          env.tenants.attackerToken,
+        );
+        return {
+          sent: selectors.length,
+          answers: held.answers,
+          effect: `${answersText(held.answers)}; ${(selectors[0]?.requirements ?? 0).toLocaleString('en-US')} requirements each; at most ${String(held.mostOpen)} open at once; ${(held.bytes / 2 ** 20).toFixed(1)} MiB of events received`,
+        };
       },
       close: () => Promise.resolve(),
     });
@@ -424,7 +438,7 @@ const junkPaths: Attack = {
        * under its own name (the operator's view of what the cache serves).
        */
       async check(proxy) {
-        const dispatcher = new Agent({ connect: { ca: env.ca } });
+        const dispatcher = new Agent({ ...HTTP1, connect: { ca: env.ca } });
         try {
           const res = await request(`${env.url}/api/v1/namespaces/${env.tenants.attackNamespace}/services`, {
             dispatcher,
@@ -452,94 +466,35 @@ const junkPaths: Attack = {
 /** What one identity opens at once in the fairness attack: far past what any well-behaved client holds. */
 const FAIRNESS_WATCHES = 1_000;
 const FAIRNESS_LISTS_IN_FLIGHT = 200;
-/** HTTP/2 connections they are spread over (as a client-go process multiplexes a whole process on one). */
-const FAIRNESS_SESSIONS = 4;
 
-/** One HTTP/2 request; resolves with its status (or an error name) when its body has been read to the end. */
-function h2Request(
-  session: ClientHttp2Session,
-  path: string,
-  token: string,
-  signal: AbortSignal,
-  onResponse?: (status: number) => void,
-): Promise<string> {
-  return new Promise((resolve) => {
-    let status = 'no answer';
-    let stream;
-    try {
-      stream = session.request({ ':path': path, authorization: `Bearer ${token}`, accept: 'application/json' }, { signal });
-    } catch (error) {
-      resolve(errorName(error));
-      return;
-    }
-    stream.on('response', (headers) => {
-      status = String(headers[':status']);
-      onResponse?.(Number(headers[':status']));
-    });
-    stream.on('data', () => undefined);
-    stream.on('end', () => {
-      resolve(status);
-    });
-    stream.on('error', (error) => {
-      resolve(signal.aborted ? status : errorName(error));
-    });
-    stream.on('close', () => {
-      resolve(status);
-    });
-  });
-}
-
-/** 8. Fairness: one identity holds a thousand watches and hundreds of LISTs in flight, without pause. */
+/**
+ * 8. Fairness: one identity holds a thousand watches and hundreds of LISTs in flight, without
+ * pause (over HTTP/1.1, the proxy's only protocol: a connection each).
+ */
 const fairness: Attack = {
   name: 'fairness',
-  what: `one identity: ${FAIRNESS_WATCHES.toLocaleString('en-US')} watches of Services held open and ${String(FAIRNESS_LISTS_IN_FLIGHT)} LISTs of them always in flight, over ${String(FAIRNESS_SESSIONS)} HTTP/2 connections`,
+  what: `one identity: ${FAIRNESS_WATCHES.toLocaleString('en-US')} watches of Services held open and ${String(FAIRNESS_LISTS_IN_FLIGHT)} LISTs of them always in flight`,
   prepare(env) {
     return Promise.resolve({
       async run(signal) {
         const token = env.tenants.attackerToken;
         const path = `/api/v1/namespaces/${env.tenants.attackNamespace}/services`;
-        const sessions = Array.from({ length: FAIRNESS_SESSIONS }, () => {
-          const session = connect(env.url, { ca: env.ca });
-          session.on('error', () => undefined);
-          return session;
-        });
-        const answers = newAnswers();
-        let watching = 0;
-        let mostWatching = 0;
-        try {
-          // The watches start at the list's RV (a reflector's, after its LIST): no replay, the count is the point.
-          const list = await kube<{ metadata: { resourceVersion: string } }>(env.admin, 'GET', `${path}?limit=1`);
-          const rv = list.metadata.resourceVersion;
-          const watches = Array.from({ length: FAIRNESS_WATCHES }, (_, i) =>
-            h2Request(
-              sessions[i % FAIRNESS_SESSIONS] as ClientHttp2Session,
-              `${path}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3600`,
-              token,
-              signal,
-              (status) => {
-                if (status === 200) mostWatching = Math.max(mostWatching, ++watching);
-              },
-            ).then((status) => {
-              if (status === '200') watching--;
-              answers.add(status);
-            }),
-          );
-          const lister = async (i: number): Promise<void> => {
-            while (!signal.aborted) {
-              const status = await h2Request(sessions[i % FAIRNESS_SESSIONS] as ClientHttp2Session, path, token, signal);
-              if (aborted(signal)) break;
-              answers.add(status);
-              if (status !== '200') await sleep(100, undefined, { signal }).catch(() => undefined);
-            }
-          };
-          await Promise.all([...Array.from({ length: FAIRNESS_LISTS_IN_FLIGHT }, (_, i) => lister(i)), ...watches]);
-        } finally {
-          for (const session of sessions) session.destroy();
-        }
+        // The watches start at the list's RV (a reflector's, after its LIST): no replay, the count is the point.
+        const list = await kube<{ metadata: { resourceVersion: string } }>(env.admin, 'GET', `${path}?limit=1`);
+        const watchPath = `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&allowWatchBookmarks=true&timeoutSeconds=3600`;
+        const [held, listed] = await Promise.all([
+          holdWatches(
+            env,
+            signal,
+            Array.from({ length: FAIRNESS_WATCHES }, () => watchPath),
+            token,
+          ),
+          flood(env, signal, FAIRNESS_LISTS_IN_FLIGHT, () => ({ path, headers: bearer(token) })),
+        ]);
         return {
-          sent: answers.total(),
-          answers: answers.get(),
-          effect: `${answersText(answers.get())}; at most ${mostWatching.toLocaleString('en-US')} watches open at once`,
+          sent: FAIRNESS_WATCHES + listed.sent,
+          answers: listed.answers,
+          effect: `watches: ${answersText(held.answers)}, at most ${held.mostOpen.toLocaleString('en-US')} open at once; LISTs: ${answersText(listed.answers)}`,
         };
       },
       close: () => Promise.resolve(),

@@ -186,7 +186,9 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
       const ok = res.statusCode === 200 || (notFoundOk && res.statusCode === 404);
       return { ms: performance.now() - started, failure: ok ? undefined : String(res.statusCode) };
     } catch (error) {
-      return { ms: performance.now() - started, failure: error instanceof Error ? error.name : 'error' };
+      // undici's errors name their cause in `code` (UND_ERR_SOCKET, ECONNREFUSED); an abort in `name`.
+      const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+      return { ms: performance.now() - started, failure: code ?? (error instanceof Error ? error.name : 'error') };
     }
   };
 

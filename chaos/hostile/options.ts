@@ -44,6 +44,8 @@ export interface HostileOptions {
   readonly seed: number;
   /** The suite's own control plane. */
   readonly dir: string;
+  /** A running control plane to use instead (left running): a dev-cluster directory. */
+  readonly controlPlane: string | undefined;
 }
 
 export const HOSTILE_USAGE = `Usage: npm run chaos -- hostile [attack...] [options]
@@ -73,6 +75,7 @@ Options (each also KCP_HOSTILE_<NAME>, e.g. KCP_HOSTILE_CLIENTS=20):
   --services N       Services in the attacker's namespace (default 200)
   --seed N           seed of every random choice (default 1)
   --dir DIR          the suite's control plane directory (default $TMPDIR/kcp-hostile)
+  --control-plane D  use the running control plane of dev-cluster directory D instead (left running)
 
 Figures to stdout as a Markdown table, progress to stderr. Exits 1 when an attack breaks a bound
 (RSS growth > 16 MiB, event-loop delay max > 100 ms, good reads not from the cache, failed, or
@@ -90,6 +93,7 @@ const FLAGS = {
   services: { type: 'string' },
   seed: { type: 'string' },
   dir: { type: 'string' },
+  'control-plane': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -124,5 +128,6 @@ export function parseHostileOptions(argv: readonly string[], env: NodeJS.Process
     services: Math.round(num('services', 200)),
     seed: Math.round(num('seed', 1, 0)),
     dir: setting('dir') ?? join(tmpdir(), 'kcp-hostile'),
+    controlPlane: setting('control-plane'),
   };
 }

@@ -48,6 +48,7 @@ export async function startPodBackend(resourceVersion: string): Promise<PodBacke
   const podIp = `10.213.${String(block >> 8)}.${String((block & 0xff) + 2)}`;
   let child: ReturnType<typeof spawn> | undefined;
   const close = (): void => {
+    process.off('exit', close);
     child?.kill('SIGTERM');
     try {
       ip(['netns', 'del', netns]);
@@ -60,6 +61,8 @@ export async function startPodBackend(resourceVersion: string): Promise<PodBacke
       // gone with the namespace
     }
   };
+  // However the run ends (Ctrl-C included), the namespace goes with it: close() is synchronous.
+  process.once('exit', close);
   try {
     ip(['netns', 'add', netns]);
     ip(['link', 'add', hostSide, 'type', 'veth', 'peer', 'name', podSide]);

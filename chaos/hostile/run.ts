@@ -12,6 +12,7 @@
  * breaks. Progress goes to stderr, the table to stdout; the proxy's warnings to DIR/proxy.log.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ensureControlPlaneBinaries } from '../../src/cli/dev-cluster/build.ts';
@@ -71,7 +72,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
     await proxy?.close();
     await tenants?.remove();
     await admin?.close();
-    await down(options.dir);
+    if (options.controlPlane === undefined) await down(options.dir);
   };
   const interrupted = (signal: NodeJS.Signals): void => {
     process.stderr.write(`\n${signal}: stopping the clients, the proxy and the control plane\n`);
@@ -83,10 +84,13 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
   let rows: PhaseRow[] = [];
   let failure: string | undefined;
   try {
-    const state = await startControlPlane(options.dir, progress);
+    const state =
+      options.controlPlane === undefined ? await startControlPlane(options.dir, progress) : runningControlPlane(options.controlPlane);
     admin = newUpstreamClient(await loadUpstreamConfig({ kubeconfig: state.kubeconfig }), { connections: 16 });
-    const goodNamespaces = Array.from({ length: options.namespaces }, (_, i) => `hostile-good-${String(i)}`);
-    const attackNamespace = 'hostile-attack';
+    // Named apart from an earlier run's on a control plane that outlives the run (--control-plane).
+    const run = randomBytes(2).toString('hex');
+    const goodNamespaces = Array.from({ length: options.namespaces }, (_, i) => `hostile-${run}-good-${String(i)}`);
+    const attackNamespace = `hostile-${run}-attack`;
     for (const name of [...goodNamespaces, attackNamespace]) await kube(admin, 'POST', '/api/v1/namespaces', { metadata: { name } });
     const step = progress.step(`making ${String(options.clients)} good identities and the attackers`);
     tenants = await makeTenants({
@@ -95,7 +99,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
       attackNamespace,
       clients: options.clients,
       services: options.services,
-      suffix: 'hostile',
+      suffix: `hostile-${run}`,
       progress: log,
     });
     await waitForGrants(state, tenants);
@@ -107,7 +111,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
       memoryLimit: options.memoryLimit,
       memoryLimitBytes: options.memoryLimitBytes,
       cgroup: true,
-      logFile: join(options.dir, 'proxy.log'),
+      logFile: join(options.controlPlane ?? options.dir, 'proxy.log'),
     });
     const proxyStep = progress.step(`starting kube-cache-proxy --shared (caching ${RESOURCES}, --memory-limit ${options.memoryLimit})`);
     await proxy.start();
@@ -179,6 +183,13 @@ async function startControlPlane(dir: string, progress: Progress): Promise<Contr
   }
   const state = await up({ dir, binaries: await ensureControlPlaneBinaries(progress), progress });
   attachReaper(dir, process.pid);
+  return state;
+}
+
+/** A control plane started elsewhere (dev-cluster up --dir DIR), used as it is. */
+function runningControlPlane(dir: string): ControlPlaneState {
+  const state = readState(dir);
+  if (state === undefined || runningProcesses(state).length === 0) throw new Error(`no control plane runs in ${dir}`);
   return state;
 }
 

@@ -42,6 +42,8 @@ const FAULTS = 'kube_cache_proxy_faults_total';
 /** Good clients back at work after a restart: client-go's backoff grows across restarts less than 2 minutes apart, to 30 s (jittered up to 60 s). */
 const SETTLE_MS = 180_000;
 const RSS_SAMPLE_MS = 200;
+/** How long a frozen proxy is waited for after its phase (a ~1 MB Accept header held one for minutes on 2 cores). */
+const SCRAPE_MS = 600_000;
 
 export interface PhaseRow {
   /** 'baseline', or the attack's name. */
@@ -104,6 +106,21 @@ function gauge(text: string | undefined, name: string): number {
   return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
+/**
+ * The proxy's /metrics once it answers again: a loop frozen past Node's headersTimeout (60 s)
+ * resets the connections that waited, the scrape's among them, so it is asked again until
+ * SCRAPE_MS has passed or the process is gone. The loop-delay histogram is reset only by an
+ * answered scrape, so the one that answers covers the whole phase.
+ */
+async function metricsOnceAnswering(proxy: HostileProxy): Promise<string | undefined> {
+  const deadline = performance.now() + SCRAPE_MS;
+  for (;;) {
+    const text = await proxy.metrics();
+    if (text !== undefined || proxy.current()?.exit() !== undefined || performance.now() > deadline) return text;
+    await sleep(1000);
+  }
+}
+
 /** Starts a fresh proxy process (stopping the previous one) and waits until the good clients are back at work. */
 async function freshProxy(spec: ScenarioSpec): Promise<void> {
   await spec.proxy.current()?.stop();
@@ -146,7 +163,7 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
     await sleep(spec.phaseMs);
     attack.abort();
     const outcome = await attacking;
-    const text = await proxy.metrics();
+    const text = await metricsOnceAnswering(proxy);
     const after = counters(text);
     const exit = running?.exit();
     if (exit !== undefined) {

@@ -449,13 +449,13 @@ const junkPaths: Attack = {
           await dispatcher.close();
         }
         const text = await proxy.metrics();
-        if (text === undefined) return ['junk-paths: the proxy’s /metrics did not answer'];
+        if (text === undefined) return ['the proxy’s /metrics did not answer'];
         const counted = metricSum(text, REQUESTS, { resource: 'services' });
         const labels = new Set([...text.matchAll(/^kube_cache_proxy_requests_total\{[^}]*resource="([^"]*)"/gm)].map((m) => m[1]));
         return counted > 0
           ? []
           : [
-              `junk-paths: a LIST of Services after the attack is not counted under resource="services" (${String(labels.size)} resource labels in use)`,
+              `a LIST of Services after the attack is not counted under resource="services" (${String(labels.size)} resource labels in use)`,
             ];
       },
       close: () => Promise.resolve(),

@@ -48,8 +48,12 @@ export interface CheckedProxy {
 }
 
 export interface PreparedAttack {
-  /** Attacks until `signal` aborts (the phase's end), then ends its requests and returns. */
-  run(signal: AbortSignal): Promise<AttackOutcome>;
+  /**
+   * Attacks until `stop` aborts (the end of the attack), sending nothing new after it, and ends
+   * its requests in flight; what it holds open by design (watches) it keeps until `release`
+   * aborts (the end of the hold, while the proxy's held memory is read), then returns.
+   */
+  run(stop: AbortSignal, release: AbortSignal): Promise<AttackOutcome>;
   /** After the phase, on the same proxy: broken bounds of the attack's own (none: []). */
   check?(proxy: CheckedProxy): Promise<string[]>;
   /** Removes what prepare() made. */
@@ -333,7 +337,7 @@ async function drain(body: Dispatcher.ResponseData['body']): Promise<number> {
 
 /**
  * Opens `paths` as watches all at once (each its own connection) and reads them until `signal`
- * aborts; resolves with their answers, the most open at once, and the bytes received.
+ * aborts (the attack's release); resolves with their answers, the most open at once, and the bytes received.
  */
 async function holdWatches(
   env: AttackEnv,
@@ -375,10 +379,10 @@ const hugeSelectorWatches: Attack = {
     const selectors = Array.from({ length: SELECTOR_WATCHES }, (_, w) => hugeSelector(w, GO_MAX_HEADER_BYTES - HEAD_ROOM_BYTES - 200));
     const path = `/api/v1/namespaces/${env.tenants.attackNamespace}/services?watch=true&timeoutSeconds=3600&labelSelector=`;
     return Promise.resolve({
-      async run(signal) {
+      async run(_stop, release) {
         const held = await holdWatches(
           env,
-          signal,
+          release,
           selectors.map(({ selector }) => `${path}${selector}`),
           env.tenants.attackerToken,
         );
@@ -476,7 +480,7 @@ const fairness: Attack = {
   what: `one identity: ${FAIRNESS_WATCHES.toLocaleString('en-US')} watches of Services held open and ${String(FAIRNESS_LISTS_IN_FLIGHT)} LISTs of them always in flight`,
   prepare(env) {
     return Promise.resolve({
-      async run(signal) {
+      async run(stop, release) {
         const token = env.tenants.attackerToken;
         const path = `/api/v1/namespaces/${env.tenants.attackNamespace}/services`;
         // The watches start at the list's RV (a reflector's, after its LIST): no replay, the count is the point.
@@ -485,11 +489,11 @@ const fairness: Attack = {
         const [held, listed] = await Promise.all([
           holdWatches(
             env,
-            signal,
+            release,
             Array.from({ length: FAIRNESS_WATCHES }, () => watchPath),
             token,
           ),
-          flood(env, signal, FAIRNESS_LISTS_IN_FLIGHT, () => ({ path, headers: bearer(token) })),
+          flood(env, stop, FAIRNESS_LISTS_IN_FLIGHT, () => ({ path, headers: bearer(token) })),
         ]);
         return {
           sent: FAIRNESS_WATCHES + listed.sent,

@@ -34,6 +34,8 @@ export interface HostileOptions {
   readonly writeRate: number;
   /** How long each phase (the baseline, each attack) lasts, ms. */
   readonly phaseMs: number;
+  /** How long an attack holds what it opened, sending nothing, after its phase (the proxy's held RSS is read then), ms. */
+  readonly holdMs: number;
   /** How long the good clients run on a fresh proxy before a phase starts, ms. */
   readonly warmupMs: number;
   /** The proxy's memory limit (--memory-limit, and its cgroup's where one can be made). */
@@ -70,6 +72,8 @@ Options (each also KCP_HOSTILE_<NAME>, e.g. KCP_HOSTILE_CLIENTS=20):
   --read-rate N      reads per second of each good client (default 1)
   --write-rate N     pod writes per second over all namespaces (default 10)
   --phase S          seconds each phase lasts (default 30)
+  --hold S           seconds an attack then holds what it opened, sending nothing, while the
+                     proxy's held memory is read (default 20: V8 collects garbage after ~8 s quiet)
   --warmup S         seconds the good clients run on a fresh proxy before a phase (default 5)
   --memory-limit Q   the proxy's memory limit (default 512Mi, deploy/node's)
   --services N       Services in the attacker's namespace (default 200)
@@ -78,7 +82,7 @@ Options (each also KCP_HOSTILE_<NAME>, e.g. KCP_HOSTILE_CLIENTS=20):
   --control-plane D  use the running control plane of dev-cluster directory D instead (left running)
 
 Figures to stdout as a Markdown table, progress to stderr. Exits 1 when an attack breaks a bound
-(RSS growth > 16 MiB, event-loop delay max > 100 ms, good reads not from the cache, failed, or
+(RSS held > 16 MiB, event-loop delay max > 100 ms, good reads not from the cache, failed, or
 their p99 above 2x the baseline's, an event lost, an internal error of the proxy); 2 on a usage
 error.`;
 
@@ -88,6 +92,7 @@ const FLAGS = {
   'read-rate': { type: 'string' },
   'write-rate': { type: 'string' },
   phase: { type: 'string' },
+  hold: { type: 'string' },
   warmup: { type: 'string' },
   'memory-limit': { type: 'string' },
   services: { type: 'string' },
@@ -122,6 +127,7 @@ export function parseHostileOptions(argv: readonly string[], env: NodeJS.Process
     readRate: num('read-rate', 1, 0.1),
     writeRate: num('write-rate', 10, 0.1),
     phaseMs: num('phase', 30) * 1000,
+    holdMs: num('hold', 20, 0) * 1000,
     warmupMs: num('warmup', 5, 0) * 1000,
     memoryLimit,
     memoryLimitBytes,

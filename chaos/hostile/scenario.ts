@@ -172,9 +172,12 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
     await good.startPhase();
     const stop = new AbortController();
     const release = new AbortController();
-    const attacking = prepared?.run(stop.signal, release.signal);
-    // Handled here too: the attack may fail while the phase runs its length.
-    attacking?.catch(() => undefined);
+    /** Why the attack itself failed (it did not run as meant: never a pass). */
+    let attackFailure: string | undefined;
+    const attacking = prepared?.run(stop.signal, release.signal).catch((error: unknown): AttackOutcome => {
+      attackFailure = `the attack itself failed: ${error instanceof Error ? error.message : String(error)}`;
+      return { sent: 0, answers: {}, effect: attackFailure };
+    });
     await sleep(spec.phaseMs);
     stop.abort();
     // The hold: nothing new is sent, what the attack opened stays open, the good clients go on;
@@ -195,7 +198,10 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
       await proxy.start();
     }
     const report = await good.endPhase();
-    const checks = exit === undefined ? ((await prepared?.check?.(proxy)) ?? []) : [];
+    const checks = [
+      ...(attackFailure === undefined ? [] : [attackFailure]),
+      ...(exit === undefined ? ((await prepared?.check?.(proxy)) ?? []) : []),
+    ];
     const reads =
       before === undefined || after === undefined
         ? undefined

@@ -51,6 +51,7 @@ export interface ChaosOptions {
 export const CHAOS_USAGE = `Usage: npm run chaos -- [fault...] [options]
 
 Faults (default: all, in this order): ${FAULT_NAMES.join(', ')}; a prefix selects (e.g. etcd).
+The hostile-client suite is a run of its own: npm run chaos -- hostile --help.
 
 Options (each also KCP_CHAOS_<NAME>, e.g. KCP_CHAOS_WATCHERS=400):
   --watchers N        reflector-style client watchers per fault (default 100)

@@ -39,6 +39,9 @@ import { COLUMNS_NOTE, formatTable } from './table.ts';
 const RESOURCES = 'pods,configmaps';
 
 async function main(): Promise<number> {
+  // The hostile-client suite is a run of its own (chaos/hostile/run.ts), with its own flags.
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === 'hostile') return (await import('./hostile/run.ts')).runHostile(rest);
   let parsed: ChaosOptions | 'help';
   try {
     parsed = parseChaosOptions(process.argv.slice(2));

@@ -1,0 +1,324 @@
+/**
+ * The hostile-client suite's phases, shared by the full run (run.ts) and its short scenario in
+ * `npm test` (test/e2e/chaos/hostile.test.ts): a baseline phase without attack, then each attack
+ * in turn, each phase on a fresh proxy process (an attack's harm may outlive it: a poisoned
+ * read-your-writes mark lasts until restart, a cache of decisions for minutes), while the good
+ * clients watch and read throughout, riding each restart as they would a rollout.
+ *
+ * A phase: a fresh proxy; the good clients back at work (every watcher watching, every client's
+ * latest read a success) and `warmupMs` more; then, for `phaseMs`, the attack and the writers,
+ * the proxy's RSS sampled; then the hold, `holdMs`: the attack sends nothing more but keeps what
+ * it opened (watches), and the least RSS of the hold is what the proxy held for it; then the
+ * attack lets go, the proxy's /metrics is read (its event-loop delay histogram, reset by the read
+ * before the phase, covers exactly the phase), and the good clients' reads and watches (over the
+ * attack and the hold) are audited.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { metricSum, metricSumWhere } from '../../test/helpers/metrics-text.ts';
+import type { Attack, AttackEnv, AttackOutcome, PreparedAttack } from './attacks.ts';
+import type { GoodClients, PhaseReport } from './good-clients.ts';
+import type { HostileProxy, ProxyExit } from './hostile-proxy.ts';
+
+/** The acceptance bounds of the suite (issue: "Each attack of the suite"). */
+export const BOUNDS = {
+  /**
+   * The proxy's RSS may grow this much over its phase start, as held in the hold after the
+   * attack (its peak, with the attack's garbage not yet collected, is printed, not judged).
+   */
+  rssGrowthBytes: 16 * 2 ** 20,
+  /** The event loop's longest delay in the phase (prom-client's 10 ms sampling included). */
+  loopDelayMaxMs: 100,
+  /** The good clients' read p99 may be this many times the baseline's. */
+  p99Factor: 2,
+  /**
+   * The good clients' share of reads from the cache may be this much (absolute) below the
+   * baseline's: a read or two of a phase passed through for a reason of its own is no harm.
+   */
+  cacheShareSlack: 0.01,
+} as const;
+
+/** The verbs of reads, on the types the good clients read (nothing an attack sends). */
+const READ_VERBS = new Set(['get', 'list', 'watch']);
+const GOOD_TYPES = new Set(['pods', 'configmaps']);
+const REQUESTS = 'kube_cache_proxy_requests_total';
+/** The proxy's own failures: a read the cache failed to serve (a bug) and listener or observer faults. */
+const PASS_THROUGH = 'kube_cache_proxy_pass_through_total';
+const FAULTS = 'kube_cache_proxy_faults_total';
+/** Good clients back at work after a restart: client-go's backoff grows across restarts less than 2 minutes apart, to 30 s (jittered up to 60 s). */
+const SETTLE_MS = 180_000;
+const RSS_SAMPLE_MS = 200;
+/** How long a frozen proxy is waited for after its phase (a ~1 MB Accept header held one for minutes on 2 cores). */
+const SCRAPE_MS = 600_000;
+
+export interface PhaseRow {
+  /** 'baseline', or the attack's name. */
+  readonly phase: string;
+  readonly what: string;
+  /** Why the phase did not run (never counted as passed). */
+  readonly skipped?: string;
+  readonly outcome?: AttackOutcome;
+  /** Bytes: at the phase start, and the most over it (the attack's garbage included). */
+  readonly rssStart: number;
+  readonly rssPeak: number;
+  /** Bytes: the least over the hold (what the proxy still held once the attack stopped sending). */
+  readonly rssHeld: number;
+  readonly loopP99Ms: number;
+  readonly loopMaxMs: number;
+  readonly good?: PhaseReport;
+  /** Of the good types' reads the proxy counted in the phase, the share it served from its cache (0..1); NaN without reads. */
+  readonly cacheShare: number;
+  /** Reads the cache failed to serve (reason cache-error) and faults counted in the phase. */
+  readonly internalErrors: number;
+  /** Warnings and errors the proxy logged in the phase. */
+  readonly warnings: readonly string[];
+  /** How the proxy ended, when it did during the phase. */
+  readonly exit?: ProxyExit;
+  /** Broken bounds of the attack's own (its check). */
+  readonly checks: readonly string[];
+}
+
+export interface ScenarioSpec {
+  readonly proxy: HostileProxy;
+  readonly good: GoodClients;
+  readonly env: AttackEnv;
+  readonly attacks: readonly Attack[];
+  readonly phaseMs: number;
+  /** How long the attack holds what it opened, sending nothing, after its phase (the held RSS is read then), ms. */
+  readonly holdMs: number;
+  readonly warmupMs: number;
+  readonly log: (line: string) => void;
+  /** Told each row as its phase ends (a test asserts there, and stops the run at the first broken bound). */
+  readonly onRow?: (row: PhaseRow) => void;
+}
+
+interface Counters {
+  readonly cache: number;
+  readonly apiserver: number;
+  readonly internal: number;
+}
+
+function counters(text: string | undefined): Counters | undefined {
+  if (text === undefined) return undefined;
+  const reads = (from: string): number =>
+    metricSumWhere(
+      text,
+      REQUESTS,
+      (l) => l['served_from'] === from && READ_VERBS.has(l['verb'] ?? '') && GOOD_TYPES.has(l['resource'] ?? ''),
+    );
+  const internal = metricSum(text, PASS_THROUGH, { reason: 'cache-error' }) + metricSum(text, FAULTS);
+  return { cache: reads('cache'), apiserver: reads('apiserver'), internal };
+}
+
+function gauge(text: string | undefined, name: string): number {
+  if (text === undefined) return NaN;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * The proxy's /metrics once it answers again: a loop frozen past Node's headersTimeout (60 s)
+ * resets the connections that waited, the scrape's among them, so it is asked again until
+ * SCRAPE_MS has passed or the process is gone. The loop-delay histogram is reset only by an
+ * answered scrape, so the one that answers covers the whole phase.
+ */
+async function metricsOnceAnswering(proxy: HostileProxy): Promise<string | undefined> {
+  const deadline = performance.now() + SCRAPE_MS;
+  for (;;) {
+    const text = await proxy.metrics();
+    if (text !== undefined || proxy.current()?.exit() !== undefined || performance.now() > deadline) return text;
+    await sleep(1000);
+  }
+}
+
+/** Starts a fresh proxy process (stopping the previous one) and waits until the good clients are back at work. */
+async function freshProxy(spec: ScenarioSpec): Promise<void> {
+  await spec.proxy.current()?.stop();
+  await spec.proxy.start();
+  const deadline = performance.now() + SETTLE_MS;
+  for (;;) {
+    const status = await spec.good.status();
+    if (status.watching === status.clients && status.readingOk === status.clients) break;
+    if (performance.now() > deadline)
+      throw new Error(
+        `the good clients were not back at work ${String(SETTLE_MS / 1000)} s after the proxy started: ${String(status.watching)}/${String(status.clients)} watching, ${String(status.readingOk)} reading`,
+      );
+    await sleep(100);
+  }
+  // The warm-up is a length of the run (connections made, decisions cached), not a wait for an event.
+  await sleep(spec.warmupMs);
+}
+
+async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared: PreparedAttack | undefined): Promise<PhaseRow> {
+  const { proxy, good, log } = spec;
+  await freshProxy(spec);
+  const running = proxy.current();
+  const before = counters(await proxy.metrics());
+  const rssStart = proxy.rss();
+  let rssPeak = rssStart;
+  /** The least RSS seen in the hold (Infinity before it): what the attack made the proxy hold. */
+  let rssHeld = Infinity;
+  let holding = false;
+  const sampler = setInterval(() => {
+    const rss = proxy.rss();
+    if (!Number.isFinite(rss)) return;
+    rssPeak = Math.max(rssPeak, rss);
+    if (holding) rssHeld = Math.min(rssHeld, rss);
+  }, RSS_SAMPLE_MS);
+  const mark = proxy.logMark();
+  const ticker = setInterval(() => {
+    log(`  ${name}${holding ? ' (hold)' : ''}: RSS ${(proxy.rss() / 2 ** 20).toFixed(0)} MiB (peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB)`);
+  }, 10_000);
+  try {
+    await good.startPhase();
+    const stop = new AbortController();
+    const release = new AbortController();
+    /** Why the attack itself failed (it did not run as meant: never a pass). */
+    let attackFailure: string | undefined;
+    const attacking = prepared?.run(stop.signal, release.signal).catch((error: unknown): AttackOutcome => {
+      attackFailure = `the attack itself failed: ${error instanceof Error ? error.message : String(error)}`;
+      return { sent: 0, answers: {}, effect: attackFailure };
+    });
+    await sleep(spec.phaseMs);
+    stop.abort();
+    // The hold: nothing new is sent, what the attack opened stays open, the good clients go on;
+    // garbage of the attack is collected (V8's memory reducer runs after ~8 s of low allocation),
+    // what the proxy still holds is the figure.
+    holding = true;
+    await sleep(spec.holdMs);
+    holding = false;
+    release.abort();
+    const outcome = await attacking;
+    const text = await metricsOnceAnswering(proxy);
+    const after = counters(text);
+    const exit = running?.exit();
+    if (exit !== undefined) {
+      log(
+        `  ${name}: the proxy exited (${String(exit.code ?? exit.signal)}${exit.oomKills > 0 ? ', OOM-killed' : ''}); restarting it for the good clients to catch up`,
+      );
+      await proxy.start();
+    }
+    const report = await good.endPhase();
+    const checks = [
+      ...(attackFailure === undefined ? [] : [attackFailure]),
+      ...(exit === undefined ? ((await prepared?.check?.(proxy)) ?? []) : []),
+    ];
+    const reads =
+      before === undefined || after === undefined
+        ? undefined
+        : { cache: after.cache - before.cache, apiserver: after.apiserver - before.apiserver };
+    return {
+      phase: name,
+      what,
+      ...(outcome === undefined ? {} : { outcome }),
+      rssStart,
+      rssPeak,
+      rssHeld: Number.isFinite(rssHeld) ? rssHeld : NaN,
+      loopP99Ms: gauge(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+      loopMaxMs: gauge(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
+      good: report,
+      cacheShare: reads === undefined || reads.cache + reads.apiserver === 0 ? NaN : reads.cache / (reads.cache + reads.apiserver),
+      internalErrors: before === undefined || after === undefined ? NaN : after.internal - before.internal,
+      warnings: proxy.warningsSince(mark),
+      ...(exit === undefined ? {} : { exit }),
+      checks,
+    };
+  } finally {
+    clearInterval(sampler);
+    clearInterval(ticker);
+  }
+}
+
+/** Runs the baseline, then each attack; one row each. */
+export async function runScenario(spec: ScenarioSpec): Promise<PhaseRow[]> {
+  const rows: PhaseRow[] = [];
+  const { log } = spec;
+  log('baseline: no attack');
+  const baseline = await runPhase(spec, 'baseline', 'no attack', undefined);
+  rows.push(baseline);
+  log(summary(baseline));
+  spec.onRow?.(baseline);
+  for (const attack of spec.attacks) {
+    log(`${attack.name}: ${attack.what}`);
+    const prepared = await attack.prepare(spec.env);
+    if (typeof prepared === 'string') {
+      log(`${attack.name}: skipped: ${prepared}`);
+      const row: PhaseRow = {
+        phase: attack.name,
+        what: attack.what,
+        skipped: prepared,
+        rssStart: NaN,
+        rssPeak: NaN,
+        rssHeld: NaN,
+        loopP99Ms: NaN,
+        loopMaxMs: NaN,
+        cacheShare: NaN,
+        internalErrors: NaN,
+        warnings: [],
+        checks: [],
+      };
+      rows.push(row);
+      spec.onRow?.(row);
+      continue;
+    }
+    try {
+      const row = await runPhase(spec, attack.name, attack.what, prepared);
+      rows.push(row);
+      log(summary(row));
+      spec.onRow?.(row);
+    } finally {
+      await prepared.close();
+    }
+  }
+  return rows;
+}
+
+function summary(row: PhaseRow): string {
+  const g = row.good;
+  return `${row.phase}: RSS held +${((row.rssHeld - row.rssStart) / 2 ** 20).toFixed(1)} MiB (peak +${((row.rssPeak - row.rssStart) / 2 ** 20).toFixed(1)}), loop delay p99 ${row.loopP99Ms.toFixed(0)} ms max ${row.loopMaxMs.toFixed(0)} ms, good reads ${String(g?.reads ?? 0)} (${String(g?.failed ?? 0)} failed) p99 ${(g?.p99Ms ?? NaN).toFixed(0)} ms, ${(row.cacheShare * 100).toFixed(1)}% from cache, ${String(g?.lost ?? 0)} events lost${row.outcome === undefined ? '' : `; attack: ${row.outcome.effect}`}`;
+}
+
+/** The bounds a row breaks (baseline: the absolute ones), each said in a line; [] when it keeps them all. */
+export function brokenBounds(row: PhaseRow, baseline: PhaseRow | undefined): string[] {
+  if (row.skipped !== undefined) return [];
+  const out: string[] = [];
+  const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+  if (row.exit !== undefined)
+    out.push(
+      `the proxy exited (${String(row.exit.code ?? row.exit.signal)}${row.exit.oomKills > 0 ? ': OOM-killed in its memory cgroup' : ''})`,
+    );
+  const growth = row.rssHeld - row.rssStart;
+  if (!(growth <= BOUNDS.rssGrowthBytes))
+    out.push(`RSS held ${mib(growth)} MiB more (bound ${mib(BOUNDS.rssGrowthBytes)}; peak +${mib(row.rssPeak - row.rssStart)})`);
+  if (!(row.loopMaxMs <= BOUNDS.loopDelayMaxMs))
+    out.push(`event-loop delay max ${row.loopMaxMs.toFixed(0)} ms (bound ${String(BOUNDS.loopDelayMaxMs)})`);
+  const good = row.good;
+  if (good === undefined || good.reads === 0) out.push('the good clients read nothing');
+  else {
+    if (good.failed > 0)
+      out.push(
+        `${String(good.failed)} good reads failed (${Object.entries(good.failures)
+          .map(([k, v]) => `${k}×${String(v)}`)
+          .join(', ')})`,
+      );
+    if (baseline?.good !== undefined && baseline !== row && !(good.p99Ms <= BOUNDS.p99Factor * baseline.good.p99Ms))
+      out.push(
+        `good read p99 ${good.p99Ms.toFixed(0)} ms, ${(good.p99Ms / baseline.good.p99Ms).toFixed(1)}× the baseline's ${baseline.good.p99Ms.toFixed(0)} ms (bound ${String(BOUNDS.p99Factor)}×)`,
+      );
+    const lost = good.lost + good.duplicated + good.reordered;
+    if (lost > 0) out.push(`${String(good.lost)} events lost, ${String(good.duplicated)} duplicated, ${String(good.reordered)} reordered`);
+  }
+  const floor =
+    baseline !== undefined && baseline !== row && Number.isFinite(baseline.cacheShare)
+      ? baseline.cacheShare - BOUNDS.cacheShareSlack
+      : undefined;
+  if (floor !== undefined && !(row.cacheShare >= floor))
+    out.push(
+      `${(row.cacheShare * 100).toFixed(1)}% of the good reads from the cache (baseline ${((baseline?.cacheShare ?? NaN) * 100).toFixed(1)}%)`,
+    );
+  if (row.exit === undefined && !(row.internalErrors === 0))
+    out.push(
+      `${Number.isNaN(row.internalErrors) ? 'unknown' : String(row.internalErrors)} internal errors of the proxy (cache-error passes, faults)`,
+    );
+  out.push(...row.checks);
+  return out;
+}

@@ -28,6 +28,11 @@ export interface TokenAuthenticator {
   authenticate(token: string): Promise<Authentication>;
   /** TokenReviews sent (for the bench and the status page). */
   readonly reviews: () => number;
+  /**
+   * Whether authenticate(token) would answer without sending a review (a result kept, or a review
+   * of it in flight): the shared gate's limit on reviews of unknown tokens sits in front of it.
+   */
+  known?(token: string): boolean;
 }
 
 export interface TokenAuthenticatorOptions {
@@ -89,10 +94,15 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
     };
   };
 
+  const keyOf = (token: string): string => createHash('sha256').update(token).digest('base64');
   return {
     reviews: () => reviews,
+    known(token) {
+      const key = keyOf(token);
+      return cache.has(key) || inFlight.has(key);
+    },
     authenticate(token) {
-      const key = createHash('sha256').update(token).digest('base64');
+      const key = keyOf(token);
       const kept = cache.get(key);
       if (kept !== undefined) return Promise.resolve(kept);
       let pending = inFlight.get(key);

@@ -30,6 +30,9 @@ import { newSharedAccess } from '../auth/shared-access.ts';
 import type { SharedAccess } from '../auth/shared-access.ts';
 import { newTokenAuthenticator } from '../auth/token-review.ts';
 import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
+import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
+import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
+import type { Fairness } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { readClientCa, resolveServingTls } from './serving-tls.ts';
@@ -92,6 +95,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const client = newUpstreamClient(upstream);
   const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client);
   const metrics = newProxyMetrics();
+  // Per-flow limits (a user at an address in shared mode, a connection in sidecar mode), and in
+  // shared mode the limits on reviews of unknown tokens.
+  const fairness: Fairness = {
+    flows: newFlowLimits(options.flowLimits),
+    tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
+  };
+  metrics.fairness(fairness);
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
   const memory = newMemoryBudget({
@@ -159,6 +169,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     metrics,
     status,
     access,
+    fairness,
     memoryState: () => memory.state(),
     faults,
   });

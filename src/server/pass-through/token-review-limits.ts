@@ -1,0 +1,210 @@
+/**
+ * Limits on the TokenReviews that clients' unknown bearer tokens cost (shared mode). Every
+ * distinct bearer string the token cache does not hold costs one TokenReview, sent with the
+ * proxy's own identity: spent from the API Priority and Fairness share its own informers need.
+ * So before such a review is sent (shared-gate.ts):
+ * - a token bucket per source address and one for the whole proxy (golang.org/x/time/rate's
+ *   Limiter.Allow: `burst` tokens, refilled at `qps` a second) must each hold a token, and both
+ *   are taken together;
+ * - fewer than `maxInflight` TokenReviews may be in flight.
+ * Past either, the request gets the apiserver's 429 with Retry-After, and no review is sent.
+ *
+ * A review that authenticates its token gives both tokens back: only tokens the apiserver refuses
+ * (and reviews that fail) spend the buckets. A fleet of real clients presents valid tokens (a
+ * pod's projected token rotates hourly, each reviewed once per token cache TTL), so it never
+ * drains a bucket, however many of its pods share an address (hostNetwork pods, a NAT); what the
+ * buckets limit is the flood of invented or stale tokens, one review each.
+ *
+ * Cost: O(1) per review (a Map lookup, and at most two stale buckets dropped). A bucket refilled to
+ * its burst holds no information and is dropped when next seen at the head of the Map (the least
+ * recently used); at most `maxAddresses` are held, past which the least recently used is dropped
+ * (its address starts again with a full bucket: the global bucket still bounds the total).
+ */
+import { realClock } from '../../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
+import type { Seat } from './flow-limits.ts';
+
+export interface TokenReviewLimitSettings {
+  /** Per source address: tokens a second, and the bucket's size; qps 0: no per-address limit. */
+  readonly qpsPerAddress: number;
+  readonly burstPerAddress: number;
+  /** The whole proxy: tokens a second, and the bucket's size; qps 0: no global limit. */
+  readonly qps: number;
+  readonly burst: number;
+  /** TokenReviews in flight at once; 0: no limit. */
+  readonly maxInflight: number;
+}
+
+export interface TokenReviewLimitsOptions extends TokenReviewLimitSettings {
+  /** Source addresses whose buckets are held at once; default MAX_ADDRESSES. */
+  readonly maxAddresses?: number;
+  readonly clock?: Clock;
+}
+
+/** Why a review was refused, as counted in kube_cache_proxy_rejected_requests_total{reason}. */
+export type TokenReviewRejection = 'token-reviews-per-address' | 'token-reviews' | 'token-reviews-in-flight';
+
+/** A review that may be sent: released once its outcome is known; `authenticated` gives the tokens back. */
+export interface ReviewSeat extends Seat {
+  /** The token was authenticated: its bucket tokens come back (then the seat is released). */
+  authenticated(): void;
+}
+
+export interface Refusal {
+  readonly reason: TokenReviewRejection;
+  /** Whole seconds until a retry may pass, at least 1 (the Retry-After header). */
+  readonly retryAfterSeconds: number;
+}
+
+export interface TokenReviewLimits {
+  readonly settings: TokenReviewLimitSettings;
+  /** Room for one review of a token from `address`, or why not. Synchronous: no await between check and take. */
+  take(address: string): ReviewSeat | Refusal;
+  /** TokenReviews in flight now. */
+  inflight(): number;
+  /** Source addresses whose buckets are held now. */
+  addresses(): number;
+  /** Reviews refused since start, by reason. */
+  rejected(): Readonly<Record<TokenReviewRejection, number>>;
+}
+
+/**
+ * Defaults. Only refused tokens spend the buckets (authenticated ones give theirs back), and a
+ * refused token is kept for the token cache's TTL (2 min): an address presenting stale tokens
+ * (expired, or of a deleted ServiceAccount) costs one review per such token per TTL, a handful,
+ * where the bucket allows a burst of 20 and 1 a second (120 per TTL). The proxy as a whole: 20 a
+ * second after a burst of 100. In flight: 32, where reviews taking milliseconds keep a node
+ * proxy's restart (its ~110 pods' tokens within a second or two) to a few at once; 32 also keeps
+ * the proxy's own APF flow well below its priority level's queue lengths (workload-low: 50 per
+ * queue), so that its informers' LISTs are never rejected behind its reviews.
+ */
+export const DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS = 1;
+export const DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS = 20;
+export const DEFAULT_TOKEN_REVIEW_QPS = 20;
+export const DEFAULT_TOKEN_REVIEW_BURST = 100;
+export const DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT = 32;
+
+/** Source addresses held: ~100 bytes each (an IPv6 address and two numbers), ~1 MiB at most. */
+export const MAX_ADDRESSES = 10_000;
+
+/**
+ * Retry-After while TokenReviews in flight are at their bound: as the apiserver's max-in-flight
+ * filter (maxinflight.go retryAfter "1"), a review takes milliseconds.
+ */
+const INFLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/** A token bucket at `at` (ms): `tokens` then, refilling since. */
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Tokens now: refilled at `qps` since `at`, at most `burst` (rate.go advance). */
+function tokensNow(bucket: Bucket, qps: number, burst: number, now: number): number {
+  return Math.min(burst, bucket.tokens + ((now - bucket.at) * qps) / 1000);
+}
+
+/** Whole seconds until the bucket holds one token, at least 1. */
+function secondsToOne(tokens: number, qps: number): number {
+  return Math.max(1, Math.ceil((1 - tokens) / qps));
+}
+
+export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenReviewLimits {
+  const clock = options.clock ?? realClock;
+  const settings: TokenReviewLimitSettings = {
+    qpsPerAddress: options.qpsPerAddress,
+    burstPerAddress: options.burstPerAddress,
+    qps: options.qps,
+    burst: options.burst,
+    maxInflight: options.maxInflight,
+  };
+  const { qpsPerAddress, burstPerAddress, qps, burst, maxInflight } = settings;
+  const maxAddresses = options.maxAddresses ?? MAX_ADDRESSES;
+  /** Per address, least recently used first (a Map keeps insertion order; a use re-inserts). */
+  const buckets = new Map<string, Bucket>();
+  const global: Bucket = { tokens: burst, at: clock.now() };
+  let inflight = 0;
+  const rejected: Record<TokenReviewRejection, number> = {
+    'token-reviews-per-address': 0,
+    'token-reviews': 0,
+    'token-reviews-in-flight': 0,
+  };
+
+  /** Drops up to two buckets at the head that have refilled to their burst: each take adds at most one. */
+  const dropFull = (now: number): void => {
+    for (let i = 0; i < 2; i++) {
+      const head = buckets.entries().next();
+      if (head.done === true) return;
+      const [address, bucket] = head.value;
+      if (tokensNow(bucket, qpsPerAddress, burstPerAddress, now) < burstPerAddress) return;
+      buckets.delete(address);
+    }
+  };
+
+  const refuse = (reason: TokenReviewRejection, retryAfterSeconds: number): Refusal => {
+    rejected[reason]++;
+    return { reason, retryAfterSeconds };
+  };
+
+  return {
+    settings,
+    take(address) {
+      const now = clock.now();
+      if (maxInflight > 0 && inflight >= maxInflight) return refuse('token-reviews-in-flight', INFLIGHT_RETRY_AFTER_SECONDS);
+      dropFull(now);
+      let bucket: Bucket | undefined;
+      if (qpsPerAddress > 0) {
+        bucket = buckets.get(address);
+        if (bucket === undefined) {
+          bucket = { tokens: burstPerAddress, at: now };
+          if (buckets.size >= maxAddresses) {
+            const oldest = buckets.keys().next();
+            if (oldest.done !== true) buckets.delete(oldest.value);
+          }
+        } else {
+          buckets.delete(address);
+        }
+        // Re-inserted at the tail: the most recently used.
+        buckets.set(address, bucket);
+        bucket.tokens = tokensNow(bucket, qpsPerAddress, burstPerAddress, now);
+        bucket.at = now;
+        if (bucket.tokens < 1) return refuse('token-reviews-per-address', secondsToOne(bucket.tokens, qpsPerAddress));
+      }
+      if (qps > 0) {
+        global.tokens = tokensNow(global, qps, burst, now);
+        global.at = now;
+        if (global.tokens < 1) return refuse('token-reviews', secondsToOne(global.tokens, qps));
+        global.tokens--;
+      }
+      const own = bucket;
+      if (own !== undefined) own.tokens--;
+      inflight++;
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        inflight--;
+      };
+      return {
+        release,
+        authenticated() {
+          if (released) return;
+          const at = clock.now();
+          // Given back as of now, never past the burst; a bucket dropped meanwhile is full already.
+          if (own !== undefined && buckets.get(address) === own) {
+            own.tokens = Math.min(burstPerAddress, tokensNow(own, qpsPerAddress, burstPerAddress, at) + 1);
+            own.at = at;
+          }
+          if (qps > 0) {
+            global.tokens = Math.min(burst, tokensNow(global, qps, burst, at) + 1);
+            global.at = at;
+          }
+          release();
+        },
+      };
+    },
+    inflight: () => inflight,
+    addresses: () => buckets.size,
+    rejected: () => ({ ...rejected }),
+  };
+}

@@ -101,7 +101,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     flows: newFlowLimits(options.flowLimits),
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
   };
-  metrics.fairness(fairness);
+  metrics.fairness(fairness, access === undefined ? undefined : () => access.reviews());
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
   const memory = newMemoryBudget({

@@ -32,8 +32,11 @@ export interface ProxyMetrics {
   delegator(resource: string): DelegatorMetrics;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
-  /** Serves the per-flow limits' seats and flows, the TokenReviews in flight, and every refusal by reason (read at each scrape). */
-  fairness(fairness: Fairness): void;
+  /**
+   * Serves the per-flow limits' seats and flows, the TokenReviews in flight, every refusal by
+   * reason and, in shared mode, the reviews sent (read at each scrape).
+   */
+  fairness(fairness: Fairness, reviews?: () => { readonly tokenReviews: number; readonly subjectAccessReviews: number }): void;
 }
 
 /** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
@@ -237,8 +240,8 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     memory: (budget, valve, pool) => {
       memoryMetrics(registry, budget, valve, pool);
     },
-    fairness: (fairness) => {
-      fairnessMetrics(registry, fairness);
+    fairness: (fairness, reviews) => {
+      fairnessMetrics(registry, fairness, reviews);
     },
     delegator(resource) {
       return {
@@ -352,7 +355,11 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
  * The limits at the door (shared-gate.ts): refusals by reason, as APF counts its own
  * (apiserver_flowcontrol_rejected_requests_total{reason}), and what is held now.
  */
-function fairnessMetrics(registry: Registry, { flows, tokenReviews }: Fairness): void {
+function fairnessMetrics(
+  registry: Registry,
+  { flows, tokenReviews }: Fairness,
+  reviews: (() => { readonly tokenReviews: number; readonly subjectAccessReviews: number }) | undefined,
+): void {
   const counted: Record<string, number> = {};
   new Counter({
     name: 'kube_cache_proxy_rejected_requests_total',
@@ -384,6 +391,22 @@ function fairnessMetrics(registry: Registry, { flows, tokenReviews }: Fairness):
       for (const [kind, count] of Object.entries(flows.held())) this.set({ kind }, count);
     },
   });
+  if (reviews !== undefined) {
+    const sent = { token: 0, subject_access: 0 };
+    new Counter({
+      name: 'kube_cache_proxy_reviews_total',
+      help: "Reviews the proxy sent to the apiserver with its own identity, by kind: TokenReview (token), SubjectAccessReview (subject_access); each is spent from the proxy's API Priority and Fairness share.",
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        const now = reviews();
+        this.inc({ kind: 'token' }, now.tokenReviews - sent.token);
+        this.inc({ kind: 'subject_access' }, now.subjectAccessReviews - sent.subject_access);
+        sent.token = now.tokenReviews;
+        sent.subject_access = now.subjectAccessReviews;
+      },
+    });
+  }
   if (tokenReviews !== undefined) {
     new Gauge({
       name: 'kube_cache_proxy_token_reviews_in_flight',

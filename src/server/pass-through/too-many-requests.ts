@@ -6,11 +6,12 @@
  *     http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
  *
  * Go's http.Error writes plain text, not a Status: `Content-Type: text/plain; charset=utf-8`,
- * `X-Content-Type-Options: nosniff`, the message and a newline. client-go reads it as a 429 with
+ * `X-Content-Type-Options: nosniff`, the message and a newline; the apiserver's WithCacheControl
+ * filter has set `Cache-Control: no-cache, private` on every answer before. client-go reads it as a 429 with
  * Retry-After (errors.IsTooManyRequests, reason TooManyRequests, details.retryAfterSeconds from the
  * header) and retries after that many seconds on its own, as it does against the apiserver. (The
  * apiserver's X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID headers name its own objects:
- * the proxy has none to name.)
+ * the proxy has none to name; its Audit-Id names an audit event the proxy does not write.)
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
@@ -20,6 +21,7 @@ export const TOO_MANY_REQUESTS_BODY = Buffer.from('Too many requests, please try
 /** The status and headers of the answer, with Retry-After in whole seconds. */
 export function tooManyRequestsHeaders(retryAfterSeconds: number): OutgoingHttpHeaders {
   return {
+    'cache-control': 'no-cache, private',
     'content-type': 'text/plain; charset=utf-8',
     'retry-after': String(retryAfterSeconds),
     'x-content-type-options': 'nosniff',

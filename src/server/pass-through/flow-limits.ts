@@ -12,7 +12,8 @@
  *   and upgrades (exec, attach, port-forward) for their whole life;
  * - `watch`: an open watch, served from the cache or passed through (not a request in flight as
  *   well: APF too counts a watch apart from the requests it executes);
- * - `review`: a SubjectAccessReview the flow's requests wait on.
+ * - `review`: a SubjectAccessReview the flow's requests wait on (counted per request waiting: two
+ *   requests with the same attributes share one review upstream, and hold two seats here).
  *
  * What a flow is (shared-gate.ts and app.ts say): in shared mode a user at a source address (an
  * anonymous client, or one whose token was not reviewed, by its address alone); in sidecar mode a
@@ -78,14 +79,17 @@ export interface FlowLimits {
 }
 
 /**
- * Defaults, each well above what a well-behaved client of kube-controller-manager's shape reaches
- * (one process as one user: ~62 watches, one per informer, bench/RESULTS.md's kcm run; its clients'
- * QPS 20 and burst 30 start at most ~30 requests at once, each waiting on at most one
- * SubjectAccessReview), and low enough that one flow at every limit holds a few MiB (a TLS
- * connection each, docs/shared-mode.md has the figures).
+ * Defaults: each about twice or more what a well-behaved client of kube-controller-manager's
+ * shape reaches (one process as one user: 62 watches, one per informer, measured in
+ * bench/RESULTS.md's kcm run; its clients' QPS 20 and burst 30 start at most ~30 requests at once,
+ * each waiting on at most one SubjectAccessReview), and low enough that one flow at every limit
+ * stays within the 16 MiB a single client may cost a node proxy (deploy/node's 512 MiB): measured
+ * on a shared proxy over TLS, a watch costs 12-80 KiB of RSS once the first ones are open (cached
+ * or passed through), a request in flight passed through 30-50 KiB; so 128 watches and 100
+ * requests in flight hold ~6-15 MiB (docs/shared-mode.md has the figures and the command).
  */
 export const DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW = 100;
-export const DEFAULT_MAX_WATCHES_PER_FLOW = 250;
+export const DEFAULT_MAX_WATCHES_PER_FLOW = 128;
 export const DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW = 64;
 
 /**

@@ -15,11 +15,12 @@
  * drains a bucket, however many of its pods share an address (hostNetwork pods, a NAT); what the
  * buckets limit is the flood of invented or stale tokens, one review each.
  *
- * Cost: O(1) per review (a Map lookup, and at most two stale buckets dropped). A bucket refilled to
- * its burst holds no information and is dropped when next seen at the head of the Map (the least
- * recently used); at most `maxAddresses` are held, past which the least recently used is dropped
- * (its address starts again with a full bucket: the global bucket still bounds the total).
+ * Cost: O(1) per review (an LRU lookup, and at most two stale buckets dropped). A bucket refilled to
+ * its burst holds no information and is dropped when it is the least recently used one and the
+ * next review comes; at most `maxAddresses` are held, past which the least recently used is
+ * dropped (its address starts again with a full bucket: the global bucket still bounds the total).
  */
+import { LRUCache } from 'lru-cache';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { Seat } from './flow-limits.ts';
@@ -120,8 +121,8 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
   };
   const { qpsPerAddress, burstPerAddress, qps, burst, maxInflight } = settings;
   const maxAddresses = options.maxAddresses ?? MAX_ADDRESSES;
-  /** Per address, least recently used first (a Map keeps insertion order; a use re-inserts). */
-  const buckets = new Map<string, Bucket>();
+  /** Per address; lru-cache's list keeps the least recently used at its end, reached in O(1). */
+  const buckets = new LRUCache<string, Bucket>({ max: maxAddresses });
   const global: Bucket = { tokens: burst, at: clock.now() };
   let inflight = 0;
   const rejected: Record<TokenReviewRejection, number> = {
@@ -130,14 +131,14 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
     'token-reviews-in-flight': 0,
   };
 
-  /** Drops up to two buckets at the head that have refilled to their burst: each take adds at most one. */
+  /** Drops up to two least recently used buckets that have refilled to their burst: each take adds at most one. */
   const dropFull = (now: number): void => {
     for (let i = 0; i < 2; i++) {
-      const head = buckets.entries().next();
-      if (head.done === true) return;
-      const [address, bucket] = head.value;
-      if (tokensNow(bucket, qpsPerAddress, burstPerAddress, now) < burstPerAddress) return;
-      buckets.delete(address);
+      const oldest = buckets.rkeys().next();
+      if (oldest.done === true) return;
+      const bucket = buckets.peek(oldest.value);
+      if (bucket !== undefined && tokensNow(bucket, qpsPerAddress, burstPerAddress, now) < burstPerAddress) return;
+      buckets.delete(oldest.value);
     }
   };
 
@@ -154,18 +155,12 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
       dropFull(now);
       let bucket: Bucket | undefined;
       if (qpsPerAddress > 0) {
+        // get() makes it the most recently used; set() of a new one drops the least recently used past maxAddresses.
         bucket = buckets.get(address);
         if (bucket === undefined) {
           bucket = { tokens: burstPerAddress, at: now };
-          if (buckets.size >= maxAddresses) {
-            const oldest = buckets.keys().next();
-            if (oldest.done !== true) buckets.delete(oldest.value);
-          }
-        } else {
-          buckets.delete(address);
+          buckets.set(address, bucket);
         }
-        // Re-inserted at the tail: the most recently used.
-        buckets.set(address, bucket);
         bucket.tokens = tokensNow(bucket, qpsPerAddress, burstPerAddress, now);
         bucket.at = now;
         if (bucket.tokens < 1) return refuse('token-reviews-per-address', secondsToOne(bucket.tokens, qpsPerAddress));
@@ -191,7 +186,7 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
           if (released) return;
           const at = clock.now();
           // Given back as of now, never past the burst; a bucket dropped meanwhile is full already.
-          if (own !== undefined && buckets.get(address) === own) {
+          if (own !== undefined && buckets.peek(address) === own) {
             own.tokens = Math.min(burstPerAddress, tokensNow(own, qpsPerAddress, burstPerAddress, at) + 1);
             own.at = at;
           }

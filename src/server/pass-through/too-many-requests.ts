@@ -29,12 +29,19 @@ export function tooManyRequestsHeaders(retryAfterSeconds: number): OutgoingHttpH
   };
 }
 
-/** Writes the 429 on `res`; a response already begun is cut instead (nothing else can be said on it). */
+/**
+ * Writes the 429 on `res`, then closes the connection (`Connection: close`, where Go's server
+ * would keep it): over HTTP/1.1 each watch or request in flight is a connection of its own, and a
+ * TLS connection holds ~50-85 KiB of the proxy's memory, so a refused client's connections must
+ * not linger for the keep-alive timeout; it reconnects when it retries. A response already begun
+ * is cut instead (nothing else can be said on it).
+ */
 export function writeTooManyRequests(res: ServerResponse, retryAfterSeconds: number): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  res.shouldKeepAlive = false;
   res.writeHead(429, tooManyRequestsHeaders(retryAfterSeconds));
   res.end(TOO_MANY_REQUESTS_BODY);
 }

@@ -156,11 +156,12 @@ test('fairness, sidecar mode: requests pipelined on one connection are limited; 
   assert.equal(fairness.flows.flows(), 0, 'every seat given back');
 });
 
-test('fairness, sidecar mode: watches pipelined on one connection are limited apart from requests', async (t) => {
+test('fairness, sidecar mode: watches pipelined on one connection are limited apart from requests; the 429 closes the connection', async (t) => {
   const api = await startFakeApiserver(t);
   const fairness = limits({ maxWatches: 1, maxRequestsInflight: 1 });
   const port = await startProxy(t, api.url, fairness);
   const conn = await open(t, port);
+  const closed = once(conn.socket, 'close');
   const watch = '/api/v1/namespaces/default/configmaps?watch=1';
   conn.socket.write(get(watch) + get(watch) + get('/api/v1/namespaces/default/configmaps/a'));
   await eventually(
@@ -169,11 +170,14 @@ test('fairness, sidecar mode: watches pipelined on one connection are limited ap
   );
   assert.deepEqual(fairness.flows.held(), { request: 1, watch: 1, review: 0 });
   api.answerAll();
-  await eventually('three answers', () => responses(conn.received()).length === 3);
+  // A refused client's connection is not kept: what was pipelined behind the 429 goes with it.
+  await closed;
   assert.deepEqual(
     responses(conn.received()).map((r) => r.head[0]),
-    ['HTTP/1.1 200 OK', 'HTTP/1.1 429 Too Many Requests', 'HTTP/1.1 200 OK'],
+    ['HTTP/1.1 200 OK', 'HTTP/1.1 429 Too Many Requests'],
   );
+  assert.match(conn.received(), /\r\nConnection: close\r\n/);
+  await eventually('every seat given back', () => fairness.flows.flows() === 0);
 });
 
 /** Shared mode's identification, faked: the bearer token is the user name, no review needed. */

@@ -159,6 +159,18 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     identity: () => reviewSelf(client),
     version: PACKAGE_VERSION,
     pool: poolMember?.status,
+    limits: () => {
+      const { flows, tokenReviews } = fairness;
+      return {
+        flow: access === undefined ? 'connection' : 'user at address',
+        maxRequestsInflightPerFlow: flows.settings.maxRequestsInflight,
+        maxWatchesPerFlow: flows.settings.maxWatches,
+        maxReviewsInflightPerFlow: access === undefined ? null : flows.settings.maxReviewsInflight,
+        tokenReviews: tokenReviews?.settings ?? null,
+        flows: flows.flows(),
+        rejected: { ...flows.rejected(), ...tokenReviews?.rejected() },
+      };
+    },
   });
   const app = newProxyServer({
     tls,

@@ -83,10 +83,9 @@ export interface FlowLimits {
  * shape reaches (one process as one user: 62 watches, one per informer, measured in
  * bench/RESULTS.md's kcm run; its clients' QPS 20 and burst 30 start at most ~30 requests at once,
  * each waiting on at most one SubjectAccessReview), and low enough that one flow at every limit
- * stays within the 16 MiB a single client may cost a node proxy (deploy/node's 512 MiB): measured
- * on a shared proxy over TLS, a watch costs 12-80 KiB of RSS once the first ones are open (cached
- * or passed through), a request in flight passed through 30-50 KiB; so 128 watches and 100
- * requests in flight hold ~6-15 MiB (docs/shared-mode.md has the figures and the command).
+ * holds a few MiB of a node proxy's 512 MiB: over TLS and HTTP/1.1 each watch is a connection,
+ * and 128 watches held by one client grew a warm shared proxy's RSS by 2-9 MiB, a fresh one's by
+ * 19 MiB (bench/flow-cost.ts; docs/shared-mode.md has the figures).
  */
 export const DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW = 100;
 export const DEFAULT_MAX_WATCHES_PER_FLOW = 128;

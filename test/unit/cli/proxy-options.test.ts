@@ -96,7 +96,7 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     tokenCacheTtlMs: 120_000,
     authorizedTtlMs: 300_000,
     unauthorizedTtlMs: 30_000,
-    tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 32 },
+    tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
   });
   // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
   assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);

@@ -227,7 +227,7 @@ test('status: the limits at the door, as the proxy gives them, or null without',
     maxRequestsInflightPerFlow: 100,
     maxWatchesPerFlow: 128,
     maxReviewsInflightPerFlow: 64,
-    tokenReviews: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 32 },
+    tokenReviews: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
     flows: 3,
     rejected: { watches: 2 },
   } as const;

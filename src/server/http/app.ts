@@ -277,7 +277,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     app.addHook('onRequest', async (request, reply) => {
       const route = request.routeOptions.url ?? '';
       if (route !== '/metrics' && !route.startsWith('/kube-cache-proxy')) return;
-      if (!(await admitOwnPage(access, request.raw, reply.raw, parseRequest(request.raw.method ?? 'GET', request.url)))) reply.hijack();
+      const page = parseRequest(request.raw.method ?? 'GET', request.url);
+      if (!(await admitOwnPage(access, request.raw, reply.raw, page, fairness?.tokenReviews))) reply.hijack();
     });
   }
   if (metrics !== undefined) {

@@ -24,6 +24,7 @@ import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
+import { writeTooManyRequests } from './too-many-requests.ts';
 
 /** What the gate let through, or that it answered. */
 export type Admission =
@@ -190,8 +191,15 @@ export async function admitOwnPage(
   req: IncomingMessage,
   res: ServerResponse,
   request: ParsedRequest,
+  tokenReviews?: TokenReviewLimits,
 ): Promise<boolean> {
-  const who = await access.identify(req);
+  // Behind the same limit on reviews of unknown tokens as every other path: a flood aimed at these
+  // pages spends no more reviews than one aimed at the API.
+  const who = await identify(access, req, tokenReviews);
+  if (who.kind === 'rejected') {
+    writeTooManyRequests(res, who.retryAfterSeconds);
+    return false;
+  }
   if (who.kind !== 'user') {
     // A token the review could not judge (the apiserver unreachable) is not refused as bad.
     const error =

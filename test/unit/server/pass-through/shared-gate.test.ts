@@ -4,13 +4,14 @@
  * identify(), with a fake SharedAccess whose reviews the test resolves.
  */
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
+import { unauthorized } from '../../../../src/auth/forbidden.ts';
 import type { Identified, ReadDecision, SharedAccess } from '../../../../src/auth/shared-access.ts';
 import type { UserInfo } from '../../../../src/auth/user-info.ts';
 import { parseRequest } from '../../../../src/request/parsed-request.ts';
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
-import { admit } from '../../../../src/server/pass-through/shared-gate.ts';
+import { admit, admitOwnPage } from '../../../../src/server/pass-through/shared-gate.ts';
 import type { Admission, Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
 import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';
 import { FakeClock } from '../../../helpers/fake-clock.ts';
@@ -47,7 +48,7 @@ function fakeAccess(): SharedAccess & { identified: number; authorizations: ((d:
       if (token === undefined) return Promise.resolve({ kind: 'forward', why: 'anonymous', as: { kind: 'anonymous' } });
       known.add(token);
       const user = USERS[token];
-      if (user === undefined) return Promise.resolve({ kind: 'refused', error: new Error('401') as never });
+      if (user === undefined) return Promise.resolve({ kind: 'refused', error: unauthorized() });
       return Promise.resolve({ kind: 'user', user, as: { kind: 'bearer', authorization: `Bearer ${token}` } });
     },
     authorizeRead: () =>
@@ -148,4 +149,24 @@ test('shared gate: unknown tokens are reviewed within the TokenReview limits; pa
   admitted(await admit(access, incoming('bob'), CREATE, limits));
   admitted(await admit(access, incoming('alice'), CREATE, limits));
   assert.equal(tokens.inflight(), 0);
+});
+
+test("shared gate: the proxy's own pages are behind the same limit on reviews of unknown tokens", async () => {
+  const access = fakeAccess();
+  const tokens = newTokenReviewLimits({ qpsPerAddress: 1, burstPerAddress: 1, qps: 0, burst: 0, maxInflight: 0, clock: new FakeClock() });
+  const answered: number[] = [];
+  const res = {
+    headersSent: false,
+    shouldKeepAlive: true,
+    writeHead(code: number) {
+      answered.push(code);
+      return this;
+    },
+    end: () => undefined,
+  } as unknown as ServerResponse;
+  const metrics = parseRequest('GET', '/metrics');
+  assert.equal(await admitOwnPage(access, incoming('junk-a'), res, metrics, tokens), false);
+  assert.equal(await admitOwnPage(access, incoming('junk-b'), res, metrics, tokens), false);
+  assert.deepEqual(answered, [401, 429]);
+  assert.equal(access.identified, 1, 'no review past the burst');
 });

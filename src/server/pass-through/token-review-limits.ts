@@ -87,7 +87,7 @@ export const DEFAULT_TOKEN_REVIEW_QPS = 20;
 export const DEFAULT_TOKEN_REVIEW_BURST = 100;
 export const DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT = 64;
 
-/** Source addresses held: ~100 bytes each (an IPv6 address and two numbers), ~1 MiB at most. */
+/** Source addresses held: ~300 bytes each (an IPv6 address, its bucket, the LRU's slots), ~3 MiB at most. */
 export const MAX_ADDRESSES = 10_000;
 
 /**
@@ -136,6 +136,8 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
   /** Drops up to two least recently used buckets that have refilled to their burst: each take adds at most one. */
   const dropFull = (now: number): void => {
     for (let i = 0; i < 2; i++) {
+      // The last one stays: lru-cache clears its arrays (O(max)) when its last entry is deleted.
+      if (buckets.size <= 1) return;
       const oldest = buckets.rkeys().next();
       if (oldest.done === true) return;
       const bucket = buckets.peek(oldest.value);

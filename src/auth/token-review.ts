@@ -94,15 +94,10 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
     };
   };
 
-  const keyOf = (token: string): string => createHash('sha256').update(token).digest('base64');
   return {
     reviews: () => reviews,
-    known(token) {
-      const key = keyOf(token);
-      return cache.has(key) || inFlight.has(key);
-    },
     authenticate(token) {
-      const key = keyOf(token);
+      const key = createHash('sha256').update(token).digest('base64');
       const kept = cache.get(key);
       if (kept !== undefined) return Promise.resolve(kept);
       let pending = inFlight.get(key);
@@ -118,6 +113,10 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
         inFlight.set(key, pending);
       }
       return pending;
+    },
+    known(token) {
+      const key = createHash('sha256').update(token).digest('base64');
+      return cache.get(key) !== undefined || inFlight.has(key);
     },
   };
 }

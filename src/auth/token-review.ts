@@ -26,13 +26,13 @@ export type Authentication =
 export interface TokenAuthenticator {
   /** The token's user, or why not; rejects when the review itself failed (not kept). */
   authenticate(token: string): Promise<Authentication>;
-  /** TokenReviews sent (for the bench and the status page). */
-  readonly reviews: () => number;
   /**
    * Whether authenticate(token) would answer without sending a review (a result kept, or a review
    * of it in flight): the shared gate's limit on reviews of unknown tokens sits in front of it.
    */
   known?(token: string): boolean;
+  /** TokenReviews sent (for the bench and the status page). */
+  readonly reviews: () => number;
 }
 
 export interface TokenAuthenticatorOptions {

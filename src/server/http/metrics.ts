@@ -30,13 +30,13 @@ export interface ProxyMetrics {
   fault(site: FaultSite, resource: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
-  /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
-  memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /**
    * Serves the per-flow limits' seats and flows, the TokenReviews in flight, every refusal by
    * reason and, in shared mode, the reviews sent (read at each scrape).
    */
   fairness(fairness: Fairness, reviews?: () => { readonly tokenReviews: number; readonly subjectAccessReviews: number }): void;
+  /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
+  memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
 }
 
 /** The apiserver's verbs (RequestInfo) and the lower-case HTTP methods of non-resource requests. */
@@ -237,11 +237,11 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
   return {
     registry,
-    memory: (budget, valve, pool) => {
-      memoryMetrics(registry, budget, valve, pool);
-    },
     fairness: (fairness, reviews) => {
       fairnessMetrics(registry, fairness, reviews);
+    },
+    memory: (budget, valve, pool) => {
+      memoryMetrics(registry, budget, valve, pool);
     },
     delegator(resource) {
       return {
@@ -425,7 +425,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   answeredIn: () => undefined,
   passedThrough: () => undefined,
   fault: () => undefined,
-  memory: () => undefined,
   fairness: () => undefined,
+  memory: () => undefined,
   delegator: () => noopDelegatorMetrics,
 };

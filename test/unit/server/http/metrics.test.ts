@@ -36,31 +36,6 @@ test('metrics: prom-client’s default process_* and nodejs_* series, as every N
   assert.doesNotMatch(text, /^nodejs_active_(handles|resources)/m);
 });
 
-test('metrics: the memory budget’s limit, sizes and use, pressure, refusals and collections', async () => {
-  const metrics = newProxyMetrics();
-  const budget = newMemoryBudget({ limit: { bytes: 160 * 2 ** 20, source: 'cgroup v1 memory.limit_in_bytes' } });
-  budget.countObjectsOf(() => ({ objects: 100, bytes: 170_000, windowEvents: 0 }));
-  metrics.memory(budget, { collections: () => 3, stop: () => undefined });
-  budget.bodies.force(4096);
-  budget.notePassedThrough();
-  const text = await metrics.registry.metrics();
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_limit_bytes', { source: 'cgroup v1 memory.limit_in_bytes' }), 160 * 2 ** 20);
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'bodies' }), budget.sizes.bodiesBytes);
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'objects' }), budget.sizes.objectsBytes);
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'bodies' }), 4096);
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'objects' }), 100 * (1_700 + 300));
-  assert.equal(single(text, 'kube_cache_proxy_memory_pressure'), 0);
-  assert.equal(metricSum(text, 'kube_cache_proxy_memory_refused_total', { what: 'body' }), 1);
-  assert.equal(single(text, 'kube_cache_proxy_memory_collections_total'), 3);
-  // No limit: no limit series, no bounds where there are none.
-  const open = newProxyMetrics();
-  open.memory(newMemoryBudget({ limit: undefined }));
-  const openText = await open.registry.metrics();
-  assert.doesNotMatch(openText, /^kube_cache_proxy_memory_limit_bytes\{/m);
-  assert.doesNotMatch(openText, /^kube_cache_proxy_memory_budget_bytes\{use="bodies"\}/m);
-  assert.match(openText, /^kube_cache_proxy_memory_budget_bytes\{use="unsent_watch"\} 134217728$/m);
-});
-
 test('metrics: the limits at the door, refusals by reason, seats and flows held, TokenReviews in flight, reviews sent', async () => {
   const metrics = newProxyMetrics();
   const flows = newFlowLimits({ maxRequestsInflight: 1, maxWatches: 1, maxReviewsInflight: 0 });
@@ -96,4 +71,29 @@ test('metrics: the limits at the door, refusals by reason, seats and flows held,
   assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'watches' }), 1);
   assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'requests-in-flight' }), 2);
   assert.equal(metricSum(text, 'kube_cache_proxy_reviews_total', { kind: 'subject_access' }), 9);
+});
+
+test('metrics: the memory budget’s limit, sizes and use, pressure, refusals and collections', async () => {
+  const metrics = newProxyMetrics();
+  const budget = newMemoryBudget({ limit: { bytes: 160 * 2 ** 20, source: 'cgroup v1 memory.limit_in_bytes' } });
+  budget.countObjectsOf(() => ({ objects: 100, bytes: 170_000, windowEvents: 0 }));
+  metrics.memory(budget, { collections: () => 3, stop: () => undefined });
+  budget.bodies.force(4096);
+  budget.notePassedThrough();
+  const text = await metrics.registry.metrics();
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_limit_bytes', { source: 'cgroup v1 memory.limit_in_bytes' }), 160 * 2 ** 20);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'bodies' }), budget.sizes.bodiesBytes);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_budget_bytes', { use: 'objects' }), budget.sizes.objectsBytes);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'bodies' }), 4096);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_used_bytes', { use: 'objects' }), 100 * (1_700 + 300));
+  assert.equal(single(text, 'kube_cache_proxy_memory_pressure'), 0);
+  assert.equal(metricSum(text, 'kube_cache_proxy_memory_refused_total', { what: 'body' }), 1);
+  assert.equal(single(text, 'kube_cache_proxy_memory_collections_total'), 3);
+  // No limit: no limit series, no bounds where there are none.
+  const open = newProxyMetrics();
+  open.memory(newMemoryBudget({ limit: undefined }));
+  const openText = await open.registry.metrics();
+  assert.doesNotMatch(openText, /^kube_cache_proxy_memory_limit_bytes\{/m);
+  assert.doesNotMatch(openText, /^kube_cache_proxy_memory_budget_bytes\{use="bodies"\}/m);
+  assert.match(openText, /^kube_cache_proxy_memory_budget_bytes\{use="unsent_watch"\} 134217728$/m);
 });

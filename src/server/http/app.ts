@@ -20,6 +20,11 @@ import type { Observation } from '../pass-through/pass-through.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
+import { seatKind } from '../pass-through/shared-gate.ts';
+import type { Fairness } from '../pass-through/shared-gate.ts';
+import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.ts';
+import type { Seat } from '../pass-through/flow-limits.ts';
+import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
@@ -36,11 +41,6 @@ import type { StatusReporter } from '../../status/status-report.ts';
 import type { SharedAccess } from '../../auth/shared-access.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
 import { admit, admitOwnPage, writeStatus } from '../pass-through/shared-gate.ts';
-import { seatKind } from '../pass-through/shared-gate.ts';
-import type { Fairness } from '../pass-through/shared-gate.ts';
-import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.ts';
-import type { Seat } from '../pass-through/flow-limits.ts';
-import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 
 export interface ProxyServerOptions {
   readonly client: UpstreamClient;

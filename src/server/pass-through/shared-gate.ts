@@ -15,6 +15,7 @@
  * (token-review-limits.ts): past a limit, the apiserver's 429 (too-many-requests.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bearerToken } from '../../auth/shared-access.ts';
 import type { Identified, SharedAccess } from '../../auth/shared-access.ts';
 import { unauthorized } from '../../auth/forbidden.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
@@ -169,7 +170,7 @@ async function identify(
   limits: TokenReviewLimits | undefined,
 ): Promise<Identified | Extract<Admission, { kind: 'rejected' }>> {
   if (limits === undefined || !access.needsTokenReview(req)) return access.identify(req);
-  const room = limits.take(sourceAddress(req));
+  const room = limits.take(sourceAddress(req), bearerToken(req.headers.authorization) ?? '');
   if (!('release' in room)) return { kind: 'rejected', reason: room.reason, retryAfterSeconds: room.retryAfterSeconds };
   try {
     const who = await access.identify(req);

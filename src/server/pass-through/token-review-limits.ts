@@ -13,13 +13,18 @@
  * (and reviews that fail) spend the buckets. A fleet of real clients presents valid tokens (a
  * pod's projected token rotates hourly, each reviewed once per token cache TTL), so it never
  * drains a bucket, however many of its pods share an address (hostNetwork pods, a NAT); what the
- * buckets limit is the flood of invented or stale tokens, one review each.
+ * buckets limit is the flood of invented or stale tokens, one review each. And a token
+ * authenticated within the last RECENTLY_AUTHENTICATED_MS (a SHA-256 of it remembered, never the
+ * token) is reviewed again past the buckets, within the bound in flight only: a flood from a
+ * client's address, which keeps its bucket empty, never stops the client's own token from being
+ * reviewed again when the token cache's TTL is over.
  *
  * Cost: O(1) per review (an LRU lookup, and at most two stale buckets dropped). A bucket refilled to
  * its burst holds no information and is dropped when it is the least recently used one and the
  * next review comes; at most `maxAddresses` are held, past which the least recently used is
  * dropped (its address starts again with a full bucket: the global bucket still bounds the total).
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
@@ -39,6 +44,8 @@ export interface TokenReviewLimitSettings {
 export interface TokenReviewLimitsOptions extends TokenReviewLimitSettings {
   /** Source addresses whose buckets are held at once; default MAX_ADDRESSES. */
   readonly maxAddresses?: number;
+  /** Tokens remembered as authenticated; default MAX_RECENTLY_AUTHENTICATED. */
+  readonly maxRecentlyAuthenticated?: number;
   readonly clock?: Clock;
 }
 
@@ -59,8 +66,8 @@ export interface Refusal {
 
 export interface TokenReviewLimits {
   readonly settings: TokenReviewLimitSettings;
-  /** Room for one review of a token from `address`, or why not. Synchronous: no await between check and take. */
-  take(address: string): ReviewSeat | Refusal;
+  /** Room for one review of `token` from `address`, or why not. Synchronous: no await between check and take. */
+  take(address: string, token: string): ReviewSeat | Refusal;
   /** TokenReviews in flight now. */
   inflight(): number;
   /** Source addresses whose buckets are held now. */
@@ -86,6 +93,14 @@ export const DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS = 20;
 export const DEFAULT_TOKEN_REVIEW_QPS = 20;
 export const DEFAULT_TOKEN_REVIEW_BURST = 100;
 export const DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT = 64;
+
+/**
+ * How long a token authenticated once passes the buckets when reviewed again: an hour, a projected
+ * ServiceAccount token's default life (expirationSeconds 3607; the kubelet replaces it at 80%).
+ */
+export const RECENTLY_AUTHENTICATED_MS = 60 * 60_000;
+/** Tokens remembered as authenticated: a node proxy's pods bring about a hundred; ~2 MiB at most (a hash, the LRU's slots). */
+export const MAX_RECENTLY_AUTHENTICATED = 10_000;
 
 /** Source addresses held: ~300 bytes each (an IPv6 address, its bucket, the LRU's slots), ~3 MiB at most. */
 export const MAX_ADDRESSES = 10_000;
@@ -126,6 +141,14 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
   /** Per address; lru-cache's list keeps the least recently used at its end, reached in O(1). */
   const buckets = new LRUCache<string, Bucket>({ max: maxAddresses });
   const global: Bucket = { tokens: burst, at: clock.now() };
+  /** SHA-256 (base64) of tokens authenticated within RECENTLY_AUTHENTICATED_MS. */
+  const recentlyAuthenticated = new LRUCache<string, true>({
+    max: options.maxRecentlyAuthenticated ?? MAX_RECENTLY_AUTHENTICATED,
+    ttl: RECENTLY_AUTHENTICATED_MS,
+    perf: { now: () => clock.now() },
+    // Read the clock at each check (the default caches it for 1 ms of real time, past a fake clock's steps).
+    ttlResolution: 0,
+  });
   let inflight = 0;
   const rejected: Record<TokenReviewRejection, number> = {
     'token-reviews-per-address': 0,
@@ -153,12 +176,14 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
 
   return {
     settings,
-    take(address) {
+    take(address, token) {
       const now = clock.now();
       if (maxInflight > 0 && inflight >= maxInflight) return refuse('token-reviews-in-flight', INFLIGHT_RETRY_AFTER_SECONDS);
+      const key = createHash('sha256').update(token).digest('base64');
+      const vouched = recentlyAuthenticated.has(key);
       dropFull(now);
       let bucket: Bucket | undefined;
-      if (qpsPerAddress > 0) {
+      if (qpsPerAddress > 0 && !vouched) {
         // get() makes it the most recently used; set() of a new one drops the least recently used past maxAddresses.
         bucket = buckets.get(address);
         if (bucket === undefined) {
@@ -169,7 +194,8 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
         bucket.at = now;
         if (bucket.tokens < 1) return refuse('token-reviews-per-address', secondsToOne(bucket.tokens, qpsPerAddress));
       }
-      if (qps > 0) {
+      const charged = qps > 0 && !vouched;
+      if (charged) {
         global.tokens = tokensNow(global, qps, burst, now);
         global.at = now;
         if (global.tokens < 1) return refuse('token-reviews', secondsToOne(global.tokens, qps));
@@ -188,13 +214,14 @@ export function newTokenReviewLimits(options: TokenReviewLimitsOptions): TokenRe
         release,
         authenticated() {
           if (released) return;
+          recentlyAuthenticated.set(key, true);
           const at = clock.now();
           // Given back as of now, never past the burst; a bucket dropped meanwhile is full already.
           if (own !== undefined && buckets.peek(address) === own) {
             own.tokens = Math.min(burstPerAddress, tokensNow(own, qpsPerAddress, burstPerAddress, at) + 1);
             own.at = at;
           }
-          if (qps > 0) {
+          if (charged) {
             global.tokens = Math.min(burst, tokensNow(global, qps, burst, at) + 1);
             global.at = at;
           }

@@ -54,8 +54,8 @@ test('metrics: the limits at the door, refusals by reason, seats and flows held,
   flows.take('a', 'request');
   flows.take('a', 'watch');
   flows.take('b', 'watch');
-  tokenReviews.take('10.0.0.1');
-  tokenReviews.take('10.0.0.1');
+  tokenReviews.take('10.0.0.1', 'a');
+  tokenReviews.take('10.0.0.1', 'b');
   let text = await metrics.registry.metrics();
   assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'requests-in-flight' }), 2);
   assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'watches' }), 0);

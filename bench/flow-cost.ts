@@ -44,6 +44,21 @@ process.env.MALLOC_MMAP_THRESHOLD_ ??= String(MALLOC_MMAP_THRESHOLD_BYTES);
 
 const cleanups: (() => void | Promise<void>)[] = [];
 const t = { after: (fn: () => void | Promise<void>): void => void cleanups.push(fn) };
+/** Stops what was started here (the proxy, a control plane), once, also when the run fails. */
+let cleaned = false;
+async function cleanUp(): Promise<void> {
+  if (cleaned) return;
+  cleaned = true;
+  for (const fn of cleanups.reverse()) await fn();
+}
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`${String(error)}\n`);
+  void cleanUp().finally(() => process.exit(1));
+});
+process.on('unhandledRejection', (error) => {
+  process.stderr.write(`${String(error)}\n`);
+  void cleanUp().finally(() => process.exit(1));
+});
 let cp = readState(dir);
 if (cp === undefined) {
   const up = await runCli(['dev-cluster', 'up', '--dir', dir]);
@@ -134,4 +149,4 @@ await phase('LISTs held 3 s upstream', `/api/v1/namespaces/${ns}/secrets?resourc
 await dispatcher.close();
 await admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
 await admin.close();
-for (const fn of cleanups.reverse()) await fn();
+await cleanUp();

@@ -61,6 +61,11 @@ export interface SharedAccess {
    * as the client, which decides.
    */
   authorizeRead(user: UserInfo, request: ParsedRequest): Promise<ReadDecision>;
+  /**
+   * Whether identify(req) would send a TokenReview: a bearer token, no verified client certificate
+   * before it, and no result kept for the token (the shared gate limits these reviews first).
+   */
+  needsTokenReview(req: IncomingMessage): boolean;
   /** TokenReviews and SubjectAccessReviews sent so far (the bench, the status page). */
   reviews(): { readonly tokenReviews: number; readonly subjectAccessReviews: number };
 }
@@ -109,6 +114,12 @@ function certificateUser(req: IncomingMessage): UserInfo | 'unverified' | undefi
 export function newSharedAccess(options: SharedAccessOptions): SharedAccess {
   return {
     reviews: () => ({ tokenReviews: options.tokens.reviews(), subjectAccessReviews: options.authorizer.reviews() }),
+    needsTokenReview(req) {
+      const fromCertificate = certificateUser(req);
+      if (fromCertificate !== undefined && fromCertificate !== 'unverified') return false;
+      const token = bearerToken(req.headers.authorization);
+      return token !== undefined && options.tokens.known?.(token) !== true;
+    },
     async identify(req) {
       // The apiserver's union authenticator: the certificate first, then the token; the first
       // that accepts the request wins, and failures only count when none does.

@@ -64,6 +64,11 @@ export type Authentication =
 export interface TokenAuthenticator {
   /** The token's user, or why not; rejects when the review itself failed (not kept). */
   authenticate(token: string): Promise<Authentication>;
+  /**
+   * Whether authenticate(token) would answer without sending a review (a result kept, or a review
+   * of it in flight): the shared gate's limit on reviews of unknown tokens sits in front of it.
+   */
+  known?(token: string): boolean;
   /** TokenReviews sent (for the bench and the status page). */
   readonly reviews: () => number;
   /** Bytes the kept results are counted at (the memory budget's decision caches). */
@@ -151,6 +156,10 @@ export function newTokenAuthenticator(options: TokenAuthenticatorOptions): Token
         inFlight.set(key, pending);
       }
       return pending;
+    },
+    known(token) {
+      const key = createHash('sha256').update(token).digest('base64');
+      return cache.get(key) !== undefined || inFlight.has(key);
     },
   };
 }

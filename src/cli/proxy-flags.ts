@@ -9,6 +9,18 @@ import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import { LOG_LEVELS } from '../proxy/options.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
+import {
+  DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW,
+  DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW,
+  DEFAULT_MAX_WATCHES_PER_FLOW,
+} from '../server/pass-through/flow-limits.ts';
+import {
+  DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT,
+  DEFAULT_TOKEN_REVIEW_BURST,
+  DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS,
+  DEFAULT_TOKEN_REVIEW_QPS,
+  DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS,
+} from '../server/pass-through/token-review-limits.ts';
 
 export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
@@ -138,6 +150,74 @@ export const PROXY_FLAGS = [
     arg: 'DURATION',
     sharedOnly: true,
     help: ["shared mode: how long a denied read's review is", 'kept (default: 30s)'],
+  },
+  {
+    name: 'max-requests-inflight-per-flow',
+    type: 'string',
+    arg: 'N',
+    help: [
+      'requests one flow may have in flight, upgrades (exec, port-forward) included; past',
+      "it, the apiserver's 429 with Retry-After. A flow is a user at a source address in",
+      'shared mode (an address alone for a client without credentials), a connection in',
+      `sidecar mode; 0: no limit (default: ${String(DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW)})`,
+    ],
+  },
+  {
+    name: 'max-watches-per-flow',
+    type: 'string',
+    arg: 'N',
+    help: [
+      `watches one flow may have open, from the cache or passed through; 0: no limit (default: ${String(DEFAULT_MAX_WATCHES_PER_FLOW)})`,
+    ],
+  },
+  {
+    name: 'max-reviews-inflight-per-flow',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [
+      'shared mode: SubjectAccessReviews one flow may wait on at once; 0: no limit',
+      `(default: ${String(DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW)})`,
+    ],
+  },
+  {
+    name: 'token-review-qps-per-address',
+    type: 'string',
+    arg: 'QPS',
+    sharedOnly: true,
+    help: [
+      'shared mode: TokenReviews of tokens not in the token cache, per source address, a',
+      'second (a token bucket; a review that authenticates its token gives its token back,',
+      `so only refused tokens spend it); 0: no limit (default: ${String(DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS)})`,
+    ],
+  },
+  {
+    name: 'token-review-burst-per-address',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [`shared mode: the per-address bucket's size (default: ${String(DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS)})`],
+  },
+  {
+    name: 'token-review-qps',
+    type: 'string',
+    arg: 'QPS',
+    sharedOnly: true,
+    help: ['shared mode: the same for the whole proxy, over every address; 0: no limit', `(default: ${String(DEFAULT_TOKEN_REVIEW_QPS)})`],
+  },
+  {
+    name: 'token-review-burst',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [`shared mode: the whole proxy's bucket's size (default: ${String(DEFAULT_TOKEN_REVIEW_BURST)})`],
+  },
+  {
+    name: 'max-token-reviews-inflight',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [`shared mode: TokenReviews in flight at once; 0: no limit (default: ${String(DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT)})`],
   },
   {
     name: 'accept-hosts',

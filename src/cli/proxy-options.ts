@@ -35,6 +35,20 @@ import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
 import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
+import {
+  DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW,
+  DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW,
+  DEFAULT_MAX_WATCHES_PER_FLOW,
+} from '../server/pass-through/flow-limits.ts';
+import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
+import {
+  DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT,
+  DEFAULT_TOKEN_REVIEW_BURST,
+  DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS,
+  DEFAULT_TOKEN_REVIEW_QPS,
+  DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS,
+} from '../server/pass-through/token-review-limits.ts';
+import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
 
 /** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
 interface Setting {
@@ -161,6 +175,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
+    flowLimits: parseFlowLimits(setting),
     pool: parsePool(setting),
     tls,
     writeKubeconfig: writeKubeconfig?.value,
@@ -229,6 +244,55 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     tokenCacheTtlMs: duration('authentication-token-webhook-cache-ttl', DEFAULT_TOKEN_CACHE_TTL_MS),
     authorizedTtlMs: duration('authorization-webhook-cache-authorized-ttl', DEFAULT_ALLOWED_TTL_MS),
     unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
+    tokenReviewLimits: parseTokenReviewLimits(setting),
+  };
+}
+
+/** A count flag: a whole number, 0 or more (0: no limit). */
+function parseCount(s: Setting | undefined, fallback: number): number {
+  if (s === undefined) return fallback;
+  const n = /^\d{1,9}$/.test(s.value) ? Number(s.value) : NaN;
+  if (!Number.isSafeInteger(n)) throw new CliError(`${s.from}: not a whole number`, 'Give 0 or more (0: no limit).');
+  return n;
+}
+
+/** A rate flag (tokens a second): a number, 0 or more (0: no limit), as Go's float32 QPS flags take it. */
+function parseQps(s: Setting | undefined, fallback: number): number {
+  if (s === undefined) return fallback;
+  const qps = /^\d{1,9}(\.\d{1,9})?$/.test(s.value) ? Number(s.value) : NaN;
+  if (!Number.isFinite(qps)) throw new CliError(`${s.from}: not a rate`, 'Give requests a second, 0 or more, e.g. 1 or 0.5 (0: no limit).');
+  return qps;
+}
+
+function parseFlowLimits(setting: (flag: ValueFlag) => Setting | undefined): FlowLimitSettings {
+  return {
+    maxRequestsInflight: parseCount(setting('max-requests-inflight-per-flow'), DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW),
+    maxWatches: parseCount(setting('max-watches-per-flow'), DEFAULT_MAX_WATCHES_PER_FLOW),
+    maxReviewsInflight: parseCount(setting('max-reviews-inflight-per-flow'), DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW),
+  };
+}
+
+function parseTokenReviewLimits(setting: (flag: ValueFlag) => Setting | undefined): TokenReviewLimitSettings {
+  const qpsPerAddress = parseQps(setting('token-review-qps-per-address'), DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS);
+  const qps = parseQps(setting('token-review-qps'), DEFAULT_TOKEN_REVIEW_QPS);
+  /** A bucket that limits must hold a token: a burst of 0 would refuse every review (rate.Limiter's Allow at burst 0). */
+  const burst = (flag: ValueFlag, fallback: number, limited: boolean): number => {
+    const s = setting(flag);
+    const n = parseCount(s, fallback);
+    if (limited && n < 1 && s !== undefined) {
+      throw new CliError(
+        `${s.from}: a burst of 0 would refuse every review`,
+        'Give 1 or more, or set the matching qps flag to 0 for no limit.',
+      );
+    }
+    return n;
+  };
+  return {
+    qpsPerAddress,
+    burstPerAddress: burst('token-review-burst-per-address', DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS, qpsPerAddress > 0),
+    qps,
+    burst: burst('token-review-burst', DEFAULT_TOKEN_REVIEW_BURST, qps > 0),
+    maxInflight: parseCount(setting('max-token-reviews-inflight'), DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT),
   };
 }
 

@@ -4,6 +4,8 @@
  */
 import type { ReadConsistency } from '../cache/consistency.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
+import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
+import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
 
 /** pino's levels, as Fastify's logger takes them. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -53,6 +55,11 @@ export interface ProxyOptions {
   readonly pool?: PoolMembership | undefined;
   /** --memory-limit in bytes: the limit the memory budget follows, in place of the cgroup's; undefined: the cgroup's. */
   readonly memoryLimitBytes: number | undefined;
+  /**
+   * Per-flow limits (server/pass-through/flow-limits.ts; 0: none): --max-requests-inflight-per-flow,
+   * --max-watches-per-flow and, in shared mode, --max-reviews-inflight-per-flow.
+   */
+  readonly flowLimits: FlowLimitSettings;
   readonly help: boolean;
 }
 
@@ -69,6 +76,8 @@ export interface SharedServing {
   readonly tokenCacheTtlMs: number;
   readonly authorizedTtlMs: number;
   readonly unauthorizedTtlMs: number;
+  /** The limits on TokenReviews of tokens the token cache does not know (server/pass-through/token-review-limits.ts). */
+  readonly tokenReviewLimits: TokenReviewLimitSettings;
 }
 
 /**

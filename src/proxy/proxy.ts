@@ -31,6 +31,9 @@ import { newSharedAccess } from '../auth/shared-access.ts';
 import type { SharedAccess } from '../auth/shared-access.ts';
 import { newTokenAuthenticator } from '../auth/token-review.ts';
 import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
+import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
+import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
+import type { Fairness } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { readClientCa, resolveServingTls } from './serving-tls.ts';
@@ -92,6 +95,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   };
   const client = newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
+  // Per-flow limits (a user at an address in shared mode, a connection in sidecar mode), and in
+  // shared mode the limits on reviews of unknown tokens.
+  const fairness: Fairness = {
+    flows: newFlowLimits(options.flowLimits),
+    tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
+  };
+  metrics.fairness(fairness, access === undefined ? undefined : () => access.reviews());
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
   const memory = newMemoryBudget({
@@ -150,6 +160,18 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     identity: () => reviewSelf(client),
     version: PACKAGE_VERSION,
     pool: poolMember?.status,
+    limits: () => {
+      const { flows, tokenReviews } = fairness;
+      return {
+        flow: access === undefined ? 'connection' : 'user at address',
+        maxRequestsInflightPerFlow: flows.settings.maxRequestsInflight,
+        maxWatchesPerFlow: flows.settings.maxWatches,
+        maxReviewsInflightPerFlow: access === undefined ? null : flows.settings.maxReviewsInflight,
+        tokenReviews: tokenReviews?.settings ?? null,
+        flows: flows.flows(),
+        rejected: { ...flows.rejected(), ...tokenReviews?.rejected() },
+      };
+    },
   });
   const app = newProxyServer({
     tls,
@@ -160,6 +182,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     metrics,
     status,
     access,
+    fairness,
     memoryState: () => memory.state(),
     faults,
   });

@@ -38,6 +38,30 @@ export interface StatusSources {
   readonly memory?: () => NodeJS.MemoryUsage;
   /** The node pool this proxy is a member of (--pool); none: not in a pool. */
   readonly pool?: (() => PoolStatus) | undefined;
+  /** The limits at the door and their refusals so far (server/pass-through/shared-gate.ts); none: no limits. */
+  readonly limits?: (() => LimitsStatus) | undefined;
+}
+
+/** The per-flow limits (0: none) and the limits on TokenReviews of unknown tokens, with the requests refused so far. */
+export interface LimitsStatus {
+  /** What a flow is: a user at a source address (shared mode), or a connection (sidecar mode). */
+  readonly flow: 'user at address' | 'connection';
+  readonly maxRequestsInflightPerFlow: number;
+  readonly maxWatchesPerFlow: number;
+  /** Shared mode only; null in sidecar mode (no reviews). */
+  readonly maxReviewsInflightPerFlow: number | null;
+  /** Shared mode only; null in sidecar mode. */
+  readonly tokenReviews: {
+    readonly qpsPerAddress: number;
+    readonly burstPerAddress: number;
+    readonly qps: number;
+    readonly burst: number;
+    readonly maxInflight: number;
+  } | null;
+  /** Flows holding a seat now. */
+  readonly flows: number;
+  /** Requests answered 429 since start, by reason (kube_cache_proxy_rejected_requests_total). */
+  readonly rejected: Readonly<Record<string, number>>;
 }
 
 /** A node pool member's state: its role, and where the pool-wide types are read from. */
@@ -101,6 +125,8 @@ export interface StatusReport {
   readonly consistency: StatusSources['consistency'];
   /** The node pool, if the proxy is a member of one; null otherwise. */
   readonly pool: PoolStatus | null;
+  /** The limits at the door, null when there are none. */
+  readonly limits: LimitsStatus | null;
   readonly memory: { readonly rssBytes: number; readonly heapUsedBytes: number; readonly arrayBuffersBytes: number };
   /** Requests since start: all, and the reads (get, list, watch); offloadRatio = reads from the cache / all reads (null before any). */
   readonly requests: Served;
@@ -264,6 +290,7 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
         upstream: { server: sources.upstream.server, source: sources.upstream.source, identity: identity ?? null },
         consistency: sources.consistency,
         pool: sources.pool?.() ?? null,
+        limits: sources.limits?.() ?? null,
         memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, arrayBuffersBytes: mem.arrayBuffers },
         requests: totals.requests,
         reads: { ...totals.reads, offloadRatio: allReads === 0 ? null : round(totals.reads.cache / allReads, 4) },

@@ -22,6 +22,11 @@ import type { Observation } from '../pass-through/pass-through.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
+import { seatKind } from '../pass-through/shared-gate.ts';
+import type { Fairness } from '../pass-through/shared-gate.ts';
+import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.ts';
+import type { Seat } from '../pass-through/flow-limits.ts';
+import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
@@ -59,6 +64,12 @@ export interface ProxyServerOptions {
    * what goes upstream goes as the client; none: sidecar mode, everything as the proxy.
    */
   readonly access?: SharedAccess | undefined;
+  /**
+   * Per-flow limits (flow-limits.ts): in shared mode a flow is a user at an address (shared-gate.ts),
+   * in sidecar mode a connection; and, in shared mode, the limits on reviews of unknown tokens.
+   * None: no limits.
+   */
+  readonly fairness?: Fairness | undefined;
   /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
   readonly memoryState?: (() => string) | undefined;
   /** Where the read-your-writes observer's failures are reported (cache/faults.ts); default: stderr, once each. */
@@ -153,6 +164,16 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/** Gives `seat` back once `res` is done: answered, or its connection gone (perhaps already). */
+function holdUntilClosed(res: ServerResponse, seat: Seat): void {
+  if (seat === NO_SEAT) return;
+  if (res.closed) seat.release();
+  else
+    res.once('close', () => {
+      seat.release();
+    });
+}
+
 /** The request's line at debug, once it is answered (never its headers: they may carry credentials). */
 function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): void {
   const started = performance.now();
@@ -214,7 +235,13 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     app.server.emit('request', req, res);
   });
   // exec, attach, port-forward: Upgrade requests never reach a route (upgrade.ts).
-  installUpgradeProxy(app.server, { client: options.client, filter: options.filter, log: app.log, access: options.access });
+  installUpgradeProxy(app.server, {
+    client: options.client,
+    filter: options.filter,
+    log: app.log,
+    access: options.access,
+    fairness: options.fairness,
+  });
   // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
   // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
   const { memoryState } = options;
@@ -247,13 +274,15 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const reads = options.cachedReads;
   const metrics = options.metrics;
   const access = options.access;
+  const fairness = options.fairness;
   if (access !== undefined) {
     // The proxy's own pages in shared mode: for whom the apiserver's authorizer lets read them.
     // (Its health endpoints stay open to all, as the apiserver's are by system:public-info-viewer.)
     app.addHook('onRequest', async (request, reply) => {
       const route = request.routeOptions.url ?? '';
       if (route !== '/metrics' && !route.startsWith('/kube-cache-proxy')) return;
-      if (!(await admitOwnPage(access, request.raw, reply.raw, parseRequest(request.raw.method ?? 'GET', request.url)))) reply.hijack();
+      const page = parseRequest(request.raw.method ?? 'GET', request.url);
+      if (!(await admitOwnPage(access, request.raw, reply.raw, page, fairness?.tokenReviews))) reply.hijack();
     });
   }
   if (metrics !== undefined) {
@@ -302,16 +331,34 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     const request = parseRequest(req.method ?? 'GET', req.url ?? '/');
     if (log.level === 'debug' || log.level === 'trace') logRequest(req, res, log);
     // Shared mode: who the client is decides what it may read, and as whom the rest goes upstream.
+    // Either mode: the request holds a seat of its flow until its answer ends (flow-limits.ts).
     let as: ForwardIdentity | undefined;
     if (access !== undefined) {
-      const admission = await admit(access, req, request);
+      const admission = await admit(access, req, request, fairness);
       if (admission.kind === 'refused') {
         // The apiserver's 401 or 403 in the encoding it would write it (a kubelet's in protobuf).
         writeNegotiatedStatus(res, admission.error, firstAccept(req.rawHeaders), request.query(), req.headers['user-agent']);
         return;
       }
+      if (admission.kind === 'rejected') {
+        log.debug({ reason: admission.reason }, 'too many requests');
+        writeTooManyRequests(res, admission.retryAfterSeconds);
+        return;
+      }
       as = admission.as;
+      holdUntilClosed(res, admission.seat);
       if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) return passRead(req, res, request, 'shared-forward', log, as);
+    } else if (fairness !== undefined) {
+      // Sidecar mode: every client is the pod itself, one identity upstream; what sets one of its
+      // processes apart from the others is its connection (one per request or watch over HTTP/1.1,
+      // more only when pipelined), so the connection is the flow.
+      const seat = fairness.flows.take(req.socket, seatKind(request));
+      if (typeof seat === 'string') {
+        log.debug({ reason: seat }, 'too many requests');
+        writeTooManyRequests(res, FLOW_RETRY_AFTER_SECONDS);
+        return;
+      }
+      holdUntilClosed(res, seat);
     }
     if (reads === undefined) {
       if (!WRITE_METHODS.has(request.method) && isOnlyIfCached(req.headers['cache-control']))

@@ -14,6 +14,7 @@ import type { DelegatorMetrics } from '../../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
+import type { Fairness } from '../pass-through/shared-gate.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -29,6 +30,11 @@ export interface ProxyMetrics {
   fault(site: FaultSite, resource: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
+  /**
+   * Serves the per-flow limits' seats and flows, the TokenReviews in flight, every refusal by
+   * reason and, in shared mode, the reviews sent (read at each scrape).
+   */
+  fairness(fairness: Fairness, reviews?: () => { readonly tokenReviews: number; readonly subjectAccessReviews: number }): void;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
@@ -261,6 +267,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
   return {
     registry,
+    fairness: (fairness, reviews) => {
+      fairnessMetrics(registry, fairness, reviews);
+    },
     memory: (budget, valve, pool) => {
       memoryMetrics(registry, budget, valve, pool);
     },
@@ -374,12 +383,81 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
   });
 }
 
+/**
+ * The limits at the door (shared-gate.ts): refusals by reason, as APF counts its own
+ * (apiserver_flowcontrol_rejected_requests_total{reason}), and what is held now.
+ */
+function fairnessMetrics(
+  registry: Registry,
+  { flows, tokenReviews }: Fairness,
+  reviews: (() => { readonly tokenReviews: number; readonly subjectAccessReviews: number }) | undefined,
+): void {
+  const counted: Record<string, number> = {};
+  new Counter({
+    name: 'kube_cache_proxy_rejected_requests_total',
+    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight), by reason.",
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      const now: Record<string, number> = { ...flows.rejected(), ...tokenReviews?.rejected() };
+      for (const [reason, count] of Object.entries(now)) {
+        this.inc({ reason }, count - (counted[reason] ?? 0));
+        counted[reason] = count;
+      }
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_flows',
+    help: 'Flows holding a seat now (shared mode: a user at an address, or an address; sidecar mode: a connection).',
+    registers: [registry],
+    collect() {
+      this.set(flows.flows());
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_flow_seats',
+    help: 'Seats held now over every flow, by kind: requests in flight, open watches, SubjectAccessReviews waited on.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      for (const [kind, count] of Object.entries(flows.held())) this.set({ kind }, count);
+    },
+  });
+  if (reviews !== undefined) {
+    const sent = { token: 0, subject_access: 0 };
+    new Counter({
+      name: 'kube_cache_proxy_reviews_total',
+      help: "Reviews the proxy sent to the apiserver with its own identity, by kind: TokenReview (token), SubjectAccessReview (subject_access); each is spent from the proxy's API Priority and Fairness share.",
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        const now = reviews();
+        this.inc({ kind: 'token' }, now.tokenReviews - sent.token);
+        this.inc({ kind: 'subject_access' }, now.subjectAccessReviews - sent.subject_access);
+        sent.token = now.tokenReviews;
+        sent.subject_access = now.subjectAccessReviews;
+      },
+    });
+  }
+  if (tokenReviews !== undefined) {
+    new Gauge({
+      name: 'kube_cache_proxy_token_reviews_in_flight',
+      help: 'TokenReviews of unknown tokens in flight now (bounded by --max-token-reviews-inflight).',
+      registers: [registry],
+      collect() {
+        this.set(tokenReviews.inflight());
+      },
+    });
+  }
+}
+
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
   answeredIn: () => undefined,
   passedThrough: () => undefined,
   fault: () => undefined,
+  fairness: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,

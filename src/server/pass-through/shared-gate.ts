@@ -8,23 +8,65 @@
  * What is not the cache's to answer goes upstream as the client (its own token, or the proxy
  * impersonating a certificate's user, or no credentials for an anonymous client): the apiserver
  * decides and words it, and the proxy's own rights are never lent to anyone.
+ *
+ * Between the two, as the apiserver's priority-and-fairness filter sits between its authentication
+ * and authorization filters, each request takes a seat of its client's flow (flow-limits.ts), and a
+ * token the token cache does not know is reviewed only within the TokenReview limits
+ * (token-review-limits.ts): past a limit, the apiserver's 429 (too-many-requests.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SharedAccess } from '../../auth/shared-access.ts';
+import { bearerToken } from '../../auth/shared-access.ts';
+import type { Identified, SharedAccess } from '../../auth/shared-access.ts';
 import { unauthorized } from '../../auth/forbidden.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { asksImpersonation } from './pass-through.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
+import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
+import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
+import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
+import { writeTooManyRequests } from './too-many-requests.ts';
 
 /** What the gate let through, or that it answered. */
 export type Admission =
   /** Refused: this is the answer (the apiserver's 401 or 403). */
   | { readonly kind: 'refused'; readonly error: StatusError }
-  /** The apiserver's to answer, as the client. */
-  | { readonly kind: 'forward'; readonly as: ForwardIdentity }
+  /** Over a limit: the apiserver's 429 (too-many-requests.ts), nothing sent upstream. */
+  | { readonly kind: 'rejected'; readonly reason: FlowRejection | TokenReviewRejection; readonly retryAfterSeconds: number }
+  /** The apiserver's to answer, as the client; `seat` is held until the answer ends. */
+  | { readonly kind: 'forward'; readonly as: ForwardIdentity; readonly seat: Seat }
   /** An authorized read: the cache may answer it; if it does not, it goes upstream as the client. */
-  | { readonly kind: 'read'; readonly as: ForwardIdentity };
+  | { readonly kind: 'read'; readonly as: ForwardIdentity; readonly seat: Seat };
+
+/**
+ * The limits at the door (flow-limits.ts, token-review-limits.ts). In shared mode a flow is a user
+ * at a source address (every replica of a Deployment or DaemonSet shares its ServiceAccount, and
+ * every member of a node pool the proxies' own: each is a client of its own), or an address alone
+ * for a client the gate has not identified (no credentials, or a token whose review failed).
+ */
+export interface Fairness {
+  readonly flows: FlowLimits;
+  /** Shared mode: reviews of tokens the token cache does not know; none: unlimited. */
+  readonly tokenReviews?: TokenReviewLimits | undefined;
+}
+
+/**
+ * The group of the apiserver's `exempt` FlowSchema (apis/flowcontrol/bootstrap/default.go
+ * MandatoryFlowSchemaExempt, user.SystemPrivilegedGroup), which APF never queues or rejects, and
+ * which maxinflight.go also lets past its limit: "A system:master is so powerful that they should
+ * always get an answer."
+ */
+const EXEMPT_GROUP = 'system:masters';
+
+/** The client's address: the flow of a client not identified, and the TokenReview bucket of its unknown tokens. */
+export function sourceAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? '';
+}
+
+/** The seat a request takes: a watch, or a request in flight (upgrades included). */
+export function seatKind(request: ParsedRequest | undefined): SeatKind {
+  return request?.verb === 'watch' ? 'watch' : 'request';
+}
 
 /** The verbs of the reads the cache answers (a GET of a resource, no subresource). */
 const CACHEABLE_VERBS = new Set(['get', 'list', 'watch']);
@@ -66,24 +108,76 @@ export function writeStatus(res: ServerResponse, error: StatusError): void {
 }
 
 /**
- * Identifies the client of `req` and, for a read the cache could answer (`request`, when given),
- * authorizes it. Upgrades (exec, port-forward) give none: they always go upstream.
+ * Identifies the client of `req`, takes its flow's seat and, for a read the cache could answer
+ * (`request`, when given), authorizes it: authentication, then APF, then authorization, the
+ * apiserver's filter order (DefaultBuildHandlerChain). Upgrades (exec, port-forward) give no
+ * request: they always go upstream, holding a request seat for their whole life.
+ *
+ * The seat of an admission is the caller's to release when the answer ends.
  */
-export async function admit(access: SharedAccess, req: IncomingMessage, request: ParsedRequest | undefined): Promise<Admission> {
-  const who = await access.identify(req);
-  if (who.kind !== 'user') return who.kind === 'refused' ? who : { kind: 'forward', as: who.as };
+export async function admit(
+  access: SharedAccess,
+  req: IncomingMessage,
+  request: ParsedRequest | undefined,
+  fairness?: Fairness,
+): Promise<Admission> {
+  const who = await identify(access, req, fairness?.tokenReviews);
+  if (who.kind === 'refused' || who.kind === 'rejected') return who;
+  const address = sourceAddress(req);
+  const exempt = who.kind === 'user' && who.user.groups.includes(EXEMPT_GROUP);
+  // An address has no space in it, so `address user` never equals another flow's key.
+  const flow: FlowKey = who.kind === 'user' ? `${address} ${who.user.username}` : address;
+  const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
+  if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS };
+  const seat = taken;
+  if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
-  if (asksImpersonation(req.headers))
-    return who.as.kind === 'impersonate' ? { kind: 'refused', error: impersonationRefused() } : { kind: 'forward', as: who.as };
-  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as };
-  const decision = await access.authorizeRead(who.user, request);
+  if (asksImpersonation(req.headers)) {
+    if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat };
+    seat.release();
+    return { kind: 'refused', error: impersonationRefused() };
+  }
+  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as, seat };
+  const review = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, 'review');
+  if (typeof review === 'string') {
+    seat.release();
+    return { kind: 'rejected', reason: review, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS };
+  }
+  let decision;
+  try {
+    decision = await access.authorizeRead(who.user, request);
+  } finally {
+    review.release();
+  }
   switch (decision.kind) {
     case 'allowed':
-      return { kind: 'read', as: who.as };
+      return { kind: 'read', as: who.as, seat };
     case 'refused':
+      seat.release();
       return decision;
     case 'undecided':
-      return { kind: 'forward', as: who.as };
+      return { kind: 'forward', as: who.as, seat };
+  }
+}
+
+/**
+ * access.identify(req), behind the limit on reviews of unknown tokens: a token the token cache
+ * does not know costs a TokenReview, which must fit the limits first (else the 429, and no review).
+ */
+async function identify(
+  access: SharedAccess,
+  req: IncomingMessage,
+  limits: TokenReviewLimits | undefined,
+): Promise<Identified | Extract<Admission, { kind: 'rejected' }>> {
+  if (limits === undefined || !access.needsTokenReview(req)) return access.identify(req);
+  const room = limits.take(sourceAddress(req), bearerToken(req.headers.authorization) ?? '');
+  if (!('release' in room)) return { kind: 'rejected', reason: room.reason, retryAfterSeconds: room.retryAfterSeconds };
+  try {
+    const who = await access.identify(req);
+    if (who.kind === 'user') room.authenticated();
+    return who;
+  } finally {
+    room.release();
   }
 }
 
@@ -98,8 +192,15 @@ export async function admitOwnPage(
   req: IncomingMessage,
   res: ServerResponse,
   request: ParsedRequest,
+  tokenReviews?: TokenReviewLimits,
 ): Promise<boolean> {
-  const who = await access.identify(req);
+  // Behind the same limit on reviews of unknown tokens as every other path: a flood aimed at these
+  // pages spends no more reviews than one aimed at the API.
+  const who = await identify(access, req, tokenReviews);
+  if (who.kind === 'rejected') {
+    writeTooManyRequests(res, who.retryAfterSeconds);
+    return false;
+  }
   if (who.kind !== 'user') {
     // A token the review could not judge (the apiserver unreachable) is not refused as bad.
     const error =

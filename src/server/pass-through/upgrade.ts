@@ -29,7 +29,11 @@ import { isConnectionError } from '../../upstream/api-error.ts';
 import type { ForwardIdentity, RefusedUpgradeResponse, UpgradeResponse, UpstreamClient } from '../../upstream/client.ts';
 import type { SharedAccess } from '../../auth/shared-access.ts';
 import { closingRefusalBytes, goRequestRefusal } from '../../request/client-errors.ts';
-import { admit } from './shared-gate.ts';
+import { admit, sourceAddress } from './shared-gate.ts';
+import type { Fairness } from './shared-gate.ts';
+import { FLOW_RETRY_AFTER_SECONDS } from './flow-limits.ts';
+import type { Seat } from './flow-limits.ts';
+import { TOO_MANY_REQUESTS_BODY, tooManyRequestsHeaders } from './too-many-requests.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './pass-through.ts';
 import { filterRequest, logFilterDecision } from '../../request/request-filter.ts';
 import type { RequestFilterOptions } from '../../request/request-filter.ts';
@@ -49,6 +53,11 @@ export interface UpgradeProxyOptions {
   readonly log: FastifyBaseLogger;
   /** Shared mode: the client identified first, and its connection made upstream as the client. */
   readonly access?: SharedAccess | undefined;
+  /**
+   * Per-flow limits: an upgraded connection holds a request seat of its flow (shared-gate.ts; in
+   * sidecar mode the connection is the flow) until it closes; none: no limits.
+   */
+  readonly fairness?: Fairness | undefined;
 }
 
 /** Per server: every connection it handed over at 'upgrade' and the apiserver's side of each, until closed. */
@@ -131,15 +140,39 @@ async function proxyUpgrade(
   socket.once('close', onClientClose);
   let response: UpgradeResponse;
   let as: ForwardIdentity | undefined;
+  let seat: Seat | string | undefined;
   if (options.access !== undefined) {
-    const admission = await admit(options.access, req, undefined);
+    const admission = await admit(options.access, req, undefined, options.fairness);
     if (admission.kind === 'refused') {
       socket.off('close', onClientClose);
       const { error } = admission;
       respondAndClose(socket, error.code, { ...error.headers, 'content-type': 'application/json' }, error.body());
       return;
     }
+    if (admission.kind === 'rejected') {
+      socket.off('close', onClientClose);
+      options.log.debug({ reason: admission.reason, address: sourceAddress(req) }, 'upgrade: too many requests');
+      respondAndClose(socket, 429, tooManyRequestsHeaders(admission.retryAfterSeconds), TOO_MANY_REQUESTS_BODY);
+      return;
+    }
     as = admission.as;
+    seat = admission.seat;
+  } else {
+    seat = options.fairness?.flows.take(socket, 'request');
+    if (typeof seat === 'string') {
+      socket.off('close', onClientClose);
+      respondAndClose(socket, 429, tooManyRequestsHeaders(FLOW_RETRY_AFTER_SECONDS), TOO_MANY_REQUESTS_BODY);
+      return;
+    }
+  }
+  // The seat is held for the connection's life, spliced or answered.
+  if (seat !== undefined) {
+    const held = seat;
+    if (socket.destroyed) held.release();
+    else
+      socket.once('close', () => {
+        held.release();
+      });
   }
   const connect = req.method === 'CONNECT';
   const headers = requestHeadersForUpstream(req.headers, as);

@@ -98,6 +98,7 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     tokenCacheTtlMs: 120_000,
     authorizedTtlMs: 300_000,
     unauthorizedTtlMs: 30_000,
+    tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
   });
   // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
   assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);
@@ -173,6 +174,12 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'authentication-token-webhook-cache-ttl',
     'authorization-webhook-cache-authorized-ttl',
     'authorization-webhook-cache-unauthorized-ttl',
+    'max-reviews-inflight-per-flow',
+    'token-review-qps-per-address',
+    'token-review-burst-per-address',
+    'token-review-qps',
+    'token-review-burst',
+    'max-token-reviews-inflight',
     'pool',
     'pool-namespace',
     'pool-advertise',
@@ -180,6 +187,43 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'pool-tls-server-name',
     'pool-lease-duration',
   ]);
+});
+
+test('proxy options: per-flow limits (any mode) and TokenReview limits (shared mode), with their defaults; 0 is no limit', () => {
+  assert.deepEqual(parseProxyOptions([], {}).flowLimits, { maxRequestsInflight: 100, maxWatches: 128, maxReviewsInflight: 64 });
+  const o = parseProxyOptions(
+    [
+      '--shared',
+      '--max-requests-inflight-per-flow',
+      '0',
+      '--max-watches-per-flow=7',
+      '--max-reviews-inflight-per-flow',
+      '3',
+      '--token-review-qps-per-address',
+      '0.5',
+      '--token-review-burst-per-address',
+      '4',
+      '--token-review-qps',
+      '0',
+      '--token-review-burst',
+      '0',
+    ],
+    { KCP_MAX_TOKEN_REVIEWS_INFLIGHT: '9' },
+  );
+  assert.deepEqual(o.flowLimits, { maxRequestsInflight: 0, maxWatches: 7, maxReviewsInflight: 3 });
+  assert.deepEqual(o.shared?.tokenReviewLimits, { qpsPerAddress: 0.5, burstPerAddress: 4, qps: 0, burst: 0, maxInflight: 9 });
+  const fails = (argv: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, {}),
+      (error: unknown) => error instanceof CliError && message.test(error.message) && error.hint !== undefined,
+    );
+  };
+  fails(['--max-watches-per-flow=-1'], /--max-watches-per-flow "-1": not a whole number/);
+  fails(['--max-requests-inflight-per-flow', '1.5'], /not a whole number/);
+  fails(['--shared', '--token-review-qps', 'fast'], /--token-review-qps "fast": not a rate/);
+  fails(['--shared', '--token-review-burst-per-address', '0'], /a burst of 0 would refuse every review/);
+  fails(['--token-review-qps', '1'], /only for shared mode/);
+  fails(['--max-reviews-inflight-per-flow', '1'], /only for shared mode/);
 });
 
 test('proxy options: --pool, shared mode only, with its advertised URL; the election timing follows the lease duration', () => {

@@ -221,3 +221,18 @@ test("status: a pool member's role and where its pool-wide types are read from, 
   readsFrom = 'apiserver';
   assert.equal((await reporter.report()).pool?.readsFrom, 'apiserver', 'read at each report');
 });
+
+test('status: the limits at the door, as the proxy gives them, or null without', async () => {
+  assert.equal((await newStatusReporter(setUp().sources).report()).limits, null);
+  const limits = {
+    flow: 'user at address',
+    maxRequestsInflightPerFlow: 100,
+    maxWatchesPerFlow: 128,
+    maxReviewsInflightPerFlow: 64,
+    tokenReviews: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
+    flows: 3,
+    rejected: { watches: 2 },
+  } as const;
+  const report = await newStatusReporter(setUp({ limits: () => limits }).sources).report();
+  assert.deepEqual(report.limits, limits);
+});

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newMemoryBudget } from '../../../../src/cache/memory-budget.ts';
 import { newProxyMetrics } from '../../../../src/server/http/metrics.ts';
+import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
+import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';
+import { FakeClock } from '../../../helpers/fake-clock.ts';
 import { metricSum } from '../../../helpers/metrics-text.ts';
 
 /** The value of a series without labels. */
@@ -31,6 +34,43 @@ test('metrics: prom-client’s default process_* and nodejs_* series, as every N
   assert.ok(single(text, 'process_open_fds') > 0, 'counted off the event loop, still counted');
   // Series whose collection walks every handle on the event loop (one per connection) are not served.
   assert.doesNotMatch(text, /^nodejs_active_(handles|resources)/m);
+});
+
+test('metrics: the limits at the door, refusals by reason, seats and flows held, TokenReviews in flight, reviews sent', async () => {
+  const metrics = newProxyMetrics();
+  const flows = newFlowLimits({ maxRequestsInflight: 1, maxWatches: 1, maxReviewsInflight: 0 });
+  const tokenReviews = newTokenReviewLimits({
+    qpsPerAddress: 0,
+    burstPerAddress: 0,
+    qps: 0,
+    burst: 0,
+    maxInflight: 1,
+    clock: new FakeClock(),
+  });
+  const sent = { tokenReviews: 4, subjectAccessReviews: 7 };
+  metrics.fairness({ flows, tokenReviews }, () => sent);
+  flows.take('a', 'request');
+  flows.take('a', 'request');
+  flows.take('a', 'request');
+  flows.take('a', 'watch');
+  flows.take('b', 'watch');
+  tokenReviews.take('10.0.0.1', 'a');
+  tokenReviews.take('10.0.0.1', 'b');
+  let text = await metrics.registry.metrics();
+  assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'requests-in-flight' }), 2);
+  assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'watches' }), 0);
+  assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'token-reviews-in-flight' }), 1);
+  assert.equal(single(text, 'kube_cache_proxy_flows'), 2);
+  assert.equal(metricSum(text, 'kube_cache_proxy_flow_seats', { kind: 'watch' }), 2);
+  assert.equal(single(text, 'kube_cache_proxy_token_reviews_in_flight'), 1);
+  assert.equal(metricSum(text, 'kube_cache_proxy_reviews_total', { kind: 'token' }), 4);
+  // Counters follow the limits' own counts from scrape to scrape.
+  flows.take('b', 'watch');
+  sent.subjectAccessReviews = 9;
+  text = await metrics.registry.metrics();
+  assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'watches' }), 1);
+  assert.equal(metricSum(text, 'kube_cache_proxy_rejected_requests_total', { reason: 'requests-in-flight' }), 2);
+  assert.equal(metricSum(text, 'kube_cache_proxy_reviews_total', { kind: 'subject_access' }), 9);
 });
 
 test('metrics: the memory budget’s limit, sizes and use, pressure, refusals and collections', async () => {

@@ -101,7 +101,6 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     flows: newFlowLimits(options.flowLimits),
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
   };
-  metrics.fairness(fairness, access === undefined ? undefined : () => access.reviews());
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });
   const memory = newMemoryBudget({
@@ -109,6 +108,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     log,
   });
   const access = options.shared === undefined ? undefined : sharedAccessFor(options.shared, client, memory);
+  metrics.fairness(fairness, access === undefined ? undefined : () => access.reviews());
   // The pieces LIST bodies are copied into, kept for the next bodies within the budget's share.
   const pool = newPiecePool(memory.sizes.piecePoolBytes);
   const { collectAboveBytes } = memory.sizes;

@@ -123,7 +123,10 @@ function linearAnchoredGlob(source: string): string | undefined {
     else {
       // The last literal of a pattern ending in `$` must end the path, not be the first one seen.
       const next = pieces[i + 1]?.literal;
-      if (next === undefined || (i + 2 === pieces.length && end === '$')) out += '.*';
+      // A final `.*` not held to the end matches the empty run as well: RegExp.test needs none of
+      // it (`^.*`, every path, answers at once instead of scanning the whole path).
+      if (next === undefined) out += end === '$' ? '.*' : '';
+      else if (i + 2 === pieces.length && end === '$') out += '.*';
       // Taken whole (a lookahead is atomic, the backreference consumes what it saw): no
       // backtracking point per character, where a failing match would give each one back in turn.
       else out += `(?=((?:(?!${next}).)*))\\${String(++groups)}`;
@@ -197,6 +200,9 @@ function splitHostPort(hostport: string): string | undefined {
  */
 export function cleanPath(p: string): string {
   if (p === '') return '/';
+  // Already clean (rooted, no empty, `.` or `..` segment): as it is, without a copy of a path that
+  // may be as long as the header section.
+  if (p.startsWith('/') && !p.includes('//') && !p.includes('/.')) return p;
   // posix.normalize is path.Clean that keeps a trailing slash, as cleanPath puts it back.
   return posix.normalize(p.startsWith('/') ? p : `/${p}`);
 }

@@ -61,6 +61,10 @@ test('cleanPath and unescapePath: as Go http.ServeMux and url.URL.Path', () => {
   assert.equal(cleanPath('//api/v1'), '/api/v1');
   assert.equal(cleanPath('/api/v1/../v1/pods/'), '/api/v1/pods/');
   assert.equal(cleanPath('/a/.'), '/a');
+  // A clean path is itself (the same string, not a copy), as path.Clean leaves it.
+  for (const clean of ['/', '/api/v1/pods/', '/api/v1/namespaces/a.b/pods/.hidden', '/a..b']) assert.equal(cleanPath(clean), clean);
+  assert.equal(cleanPath('/a/..'), '/');
+  assert.equal(cleanPath('api/v1'), '/api/v1');
   assert.equal(unescapePath('/api/v1/pods/p/%65xec'), '/api/v1/pods/p/exec');
   assert.equal(unescapePath('/a%2Fb'), '/a/b');
   assert.equal(unescapePath('/a%zz'), undefined);
@@ -138,6 +142,13 @@ test('makeRegexpArray: an anchored pattern of literals and .* matches as written
   assert.equal(makeRegexpArray('(?i)^/API/.*/EXEC')[0]?.test('/api/x/exec'), true, 'flags kept');
   assert.equal(makeRegexpArray('^a\\..*c')[0]?.test('a.bc'), true, 'escapes kept');
   assert.equal(makeRegexpArray('^a\\..*c')[0]?.test('abbc'), false);
+  // A final `.*` not held by `$` matches the empty run: kubectl's accept-all `^.*` answers at once.
+  const [all, prefix] = makeRegexpArray('^.*,^/api/.*');
+  assert.ok(all !== undefined && prefix !== undefined);
+  for (const path of ['', '/', '/api/v1', '\n', '/api\n', '/apis']) {
+    assert.equal(all.test(path), /^.*/.test(path), path);
+    assert.equal(prefix.test(path), /^\/api\/.*/.test(path), path);
+  }
 });
 
 test('filterRequest: a 1 MiB path of many /pods/ is filtered by the default reject patterns in linear time', async () => {

@@ -21,6 +21,12 @@ import {
   DEFAULT_TOKEN_REVIEW_QPS,
   DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS,
 } from '../server/pass-through/token-review-limits.ts';
+import {
+  DEFAULT_LARGE_HEAD_BURST_BYTES,
+  DEFAULT_LARGE_HEAD_BYTES_PER_SECOND,
+  DEFAULT_LARGE_HEADS_INFLIGHT_BYTES,
+  LARGE_HEAD_BYTES,
+} from '../server/pass-through/request-head-limits.ts';
 
 export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
@@ -218,6 +224,34 @@ export const PROXY_FLAGS = [
     arg: 'N',
     sharedOnly: true,
     help: [`shared mode: TokenReviews in flight at once; 0: no limit (default: ${String(DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT)})`],
+  },
+  {
+    name: 'large-request-heads-per-address',
+    type: 'string',
+    arg: 'BYTES',
+    sharedOnly: true,
+    help: [
+      `shared mode: bytes a second of request heads (target and headers) over ${String(LARGE_HEAD_BYTES / 1024)} KiB each, per`,
+      "source address (a token bucket; smaller heads are never counted); past it, the apiserver's",
+      `429 before the request is read; 0: no limit (default: ${String(DEFAULT_LARGE_HEAD_BYTES_PER_SECOND / 2 ** 20)}Mi)`,
+    ],
+  },
+  {
+    name: 'large-request-heads-burst-per-address',
+    type: 'string',
+    arg: 'BYTES',
+    sharedOnly: true,
+    help: [`shared mode: that bucket's size, at least 1028Ki (default: ${String(DEFAULT_LARGE_HEAD_BURST_BYTES / 2 ** 20)}Mi)`],
+  },
+  {
+    name: 'max-large-request-heads-inflight-per-address',
+    type: 'string',
+    arg: 'BYTES',
+    sharedOnly: true,
+    help: [
+      'shared mode: bytes of such heads one source address may have in flight at once (a watch',
+      `holds its head for its life), at least 1028Ki; 0: no limit (default: ${String(DEFAULT_LARGE_HEADS_INFLIGHT_BYTES)})`,
+    ],
   },
   {
     name: 'accept-hosts',

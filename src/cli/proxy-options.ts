@@ -49,6 +49,13 @@ import {
   DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS,
 } from '../server/pass-through/token-review-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
+import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
+import {
+  DEFAULT_LARGE_HEAD_BURST_BYTES,
+  DEFAULT_LARGE_HEAD_BYTES_PER_SECOND,
+  DEFAULT_LARGE_HEADS_INFLIGHT_BYTES,
+} from '../server/pass-through/request-head-limits.ts';
+import { MAX_HEADER_BYTES } from '../request/client-errors.ts';
 
 /** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
 interface Setting {
@@ -245,7 +252,37 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     authorizedTtlMs: duration('authorization-webhook-cache-authorized-ttl', DEFAULT_ALLOWED_TTL_MS),
     unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
     tokenReviewLimits: parseTokenReviewLimits(setting),
+    requestHeadLimits: parseRequestHeadLimits(setting),
   };
+}
+
+/** The limits on large request heads: a rate of bytes (0: none) and a bucket that holds the largest head the server takes. */
+function parseRequestHeadLimits(setting: (flag: ValueFlag) => Setting | undefined): RequestHeadLimitSettings {
+  const bytes = (flag: ValueFlag, fallback: number, zero: boolean): number => {
+    const s = setting(flag);
+    if (s === undefined) return fallback;
+    if (zero && s.value.trim() === '0') return 0;
+    const n = parseMemoryQuantity(s.value);
+    if (n === undefined)
+      throw new CliError(`${s.from}: not a quantity of bytes`, 'Give bytes or a Kubernetes quantity, e.g. 1Mi or 1048576.');
+    return n;
+  };
+  const bytesPerSecond = bytes('large-request-heads-per-address', DEFAULT_LARGE_HEAD_BYTES_PER_SECOND, true);
+  const burstBytes = bytes('large-request-heads-burst-per-address', DEFAULT_LARGE_HEAD_BURST_BYTES, false);
+  const maxInflightBytes = bytes('max-large-request-heads-inflight-per-address', DEFAULT_LARGE_HEADS_INFLIGHT_BYTES, true);
+  for (const [flag, value, limited] of [
+    ['large-request-heads-burst-per-address', burstBytes, bytesPerSecond > 0],
+    ['max-large-request-heads-inflight-per-address', maxInflightBytes, maxInflightBytes > 0],
+  ] as const) {
+    const s = setting(flag);
+    if (limited && value < MAX_HEADER_BYTES && s !== undefined) {
+      throw new CliError(
+        `${s.from}: less than the largest head the proxy takes (1028Ki) would refuse such a head for good`,
+        'Give 1028Ki or more, or 0 to --large-request-heads-per-address or --max-large-request-heads-inflight-per-address for no limit.',
+      );
+    }
+  }
+  return { bytesPerSecond, burstBytes, maxInflightBytes };
 }
 
 /** A count flag: a whole number, 0 or more (0: no limit). */

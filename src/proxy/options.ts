@@ -6,6 +6,7 @@ import type { ReadConsistency } from '../cache/consistency.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
+import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
 
 /** pino's levels, as Fastify's logger takes them. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -78,6 +79,8 @@ export interface SharedServing {
   readonly unauthorizedTtlMs: number;
   /** The limits on TokenReviews of tokens the token cache does not know (server/pass-through/token-review-limits.ts). */
   readonly tokenReviewLimits: TokenReviewLimitSettings;
+  /** What large request heads may cost per source address (server/pass-through/request-head-limits.ts). */
+  readonly requestHeadLimits: RequestHeadLimitSettings;
 }
 
 /**

@@ -33,6 +33,7 @@ import { newTokenAuthenticator } from '../auth/token-review.ts';
 import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.ts';
 import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
 import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
+import { newRequestHeadLimits } from '../server/pass-through/request-head-limits.ts';
 import type { Fairness } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
@@ -100,6 +101,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const fairness: Fairness = {
     flows: newFlowLimits(options.flowLimits),
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
+    requestHeads: options.shared === undefined ? undefined : newRequestHeadLimits(options.shared.requestHeadLimits),
   };
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });

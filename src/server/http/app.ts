@@ -22,7 +22,8 @@ import type { Observation } from '../pass-through/pass-through.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
-import { seatKind } from '../pass-through/shared-gate.ts';
+import { seatKind, sourceAddress } from '../pass-through/shared-gate.ts';
+import { requestHeadBytes } from '../pass-through/request-head-limits.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.ts';
 import type { Seat } from '../pass-through/flow-limits.ts';
@@ -199,8 +200,18 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     serverFactory: (handler) => {
       const listener = (req: IncomingMessage, res: ServerResponse): void => {
         const refusal = goRequestRefusal(req);
-        if (refusal === undefined) handler(req, res);
-        else writeGoRefusal(res, refusal);
+        if (refusal !== undefined) {
+          writeGoRefusal(res, refusal);
+          return;
+        }
+        // A large head is charged before anything reads it, and held until its answer ends (request-head-limits.ts).
+        const seat = options.fairness?.requestHeads?.take(sourceAddress(req), requestHeadBytes(req.url ?? '', req.rawHeaders));
+        if (typeof seat === 'number') {
+          writeTooManyRequests(res, seat);
+          return;
+        }
+        if (seat !== undefined) holdUntilClosed(res, seat);
+        handler(req, res);
       };
       // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
       const http = { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false };

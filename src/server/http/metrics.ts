@@ -389,17 +389,21 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
  */
 function fairnessMetrics(
   registry: Registry,
-  { flows, tokenReviews }: Fairness,
+  { flows, tokenReviews, requestHeads }: Fairness,
   reviews: (() => { readonly tokenReviews: number; readonly subjectAccessReviews: number }) | undefined,
 ): void {
   const counted: Record<string, number> = {};
   new Counter({
     name: 'kube_cache_proxy_rejected_requests_total',
-    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight), by reason.",
+    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight) and on large request heads per address (large-request-heads), by reason.",
     labelNames: ['reason'] as const,
     registers: [registry],
     collect() {
-      const now: Record<string, number> = { ...flows.rejected(), ...tokenReviews?.rejected() };
+      const now: Record<string, number> = {
+        ...flows.rejected(),
+        ...tokenReviews?.rejected(),
+        ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
+      };
       for (const [reason, count] of Object.entries(now)) {
         this.inc({ reason }, count - (counted[reason] ?? 0));
         counted[reason] = count;

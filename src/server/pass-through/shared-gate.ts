@@ -25,6 +25,7 @@ import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
+import type { RequestHeadLimits } from './request-head-limits.ts';
 import { writeTooManyRequests } from './too-many-requests.ts';
 
 /** What the gate let through, or that it answered. */
@@ -48,6 +49,8 @@ export interface Fairness {
   readonly flows: FlowLimits;
   /** Shared mode: reviews of tokens the token cache does not know; none: unlimited. */
   readonly tokenReviews?: TokenReviewLimits | undefined;
+  /** Shared mode: what large request heads may cost, per source address; none: unlimited. */
+  readonly requestHeads?: RequestHeadLimits | undefined;
 }
 
 /**

@@ -30,8 +30,9 @@ import type { ForwardIdentity, RefusedUpgradeResponse, UpgradeResponse, Upstream
 import type { SharedAccess } from '../../auth/shared-access.ts';
 import { closingRefusalBytes, goRequestRefusal } from '../../request/client-errors.ts';
 import { admit, sourceAddress } from './shared-gate.ts';
+import { requestHeadBytes } from './request-head-limits.ts';
 import type { Fairness } from './shared-gate.ts';
-import { FLOW_RETRY_AFTER_SECONDS } from './flow-limits.ts';
+import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { Seat } from './flow-limits.ts';
 import { TOO_MANY_REQUESTS_BODY, tooManyRequestsHeaders } from './too-many-requests.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './pass-through.ts';
@@ -83,6 +84,17 @@ export function installUpgradeProxy(server: Server, options: UpgradeProxyOptions
         respondAndClose(socket, refusal.statusCode, refusal.headers, Buffer.from(refusal.body));
       }
       return;
+    }
+    // A large head is charged before anything reads it, and held for the connection's life (request-head-limits.ts).
+    const headSeat = options.fairness?.requestHeads?.take(sourceAddress(req), requestHeadBytes(req.url ?? '', req.rawHeaders));
+    if (typeof headSeat === 'number') {
+      respondAndClose(socket, 429, tooManyRequestsHeaders(headSeat), TOO_MANY_REQUESTS_BODY);
+      return;
+    }
+    if (headSeat !== undefined && headSeat !== NO_SEAT) {
+      socket.once('close', () => {
+        headSeat.release();
+      });
     }
     if (req.method === 'CONNECT' && !(req.url ?? '').startsWith('/')) {
       // An authority, not a path: Go's mux finds no route (the proxy is no forward proxy).

@@ -99,6 +99,7 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     authorizedTtlMs: 300_000,
     unauthorizedTtlMs: 30_000,
     tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
+    requestHeadLimits: { bytesPerSecond: 1024 * 1024, burstBytes: 4 * 1024 * 1024, maxInflightBytes: 2 * 1024 * 1024 + 8192 },
   });
   // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
   assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);
@@ -180,6 +181,9 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'token-review-qps',
     'token-review-burst',
     'max-token-reviews-inflight',
+    'large-request-heads-per-address',
+    'large-request-heads-burst-per-address',
+    'max-large-request-heads-inflight-per-address',
     'pool',
     'pool-namespace',
     'pool-advertise',
@@ -224,6 +228,16 @@ test('proxy options: per-flow limits (any mode) and TokenReview limits (shared m
   fails(['--shared', '--token-review-burst-per-address', '0'], /a burst of 0 would refuse every review/);
   fails(['--token-review-qps', '1'], /only for shared mode/);
   fails(['--max-reviews-inflight-per-flow', '1'], /only for shared mode/);
+  // Large request heads: quantities of bytes; a limit smaller than the largest head refuses it for good.
+  const heads = parseProxyOptions(
+    ['--shared', '--large-request-heads-per-address=512Ki', '--large-request-heads-burst-per-address', '2Mi'],
+    { KCP_MAX_LARGE_REQUEST_HEADS_INFLIGHT_PER_ADDRESS: '0' },
+  );
+  assert.deepEqual(heads.shared?.requestHeadLimits, { bytesPerSecond: 512 * 1024, burstBytes: 2 * 1024 * 1024, maxInflightBytes: 0 });
+  fails(['--shared', '--large-request-heads-burst-per-address', '1Mi'], /less than the largest head the proxy takes/);
+  fails(['--shared', '--max-large-request-heads-inflight-per-address', '64Ki'], /less than the largest head the proxy takes/);
+  fails(['--shared', '--large-request-heads-per-address', 'lots'], /not a quantity of bytes/);
+  fails(['--large-request-heads-per-address', '1Mi'], /only for shared mode/);
 });
 
 test('proxy options: --pool, shared mode only, with its advertised URL; the election timing follows the lease duration', () => {

@@ -9,6 +9,7 @@
  * Its log (warnings and errors) goes to `logFile`; /metrics is read with the admin's token.
  */
 import { spawn } from 'node:child_process';
+import { imageEnv } from '../../test/helpers/image.ts';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -149,7 +150,8 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
       '--log-level=warn',
     ];
     const { command, args: argv } = cgroup?.wrap([process.execPath, ...args]) ?? { command: process.execPath, args };
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The image's environment (its allocator setting among it): what the proxy holds is measured as a node proxy runs.
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...imageEnv() } });
     const log = createWriteStream(spec.logFile, { flags: 'a' });
     child.stderr.pipe(log);
     let exit: ProxyExit | undefined;

@@ -9,10 +9,9 @@
  * Its log (warnings and errors) goes to `logFile`; /metrics is read with the admin's token.
  */
 import { spawn } from 'node:child_process';
-import { imageEnv } from '../../test/helpers/image.ts';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../../src/cli/dev-cluster/control-plane.ts';
@@ -20,6 +19,7 @@ import { servingAddress, waitReady } from '../../bench/targets.ts';
 import { signedCertificate } from '../../test/helpers/certificates.ts';
 import type { MemoryCgroup } from '../../test/helpers/memory-cgroup.ts';
 import { createMemoryCgroup } from '../../test/helpers/memory-cgroup.ts';
+import { imageEnv } from '../../test/helpers/image.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'kube-cache-proxy.mjs');
 /**
@@ -68,6 +68,8 @@ export interface HostileProxy {
   /** Why no memory cgroup holds it (undefined when one does). */
   readonly noCgroup: string | undefined;
   readonly logFile: string;
+  /** The niceness its processes are started at (the runner's when this was made). */
+  readonly niceness: number;
   /** The running process (after start()). */
   current(): ProxyProcess | undefined;
   /** Starts a process (the previous one must be stopped) and waits until /readyz answers 200. */
@@ -126,6 +128,13 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
   const scraper = new Agent({ connect: { ca }, headersTimeout: SCRAPE_TIMEOUT_MS, bodyTimeout: SCRAPE_TIMEOUT_MS });
   let noCgroup: string | undefined = spec.cgroup ? undefined : 'not asked for';
   let running: ProxyProcess | undefined;
+  /**
+   * The proxy runs at the niceness its runner had when this was made: the runner may lower its own
+   * priority for the attacks it sends (scenario.ts), which the proxy must not inherit. `nice` with
+   * a negative adjustment sets it before exec, so every thread of the proxy has it (root only:
+   * otherwise `nice` says so and runs it at the runner's niceness).
+   */
+  const niceness = getPriority();
 
   const start = async (): Promise<ProxyProcess> => {
     let cgroup: MemoryCgroup | undefined;
@@ -149,7 +158,10 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
       `--memory-limit=${spec.memoryLimit}`,
       '--log-level=warn',
     ];
-    const { command, args: argv } = cgroup?.wrap([process.execPath, ...args]) ?? { command: process.execPath, args };
+    const wrapped = cgroup?.wrap([process.execPath, ...args]) ?? { command: process.execPath, args };
+    const adjustment = niceness - getPriority();
+    const { command, args: argv } =
+      adjustment === 0 ? wrapped : { command: 'nice', args: ['-n', String(adjustment), wrapped.command, ...wrapped.args] };
     // The image's environment (its allocator setting among it): what the proxy holds is measured as a node proxy runs.
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...imageEnv() } });
     const log = createWriteStream(spec.logFile, { flags: 'a' });
@@ -196,6 +208,7 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
       return noCgroup;
     },
     logFile: spec.logFile,
+    niceness,
     current: () => running,
     start,
     rss() {

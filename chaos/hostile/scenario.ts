@@ -13,6 +13,7 @@
  * before the phase, covers exactly the phase), and the good clients' reads and watches (over the
  * attack and the hold) are audited.
  */
+import { getPriority, setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum, metricSumWhere } from '../../test/helpers/metrics-text.ts';
 import type { Attack, AttackEnv, AttackOutcome, PreparedAttack } from './attacks.ts';
@@ -133,7 +134,12 @@ async function metricsOnceAnswering(proxy: HostileProxy): Promise<string | undef
 /** Starts a fresh proxy process (stopping the previous one) and waits until the good clients are back at work. */
 async function freshProxy(spec: ScenarioSpec): Promise<void> {
   await spec.proxy.current()?.stop();
-  await spec.proxy.start();
+  const { pid } = await spec.proxy.start();
+  const niceness = getPriority(pid);
+  if (niceness !== spec.proxy.niceness)
+    spec.log(
+      `  the proxy runs at nice ${String(niceness)}, not ${String(spec.proxy.niceness)} (lowering it needs root): it competes with the attacks`,
+    );
   const deadline = performance.now() + SETTLE_MS;
   for (;;) {
     const status = await spec.good.status();
@@ -228,10 +234,21 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
   }
 }
 
+/**
+ * The niceness the attacks are sent at (this process's, from runScenario on): an attacker's CPU is
+ * not the proxy's (in a cluster it is another pod's, under its own limits), so on a shared 2-core
+ * machine it must not take the proxy's; the good clients run at nice 10 (good-clients.ts), the
+ * proxy at the niceness this process had before (hostile-proxy.ts).
+ */
+export const ATTACKER_NICENESS = 19;
+
 /** Runs the baseline, then each attack; one row each. */
 export async function runScenario(spec: ScenarioSpec): Promise<PhaseRow[]> {
   const rows: PhaseRow[] = [];
   const { log } = spec;
+  // Raising one's own niceness needs no privilege.
+  if (getPriority() < ATTACKER_NICENESS) setPriority(ATTACKER_NICENESS);
+  log(`attacks sent at nice ${String(getPriority())}, the proxy at nice ${String(spec.proxy.niceness)}`);
   log('baseline: no attack');
   const baseline = await runPhase(spec, 'baseline', 'no attack', undefined);
   rows.push(baseline);

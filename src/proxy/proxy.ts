@@ -34,6 +34,7 @@ import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.
 import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
 import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
 import { newRequestHeadLimits } from '../server/pass-through/request-head-limits.ts';
+import { newFlowTurns } from '../server/pass-through/flow-turns.ts';
 import type { Fairness } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
@@ -102,6 +103,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     flows: newFlowLimits(options.flowLimits),
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
     requestHeads: options.shared === undefined ? undefined : newRequestHeadLimits(options.shared.requestHeadLimits),
+    turns: options.shared === undefined ? undefined : newFlowTurns(),
   };
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
   const memoryLimit = readMemoryLimit({ flagBytes: options.memoryLimitBytes });

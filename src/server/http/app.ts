@@ -358,6 +358,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       as = admission.as;
       holdUntilClosed(res, admission.seat);
+      // Gone while it waited for its flow's turn: nothing to answer.
+      if (res.closed) return;
       if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) return passRead(req, res, request, 'shared-forward', log, as);
     } else if (fairness !== undefined) {
       // Sidecar mode: every client is the pod itself, one identity upstream; what sets one of its

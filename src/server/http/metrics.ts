@@ -389,7 +389,7 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
  */
 function fairnessMetrics(
   registry: Registry,
-  { flows, tokenReviews, requestHeads }: Fairness,
+  { flows, tokenReviews, requestHeads, turns }: Fairness,
   reviews: (() => { readonly tokenReviews: number; readonly subjectAccessReviews: number }) | undefined,
 ): void {
   const counted: Record<string, number> = {};
@@ -408,6 +408,14 @@ function fairnessMetrics(
         this.inc({ reason }, count - (counted[reason] ?? 0));
         counted[reason] = count;
       }
+    },
+  });
+  new Gauge({
+    name: 'kube_cache_proxy_requests_waiting_for_turn',
+    help: "Requests waiting for a later turn of the event loop because their flow started its share of this one (shared mode's fair dispatch between flows).",
+    registers: [registry],
+    collect() {
+      this.set(turns?.waiting() ?? 0);
     },
   });
   new Gauge({

@@ -26,6 +26,7 @@ import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
 import type { RequestHeadLimits } from './request-head-limits.ts';
+import type { FlowTurns } from './flow-turns.ts';
 import { writeTooManyRequests } from './too-many-requests.ts';
 
 /** What the gate let through, or that it answered. */
@@ -51,6 +52,8 @@ export interface Fairness {
   readonly tokenReviews?: TokenReviewLimits | undefined;
   /** Shared mode: what large request heads may cost, per source address; none: unlimited. */
   readonly requestHeads?: RequestHeadLimits | undefined;
+  /** Shared mode: each flow's share of each turn of the event loop (flow-turns.ts); none: first come, first served. */
+  readonly turns?: FlowTurns | undefined;
 }
 
 /**
@@ -133,6 +136,9 @@ export async function admit(
   const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
   if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS };
   const seat = taken;
+  // Past its share of this turn of the loop, the flow's request waits for a later one.
+  const turn = exempt ? undefined : fairness?.turns?.enter(flow);
+  if (turn !== undefined) await turn;
   if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
   if (asksImpersonation(req.headers)) {

@@ -29,6 +29,7 @@ import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.t
 import type { Seat } from '../pass-through/flow-limits.ts';
 import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
+import { paceTlsHandshakes } from './tls-handshakes.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { MAX_WRITE_ANSWER_BYTES } from '../serving/written-resource-version.ts';
@@ -221,7 +222,10 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
       // authenticator refuses it, not by the handshake.
       const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
-      return parseEveryHttpVersion(createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener));
+      const server = createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener);
+      // Handshakes paced in time, so that one client's burst of connections never holds the loop (tls-handshakes.ts).
+      options.metrics?.handshakes(paceTlsHandshakes(server));
+      return parseEveryHttpVersion(server);
     },
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the

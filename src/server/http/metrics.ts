@@ -15,6 +15,7 @@ import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
+import type { HandshakePacing } from './tls-handshakes.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -35,6 +36,8 @@ export interface ProxyMetrics {
    * reason and, in shared mode, the reviews sent (read at each scrape).
    */
   fairness(fairness: Fairness, reviews?: () => { readonly tokenReviews: number; readonly subjectAccessReviews: number }): void;
+  /** Serves the new TLS connections waiting for their handshake and those closed for too many waiting (tls-handshakes.ts). */
+  handshakes(pacing: HandshakePacing): void;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
@@ -267,6 +270,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   };
   return {
     registry,
+    handshakes: (pacing) => {
+      handshakeMetrics(registry, pacing);
+    },
     fairness: (fairness, reviews) => {
       fairnessMetrics(registry, fairness, reviews);
     },
@@ -463,6 +469,28 @@ function fairnessMetrics(
   }
 }
 
+function handshakeMetrics(registry: Registry, pacing: HandshakePacing): void {
+  new Gauge({
+    name: 'kube_cache_proxy_tls_handshakes_waiting',
+    help: 'New TLS connections waiting for their handshake (at most 4 are handed to TLS each 20 ms).',
+    registers: [registry],
+    collect() {
+      this.set(pacing.waiting());
+    },
+  });
+  let counted = 0;
+  new Counter({
+    name: 'kube_cache_proxy_refused_connections_total',
+    help: 'New TLS connections closed unread because their source address had 4,096 waiting for their handshake.',
+    registers: [registry],
+    collect() {
+      const now = pacing.refused();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
+}
+
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
@@ -470,6 +498,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   passedThrough: () => undefined,
   fault: () => undefined,
   fairness: () => undefined,
+  handshakes: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,

@@ -208,7 +208,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
         // A large head is charged before anything reads it, and held until its answer ends (request-head-limits.ts).
         const seat = options.fairness?.requestHeads?.take(sourceAddress(req), requestHeadBytes(req.url ?? '', req.rawHeaders));
         if (typeof seat === 'number') {
-          writeTooManyRequests(res, seat);
+          writeTooManyRequests(res, seat, 'hold-unread');
           return;
         }
         if (seat !== undefined) holdUntilClosed(res, seat);
@@ -357,7 +357,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       if (admission.kind === 'rejected') {
         log.debug({ reason: admission.reason }, 'too many requests');
-        writeTooManyRequests(res, admission.retryAfterSeconds);
+        writeTooManyRequests(res, admission.retryAfterSeconds, admission.after);
         return;
       }
       as = admission.as;
@@ -372,7 +372,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       const seat = fairness.flows.take(req.socket, seatKind(request));
       if (typeof seat === 'string') {
         log.debug({ reason: seat }, 'too many requests');
-        writeTooManyRequests(res, FLOW_RETRY_AFTER_SECONDS);
+        writeTooManyRequests(res, FLOW_RETRY_AFTER_SECONDS, 'close');
         return;
       }
       holdUntilClosed(res, seat);

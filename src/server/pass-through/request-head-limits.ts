@@ -9,8 +9,11 @@
  * bucket of bytes per source address (golang.org/x/time/rate's Limiter.AllowN: `burstBytes`,
  * refilled at `bytesPerSecond`), and held against the bytes of large heads the address may have in
  * flight at once (`maxInflightBytes`: a watch or a followed log holds its head, parsed and
- * forwarded, for its whole life); past either, the apiserver's 429 with Retry-After, and the
- * request is never parsed. Heads below LARGE_HEAD_BYTES cost nothing and meet no limit: clients'
+ * forwarded, for its whole life); past either, the apiserver's 429 with Retry-After, and nothing
+ * of the request past the HTTP parser's reading of it. That reading is the cost left, so a
+ * refused head is charged too (see take), and its connection is held unread for the Retry-After
+ * (too-many-requests.ts): an address's large heads are parsed at the refill rate at most, however
+ * many connections it uses, beside one per new connection. Heads below LARGE_HEAD_BYTES cost nothing and meet no limit: clients'
  * heads are a few KiB (a token, a selector, a continue token), so only a client that sends heads
  * of tens of KiB and more meets these limits at all, and then one ~1 MiB head a second on average
  * (a burst of four), two in flight, is far more than any client of the apiserver sends.
@@ -111,19 +114,24 @@ export function newRequestHeadLimits(options: RequestHeadLimitsOptions): Request
         bucket = { bytes: burstBytes, at: now, inflight: 0 };
         buckets.set(address, bucket);
       }
-      if (maxInflightBytes > 0 && bucket.inflight + bytes > maxInflightBytes) {
-        rejected++;
-        return INFLIGHT_RETRY_AFTER_SECONDS;
-      }
       if (bytesPerSecond > 0) {
         bucket.bytes = Math.min(burstBytes, bucket.bytes + ((now - bucket.at) * bytesPerSecond) / 1000);
         bucket.at = now;
-        if (bucket.bytes < bytes) {
-          rejected++;
-          return Math.max(1, Math.ceil((bytes - bucket.bytes) / bytesPerSecond));
-        }
-        bucket.bytes -= bytes;
       }
+      const overInflight = maxInflightBytes > 0 && bucket.inflight + bytes > maxInflightBytes;
+      if (overInflight || (bytesPerSecond > 0 && bucket.bytes < bytes)) {
+        rejected++;
+        if (bytesPerSecond <= 0) return INFLIGHT_RETRY_AFTER_SECONDS;
+        // A refused head was read and parsed all the same: it is charged too, down to one burst
+        // of debt, and its Retry-After (for which its connection is held unread,
+        // too-many-requests.ts) is the time until the bucket could take it again. So the bytes of
+        // large heads an address gets parsed stay within the refill rate however many
+        // connections it sends them on.
+        bucket.bytes = Math.max(-burstBytes, bucket.bytes - bytes);
+        const wait = Math.ceil((bytes - bucket.bytes) / bytesPerSecond);
+        return Math.max(overInflight ? INFLIGHT_RETRY_AFTER_SECONDS : 1, wait);
+      }
+      if (bytesPerSecond > 0) bucket.bytes -= bytes;
       const held = bucket;
       held.inflight += bytes;
       let released = false;

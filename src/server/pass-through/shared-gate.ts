@@ -28,13 +28,20 @@ import type { TokenReviewLimits, TokenReviewRejection } from './token-review-lim
 import type { RequestHeadLimits } from './request-head-limits.ts';
 import type { FlowTurns } from './flow-turns.ts';
 import { writeTooManyRequests } from './too-many-requests.ts';
+import type { AfterTooManyRequests } from './too-many-requests.ts';
 
 /** What the gate let through, or that it answered. */
 export type Admission =
   /** Refused: this is the answer (the apiserver's 401 or 403). */
   | { readonly kind: 'refused'; readonly error: StatusError }
   /** Over a limit: the apiserver's 429 (too-many-requests.ts), nothing sent upstream. */
-  | { readonly kind: 'rejected'; readonly reason: FlowRejection | TokenReviewRejection; readonly retryAfterSeconds: number }
+  | {
+      readonly kind: 'rejected';
+      readonly reason: FlowRejection | TokenReviewRejection;
+      readonly retryAfterSeconds: number;
+      /** What becomes of the connection (too-many-requests.ts): a flow's bounds close it, the limits on reviews hold it unread. */
+      readonly after: AfterTooManyRequests;
+    }
   /** The apiserver's to answer, as the client; `seat` is held until the answer ends. */
   | { readonly kind: 'forward'; readonly as: ForwardIdentity; readonly seat: Seat }
   /** An authorized read: the cache may answer it; if it does not, it goes upstream as the client. */
@@ -134,7 +141,7 @@ export async function admit(
   // An address has no space in it, so `address user` never equals another flow's key.
   const flow: FlowKey = who.kind === 'user' ? `${address} ${who.user.username}` : address;
   const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
-  if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS };
+  if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS, after: 'close' };
   const seat = taken;
   // Past its share of this turn of the loop, the flow's request waits for a later one.
   const turn = exempt ? undefined : fairness?.turns?.enter(flow);
@@ -150,7 +157,7 @@ export async function admit(
   const review = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, 'review');
   if (typeof review === 'string') {
     seat.release();
-    return { kind: 'rejected', reason: review, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS };
+    return { kind: 'rejected', reason: review, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS, after: 'close' };
   }
   let decision;
   try {
@@ -180,7 +187,8 @@ async function identify(
 ): Promise<Identified | Extract<Admission, { kind: 'rejected' }>> {
   if (limits === undefined || !access.needsTokenReview(req)) return access.identify(req);
   const room = limits.take(sourceAddress(req), bearerToken(req.headers.authorization) ?? '');
-  if (!('release' in room)) return { kind: 'rejected', reason: room.reason, retryAfterSeconds: room.retryAfterSeconds };
+  if (!('release' in room))
+    return { kind: 'rejected', reason: room.reason, retryAfterSeconds: room.retryAfterSeconds, after: 'hold-unread' };
   try {
     const who = await access.identify(req);
     if (who.kind === 'user') room.authenticated();
@@ -207,7 +215,7 @@ export async function admitOwnPage(
   // pages spends no more reviews than one aimed at the API.
   const who = await identify(access, req, tokenReviews);
   if (who.kind === 'rejected') {
-    writeTooManyRequests(res, who.retryAfterSeconds);
+    writeTooManyRequests(res, who.retryAfterSeconds, who.after);
     return false;
   }
   if (who.kind !== 'user') {

@@ -14,6 +14,7 @@
  * the proxy has none to name; its Audit-Id names an audit event the proxy does not write.)
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** http.Error's body: the message and Fprintln's newline. */
 export const TOO_MANY_REQUESTS_BODY = Buffer.from('Too many requests, please try again later.\n');
@@ -30,18 +31,68 @@ export function tooManyRequestsHeaders(retryAfterSeconds: number): OutgoingHttpH
 }
 
 /**
- * Writes the 429 on `res`, then closes the connection (`Connection: close`, where Go's server
- * would keep it): over HTTP/1.1 each watch or request in flight is a connection of its own, and a
- * TLS connection holds ~50-85 KiB of the proxy's memory, so a refused client's connections must
- * not linger for the keep-alive timeout; it reconnects when it retries. A response already begun
- * is cut instead (nothing else can be said on it).
+ * What becomes of the connection of a 429:
+ * - `hold-unread`, for a refusal by a rate (bytes of large heads, reviews of unknown tokens): the
+ *   connection is kept, as the apiserver keeps it, but nothing more is read from it until the
+ *   Retry-After (holdUnread). A client that honours Retry-After (client-go does) loses nothing;
+ *   one that sends again at once has its next request read, parsed and answered no sooner than
+ *   it should have sent it: its refused requests cost one parse per Retry-After per connection,
+ *   not one per round trip.
+ * - `close`, for a refusal by a bound on what a flow holds at once (requests, watches or reviews
+ *   in flight): `Connection: close`, where Go's server would keep it. Over HTTP/1.1 each request
+ *   or watch in flight is a connection of its own, and a TLS connection holds ~50-85 KiB of the
+ *   proxy's memory: a client past such a bound already holds more connections than its share, and
+ *   keeping the refused ones (held or not) multiplied what the proxy held for it.
  */
-export function writeTooManyRequests(res: ServerResponse, retryAfterSeconds: number): void {
+export type AfterTooManyRequests = 'hold-unread' | 'close';
+
+/** Writes the 429 on `res`; a response already begun is cut instead (nothing else can be said on it). */
+export function writeTooManyRequests(res: ServerResponse, retryAfterSeconds: number, after: AfterTooManyRequests): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.shouldKeepAlive = false;
+  const socket = res.socket;
+  if (after === 'close') res.shouldKeepAlive = false;
   res.writeHead(429, tooManyRequestsHeaders(retryAfterSeconds));
   res.end(TOO_MANY_REQUESTS_BODY);
+  if (after === 'hold-unread' && socket !== null) holdUnread(socket, retryAfterSeconds * 1000);
+}
+
+/** What of a net.Socket's native handle holdUnread uses (libuv's uv_read_stop and uv_read_start). */
+interface ReadingHandle {
+  reading: boolean;
+  readStop(): number;
+  readStart(): number;
+}
+
+function readingHandle(socket: Socket): ReadingHandle | undefined {
+  const handle: unknown = Reflect.get(socket, '_handle');
+  if (typeof handle !== 'object' || handle === null) return undefined;
+  if (typeof Reflect.get(handle, 'readStop') !== 'function' || typeof Reflect.get(handle, 'readStart') !== 'function') return undefined;
+  return handle as ReadingHandle;
+}
+
+/**
+ * Reads nothing more from `socket` for `ms`, then reads on. Node's HTTP server consumes a
+ * connection's bytes natively (its parser reads the handle, never the stream), so
+ * `socket.pause()` stops nothing; stopping the handle's reads does: the client's next bytes stay
+ * in the kernel's buffers (TCP's window then holds the client back) and are neither decrypted nor
+ * parsed until the hold ends. A connection closed meanwhile ends the hold.
+ */
+export function holdUnread(socket: Socket, ms: number): void {
+  const handle = readingHandle(socket);
+  if (handle === undefined || socket.destroyed) return;
+  handle.reading = false;
+  handle.readStop();
+  const timer = setTimeout(() => {
+    const current = readingHandle(socket);
+    if (current === undefined || socket.destroyed) return;
+    current.reading = true;
+    current.readStart();
+  }, ms);
+  timer.unref();
+  socket.once('close', () => {
+    clearTimeout(timer);
+  });
 }

@@ -26,16 +26,20 @@ test('request head limits: heads below LARGE_HEAD_BYTES are never charged; large
   for (let i = 0; i < 10_000; i++) assert.equal(limits.take('10.0.0.1', LARGE_HEAD_BYTES - 1), NO_SEAT);
   seat(limits.take('10.0.0.1', MiB)).release();
   seat(limits.take('10.0.0.1', MiB)).release();
-  // The bucket is empty: a second to refill 1 MiB.
-  assert.equal(limits.take('10.0.0.1', MiB), 1);
+  // The bucket is empty: the refused head is charged all the same (it was parsed), so the wait is
+  // for its own MiB and the one it owes: 2 s.
+  assert.equal(limits.take('10.0.0.1', MiB), 2);
   // Small heads still pass, and another address has its own bucket.
   assert.equal(limits.take('10.0.0.1', 100), NO_SEAT);
   seat(limits.take('10.0.0.2', MiB)).release();
   clock.step(500);
-  assert.equal(limits.take('10.0.0.1', MiB), 1, 'half of it back: Retry-After rounds up');
-  clock.step(500);
+  assert.equal(limits.take('10.0.0.1', MiB), 3, 'refused again: a second MiB owed, half of one back; Retry-After rounds up');
+  // The debt stops at one burst: however many heads are refused, the wait stays bounded.
+  for (let i = 0; i < 100; i++) limits.take('10.0.0.1', MiB);
+  assert.equal(limits.take('10.0.0.1', MiB), 3);
+  clock.step(3000);
   seat(limits.take('10.0.0.1', MiB)).release();
-  assert.equal(limits.rejected(), 2);
+  assert.equal(limits.rejected(), 103);
   // 0 and 0: no limit.
   const none = newRequestHeadLimits({ bytesPerSecond: 0, burstBytes: 0, maxInflightBytes: 0, clock });
   for (let i = 0; i < 100; i++) assert.equal(none.take('10.0.0.1', MiB), NO_SEAT);
@@ -94,7 +98,11 @@ test('request head limits in the server: a large head past the bucket gets the 4
   assert.notEqual((await get(large(1))).status, 429);
   assert.notEqual((await get(large(2))).status, 429);
   const refused = await get(large(3));
-  assert.deepEqual([refused.status, refused.body, refused.retryAfter], [429, TOO_MANY_REQUESTS_BODY.toString(), '1']);
+  assert.deepEqual(
+    [refused.status, refused.body, refused.retryAfter],
+    [429, TOO_MANY_REQUESTS_BODY.toString(), '2'],
+    'its own MiB and the one it owes',
+  );
   // Refused before anything read it: the upstream saw only the two let through.
   assert.equal(forwarded, 2);
   assert.notEqual((await get('/api/v1/namespaces/n/services/small')).status, 429);

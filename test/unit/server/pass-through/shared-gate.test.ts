@@ -92,6 +92,7 @@ test('shared gate: a flow is a user at an address; past its limit, rejected with
     kind: 'rejected',
     reason: 'requests-in-flight',
     retryAfterSeconds: 1,
+    after: 'close',
   });
   // The same user elsewhere, another user at the same address, and no credentials (the address): flows of their own.
   admitted(await admit(access, incoming('alice', '10.0.0.2'), CREATE, limits));
@@ -122,6 +123,7 @@ test("shared gate: a read waits on its SubjectAccessReview within the flow's rev
     kind: 'rejected',
     reason: 'reviews-in-flight',
     retryAfterSeconds: 1,
+    after: 'close',
   });
   access.authorizations.shift()?.({ kind: 'refused', error: new Error('403') as never });
   assert.equal((await first).kind, 'refused');
@@ -139,6 +141,7 @@ test('shared gate: unknown tokens are reviewed within the TokenReview limits; pa
     kind: 'rejected',
     reason: 'token-reviews-per-address',
     retryAfterSeconds: 1,
+    after: 'hold-unread',
   });
   assert.equal(access.identified, 3, 'no review for the rejected token');
   // A known token costs no review: it passes with the bucket empty; so does another address's.
@@ -158,6 +161,7 @@ test("shared gate: the proxy's own pages are behind the same limit on reviews of
   const res = {
     headersSent: false,
     shouldKeepAlive: true,
+    socket: null,
     writeHead(code: number) {
       answered.push(code);
       return this;

@@ -27,6 +27,7 @@ import {
   DEFAULT_LARGE_HEADS_INFLIGHT_BYTES,
   LARGE_HEAD_BYTES,
 } from '../server/pass-through/request-head-limits.ts';
+import { DEFAULT_TLS_HANDSHAKES_PER_SECOND } from '../server/http/tls-handshakes.ts';
 
 export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
@@ -96,6 +97,16 @@ export const PROXY_FLAGS = [
     help: [
       'serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and',
       "--address) made at start; the CA's key is dropped once it has signed",
+    ],
+  },
+  {
+    name: 'tls-handshakes-per-second',
+    type: 'string',
+    arg: 'N',
+    help: [
+      'new TLS connections handed to the handshake a second, at most, in turn by source address',
+      "(each holds the event loop ~2 ms: a burst of them would hold every client's reads);",
+      `0: no pacing (default: ${String(DEFAULT_TLS_HANDSHAKES_PER_SECOND)})`,
     ],
   },
   {

@@ -56,6 +56,7 @@ import {
   DEFAULT_LARGE_HEADS_INFLIGHT_BYTES,
 } from '../server/pass-through/request-head-limits.ts';
 import { MAX_HEADER_BYTES } from '../request/client-errors.ts';
+import { DEFAULT_TLS_HANDSHAKES_PER_SECOND } from '../server/http/tls-handshakes.ts';
 
 /** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
 interface Setting {
@@ -105,6 +106,12 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     throw new CliError(`${address.from}: the address must not be blank`, `Use e.g. --address ${DEFAULT_ADDRESS}.`);
 
   const tls = parseTls(setting('tls-cert-file'), setting('tls-private-key-file'), flagOrEnv('tls-generate'));
+  const handshakes = setting('tls-handshakes-per-second');
+  if (handshakes !== undefined && tls === undefined)
+    throw new CliError(
+      `${handshakes.from}: only for HTTPS serving`,
+      'Add --tls-cert-file and --tls-private-key-file (or --tls-generate), or drop it.',
+    );
   const addressValue = address?.value ?? DEFAULT_ADDRESS;
   const sharedFlag = flagOrEnv('shared');
   const shared = sharedFlag !== undefined && parseBool(sharedFlag) ? parseShared(setting) : undefined;
@@ -185,6 +192,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     flowLimits: parseFlowLimits(setting),
     pool: parsePool(setting),
     tls,
+    tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
     writeKubeconfig: writeKubeconfig?.value,
     shared,
     help: values.help === true,

@@ -48,6 +48,8 @@ export interface ProxyOptions {
   readonly maxStalenessMs: number;
   /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
   readonly tls: TlsServing | undefined;
+  /** --tls-handshakes-per-second: new TLS connections handed to the handshake a second (server/http/tls-handshakes.ts); 0: no pacing; undefined: the default. */
+  readonly tlsHandshakesPerSecond?: number | undefined;
   /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
   readonly writeKubeconfig: string | undefined;
   /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */

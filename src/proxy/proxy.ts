@@ -178,7 +178,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     },
   });
   const app = newProxyServer({
-    tls,
+    tls: tls === undefined ? undefined : { ...tls, handshakesPerSecond: options.tlsHandshakesPerSecond },
     client,
     logger,
     filter: options.filter,

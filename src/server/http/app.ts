@@ -29,7 +29,7 @@ import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.t
 import type { Seat } from '../pass-through/flow-limits.ts';
 import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 import type { ProxyMetrics, ServedFrom } from './metrics.ts';
-import { paceTlsHandshakes } from './tls-handshakes.ts';
+import { DEFAULT_TLS_HANDSHAKES_PER_SECOND, paceTlsHandshakes, pacingForRate } from './tls-handshakes.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { MAX_WRITE_ANSWER_BYTES } from '../serving/written-resource-version.ts';
@@ -84,6 +84,8 @@ export interface ServingTls {
   readonly key: string;
   /** CA certificates that client certificates are verified against (--client-ca-file); none: no client certificate is asked for. */
   readonly clientCa?: string | undefined;
+  /** New TLS connections handed to the handshake a second, at most (tls-handshakes.ts); 0: no pacing; undefined: the default. */
+  readonly handshakesPerSecond?: number | undefined;
 }
 
 /** Fastify's own refusals of a request's Content-Type (fastify lib/handle-request.js), made before any handler. */
@@ -224,7 +226,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
       const server = createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener);
       // Handshakes paced in time, so that one client's burst of connections never holds the loop (tls-handshakes.ts).
-      options.metrics?.handshakes(paceTlsHandshakes(server));
+      const pacing = pacingForRate(options.tls.handshakesPerSecond ?? DEFAULT_TLS_HANDSHAKES_PER_SECOND);
+      if (pacing !== undefined) options.metrics?.handshakes(paceTlsHandshakes(server, pacing));
       return parseEveryHttpVersion(server);
     },
     clientErrorHandler: goClientErrorHandler,

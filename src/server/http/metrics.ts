@@ -472,7 +472,7 @@ function fairnessMetrics(
 function handshakeMetrics(registry: Registry, pacing: HandshakePacing): void {
   new Gauge({
     name: 'kube_cache_proxy_tls_handshakes_waiting',
-    help: 'New TLS connections waiting for their handshake (at most 4 are handed to TLS each 20 ms).',
+    help: 'New TLS connections waiting for their handshake (handed to TLS at --tls-handshakes-per-second, 200 by default).',
     registers: [registry],
     collect() {
       this.set(pacing.waiting());

@@ -27,6 +27,20 @@ import type { Server as NetServer, Socket } from 'node:net';
 
 export const HANDSHAKES_PER_WINDOW = 4;
 export const HANDSHAKE_WINDOW_MS = 20;
+/** The default rate (--tls-handshakes-per-second): HANDSHAKES_PER_WINDOW each HANDSHAKE_WINDOW_MS. */
+export const DEFAULT_TLS_HANDSHAKES_PER_SECOND = (HANDSHAKES_PER_WINDOW * 1000) / HANDSHAKE_WINDOW_MS;
+
+/**
+ * The windows for `perSecond` handshakes a second (0: none, no pacing): windows of
+ * HANDSHAKE_WINDOW_MS while that holds one handshake or more, so that a burst is spread as finely
+ * as the default spreads it; below 50 a second, one handshake per longer window.
+ */
+export function pacingForRate(perSecond: number): { perWindow: number; windowMs: number } | undefined {
+  if (!(perSecond > 0)) return undefined;
+  const perWindow = (perSecond * HANDSHAKE_WINDOW_MS) / 1000;
+  if (perWindow >= 1) return { perWindow: Math.round(perWindow), windowMs: HANDSHAKE_WINDOW_MS };
+  return { perWindow: 1, windowMs: 1000 / perSecond };
+}
 /** Connections from one source address that may wait for their handshake. */
 export const MAX_WAITING_HANDSHAKES_PER_ADDRESS = 4096;
 

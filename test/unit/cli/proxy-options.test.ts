@@ -240,6 +240,21 @@ test('proxy options: per-flow limits (any mode) and TokenReview limits (shared m
   fails(['--large-request-heads-per-address', '1Mi'], /only for shared mode/);
 });
 
+test('proxy options: --tls-handshakes-per-second, HTTPS only, 200 by default; 0 is no pacing', () => {
+  const tls = ['--tls-cert-file', 'c.pem', '--tls-private-key-file', 'k.pem'];
+  assert.equal(parseProxyOptions(tls, {}).tlsHandshakesPerSecond, 200);
+  assert.equal(parseProxyOptions([...tls, '--tls-handshakes-per-second', '50'], {}).tlsHandshakesPerSecond, 50);
+  assert.equal(parseProxyOptions(['--tls-generate'], { KCP_TLS_HANDSHAKES_PER_SECOND: '0' }).tlsHandshakesPerSecond, 0);
+  const fails = (argv: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, {}),
+      (error: unknown) => error instanceof CliError && message.test(error.message) && error.hint !== undefined,
+    );
+  };
+  fails([...tls, '--tls-handshakes-per-second', 'many'], /--tls-handshakes-per-second "many": not a rate/);
+  fails(['--tls-handshakes-per-second', '100'], /only for HTTPS serving/);
+});
+
 test('proxy options: --pool, shared mode only, with its advertised URL; the election timing follows the lease duration', () => {
   assert.equal(parseProxyOptions(['--shared'], {}).pool, undefined);
   const base = ['--shared', '--pool', 'zone-a', '--pool-advertise', 'https://10.0.0.7:8443/'];

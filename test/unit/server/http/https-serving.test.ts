@@ -16,6 +16,7 @@ import type { TestContext } from 'node:test';
 import { connect } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { newProxyServer } from '../../../../src/server/http/app.ts';
+import { newProxyMetrics } from '../../../../src/server/http/metrics.ts';
 import { closeUpgradedConnections } from '../../../../src/server/pass-through/upgrade.ts';
 import { LOOPBACK_NAMES, generateServingCertificate } from '../../../../src/server/tls/serving-certificate.ts';
 import { newUpstreamClient } from '../../../../src/upstream/client.ts';
@@ -124,4 +125,33 @@ test("https: a malformed request gets the apiserver's (Go's) 400 inside the TLS 
     answer,
     /^HTTP\/1\.1 400 Bad Request\r\nContent-Type: text\/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request/,
   );
+});
+
+test('https: new TLS connections are paced by default (their gauge on /metrics), and not at all with handshakesPerSecond 0', async (t) => {
+  const upstream = await startFakeApiserver(t);
+  for (const [handshakesPerSecond, paced] of [
+    [undefined, true],
+    [0, false],
+  ] as const) {
+    const client = newUpstreamClient({
+      server: new URL(upstream),
+      tls: { rejectUnauthorized: true },
+      authorization: () => Promise.resolve('Bearer proxy-token'),
+      source: 'test',
+    });
+    const metrics = newProxyMetrics();
+    const app = newProxyServer({ client, metrics, tls: { cert: made.cert, key: made.key, handshakesPerSecond } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    t.after(async () => {
+      await app.close();
+      await client.close();
+    });
+    const port = (app.server.address() as AddressInfo).port;
+    assert.equal((await get(port, '/api', made.ca)).statusCode, 200, 'served either way');
+    assert.equal(
+      (await metrics.registry.metrics()).includes('kube_cache_proxy_tls_handshakes_waiting 0'),
+      paced,
+      String(handshakesPerSecond),
+    );
+  }
 });

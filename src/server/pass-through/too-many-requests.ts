@@ -78,7 +78,9 @@ function readingHandle(socket: Socket): ReadingHandle | undefined {
  * connection's bytes natively (its parser reads the handle, never the stream), so
  * `socket.pause()` stops nothing; stopping the handle's reads does: the client's next bytes stay
  * in the kernel's buffers (TCP's window then holds the client back) and are neither decrypted nor
- * parsed until the hold ends. A connection closed meanwhile ends the hold.
+ * parsed until the hold ends. A connection the server closes meanwhile (at shutdown) ends the
+ * hold; one its client closes is seen closed when the hold ends, its end waiting with its bytes:
+ * a gone client's connection lingers for the Retry-After at most.
  */
 export function holdUnread(socket: Socket, ms: number): void {
   const handle = readingHandle(socket);

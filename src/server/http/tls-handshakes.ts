@@ -30,6 +30,9 @@ export const HANDSHAKE_WINDOW_MS = 20;
 /** The default rate (--tls-handshakes-per-second): HANDSHAKES_PER_WINDOW each HANDSHAKE_WINDOW_MS. */
 export const DEFAULT_TLS_HANDSHAKES_PER_SECOND = (HANDSHAKES_PER_WINDOW * 1000) / HANDSHAKE_WINDOW_MS;
 
+/** Connections from one source address that may wait for their handshake. */
+export const MAX_WAITING_HANDSHAKES_PER_ADDRESS = 4096;
+
 /**
  * The windows for `perSecond` handshakes a second (0: none, no pacing): windows of
  * HANDSHAKE_WINDOW_MS while that holds one handshake or more, so that a burst is spread as finely
@@ -41,8 +44,6 @@ export function pacingForRate(perSecond: number): { perWindow: number; windowMs:
   if (perWindow >= 1) return { perWindow: Math.round(perWindow), windowMs: HANDSHAKE_WINDOW_MS };
   return { perWindow: 1, windowMs: 1000 / perSecond };
 }
-/** Connections from one source address that may wait for their handshake. */
-export const MAX_WAITING_HANDSHAKES_PER_ADDRESS = 4096;
 
 export interface HandshakePacingOptions {
   readonly perWindow?: number;

@@ -13,10 +13,11 @@
  * of the request past the HTTP parser's reading of it. That reading is the cost left, so a
  * refused head is charged too (see take), and its connection is held unread for the Retry-After
  * (too-many-requests.ts): an address's large heads are parsed at the refill rate at most, however
- * many connections it uses, beside one per new connection. Heads below LARGE_HEAD_BYTES cost nothing and meet no limit: clients'
- * heads are a few KiB (a token, a selector, a continue token), so only a client that sends heads
- * of tens of KiB and more meets these limits at all, and then one ~1 MiB head a second on average
- * (a burst of four), two in flight, is far more than any client of the apiserver sends.
+ * many connections it uses, beside one per new connection. Heads below LARGE_HEAD_BYTES cost
+ * nothing and meet no limit: clients' heads are a few KiB (a token, a selector, a continue
+ * token), so only a client that sends heads of tens of KiB and more meets these limits at all,
+ * and then one ~1 MiB head a second on average (a burst of four), two in flight, is far more than
+ * any client of the apiserver sends.
  *
  * By source address, not by user: the charge comes before the client is identified (a review may
  * be needed for that, and costs more than the head), and only large heads are charged, so the

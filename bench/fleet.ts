@@ -8,12 +8,7 @@
  * every event lost or duplicated. Then, from the per-node costs measured, the same on paper at
  * PAPER_NODES nodes. Figures only: the targets of the issue are printed beside them, not asserted.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import type { AgentRecords, RunningAgents } from './fleet-agents.ts';
@@ -28,6 +23,7 @@ import type { FleetScope, FleetSizes } from './fleet-seed.ts';
 import { BENCH_FLEET_SCOPE, seedFleet } from './fleet-seed.ts';
 import { proxyUpstreamWatches } from './fleet-proxy-watches.ts';
 import type { Progress } from '../src/cli/progress.ts';
+import { buildGoClient } from '../test/helpers/go-client.ts';
 import { cpuSeconds, median, quantile, rssBytes } from './stats.ts';
 
 /** The fleet the paper figures are for. */
@@ -114,16 +110,9 @@ export interface FleetResult {
   readonly rows: readonly FleetRow[];
 }
 
-const run = promisify(execFile);
-
 /** Builds tools/goclient (the node agent) with the project's Go toolchain, offline; returns the binary. */
-export async function buildAgent(): Promise<string> {
-  const binary = join(mkdtempSync(join(tmpdir(), 'kcp-fleet-agent-')), 'goclient');
-  await run('go', ['build', '-o', binary, '.'], {
-    cwd: join(import.meta.dirname, '..', 'tools', 'goclient'),
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly' },
-  });
-  return binary;
+export function buildAgent(): Promise<string> {
+  return buildGoClient();
 }
 
 function spread(values: readonly number[]): Spread | undefined {

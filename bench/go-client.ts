@@ -15,6 +15,7 @@ import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts'
 import { median } from './stats.ts';
 import { startCacheProxy } from './targets.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
+import { buildGoClient } from '../test/helpers/go-client.ts';
 
 export interface GoClientRow {
   readonly target: string;
@@ -35,12 +36,8 @@ const run = promisify(execFile);
 
 export async function runGoClient(state: ControlPlaneState, repeats: number, report: (line: string) => void): Promise<GoClientRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-goclient-'));
-  const binary = join(dir, 'goclient');
   report('go-client · building tools/goclient');
-  await run('go', ['build', '-o', binary, '.'], {
-    cwd: join(import.meta.dirname, '..', 'tools', 'goclient'),
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly' },
-  });
+  const binary = await buildGoClient();
   const proxy = await startCacheProxy(state, { resources: 'pods,configmaps' });
   const proxyKubeconfig = join(dir, 'proxy.kubeconfig');
   writeFileSync(proxyKubeconfig, anonymousKubeconfig(proxy.url));

@@ -47,6 +47,8 @@ export interface CacherMetrics {
   sent(bytes: number): void;
   events(count: number): void;
   closedSlow(): void;
+  /** A watch answered 410 at its start: its RV is older than the window (after a restart, every client's re-watch). */
+  expired(): void;
   window(capacity: number, size: number, oldest: bigint | undefined): void;
   /** A distinct selection came (+1) or went (-1), holding about `bytes` (filterBytes). */
   filters(delta: number, bytes: number): void;
@@ -57,6 +59,7 @@ export const noopCacherMetrics: CacherMetrics = {
   sent: () => undefined,
   events: () => undefined,
   closedSlow: () => undefined,
+  expired: () => undefined,
   window: () => undefined,
   filters: () => undefined,
 };
@@ -292,7 +295,10 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
       } else {
         const from = BigInt(request.resourceVersion);
         const interval = cache.since(from);
-        if (interval.kind === 'too-old') return interval;
+        if (interval.kind === 'too-old') {
+          metrics.expired();
+          return interval;
+        }
         initial = { kind: 'replay', events: interval.events, resourceVersion: from };
       }
       const filter = sharedFilter(request.filter);

@@ -15,8 +15,11 @@
  *   snapshot kept of the cache at exactly N, else passed through (etcd serves it, or says 410).
  * - unset (most recent): as the type's consistency mode says (below).
  * - a WATCH from "" with sendInitialEvents: the most recent state, as a read; from N with
- *   sendInitialEvents=true: the cache at N or later; from N before a young cache's first list:
- *   the apiserver (it may still hold those changes).
+ *   sendInitialEvents=true: the cache at N or later; from N older than the cache's event window,
+ *   even one the cache began after (a proxy restarted): the cache's 410, as the apiserver answers
+ *   after its own restart (its watch cache starts at its first list, cacher.go), and the
+ *   client's relist is the cache's to serve. Passed through instead, such a watch would stay at
+ *   the apiserver for its whole timeout (5 to 10 min for client-go), beside the cache's own.
  *
  * The consistency rules for RV-unset reads (consistency.ts says what each mode promises):
  * - RV=N, not older than: the cache once it has reached N, waiting up to FRESHNESS_WAIT_MS;
@@ -215,11 +218,6 @@ class Delegator implements CacheDelegator {
     const from = BigInt(rv);
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
     if (options.sendInitialEvents === true && !(await this.notOlderThan(from))) return 'rv-not-reached';
-    // A watch from before a young cache's first list asks for changes the cache never saw; the
-    // apiserver may still have them (a client that listed there, or on another proxy, before
-    // this cache began), so its answer is the apiserver's, not a 410 of the cache's making.
-    if (options.sendInitialEvents !== true && this.cache.startedAfter(from) && this.cache.since(from).kind === 'too-old')
-      return 'young-cache';
     return 'cache';
   }
 

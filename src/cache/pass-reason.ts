@@ -5,7 +5,8 @@
  * at debug, and shows each type's most frequent ones on the status page.
  *
  * A code is a metric label value and a log field: a code once retired stays retired (never reused
- * for another meaning), so dashboards and alerts built on it do not silently change.
+ * for another meaning), so dashboards and alerts built on it do not silently change. Retired:
+ * `young-cache` (a watch from before the cache's first list: now the cache's 410).
  */
 
 /** The codes, by the stage that decides them, each with what it means for the operator. */
@@ -49,7 +50,6 @@ export const PASS_REASONS = {
   // The resourceVersion asked for.
   'rv-not-reached': 'the cache did not reach the resourceVersion asked for within the wait',
   'no-snapshot': 'an exact resourceVersion (Exact, limit with an RV, continue) whose state the cache no longer keeps',
-  'young-cache': "a watch from an RV before the cache's first list: the apiserver may still have those changes",
 
   // Consistency of RV-unset reads (also counted in kube_cache_proxy_consistency_pass_through_total).
   'not-watching': "the type's upstream watch is not open: the cache may be behind",

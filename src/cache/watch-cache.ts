@@ -96,11 +96,6 @@ export interface WatchCache {
    * lies between the cache's RV when the proof began and `rv`.
    */
   proven(rv: bigint, at: number): void;
-  /**
-   * True when the cache's first list was at an RV later than `rv`, less than YOUNG_CACHE_MS ago:
-   * a watch from `rv` asks for changes this cache never saw, which the apiserver may still hold.
-   */
-  startedAfter(rv: bigint): boolean;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
   lastChangeAt(): number;
   /**
@@ -137,13 +132,6 @@ const SNAPSHOT_TTL_MS = 75_000;
  * and pinning the versions of objects changed since (memory-budget.ts lowers it under a small limit).
  */
 export const MAX_SNAPSHOTS = 16;
-/**
- * How long after its first list a cache counts as young: a watch from an RV older than that list
- * is passed to the apiserver, which may still serve it, rather than answered 410 by a cache that
- * simply began later. etcd's default compaction interval (kube-apiserver --etcd-compaction-interval,
- * 5 min): older RVs are gone from etcd as well, and the apiserver's own answer would be 410 too.
- */
-export const YOUNG_CACHE_MS = 5 * 60_000;
 
 export interface WatchCacheOptions {
   readonly spec: CachedResourceSpec;
@@ -197,9 +185,6 @@ class WatchCacheImpl implements WatchCache {
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
-  /** The RV and time of the first list (startedAfter). */
-  #firstListRv: bigint | undefined;
-  #firstListAt = 0;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
   readonly #faults: Faults;
@@ -281,10 +266,6 @@ class WatchCacheImpl implements WatchCache {
   proven(rv: bigint, at: number): void {
     if (this.#rv === undefined || this.#closed) return;
     this.#advance(rv, at);
-  }
-
-  startedAfter(rv: bigint): boolean {
-    return this.#firstListRv !== undefined && this.#firstListRv > rv && this.#clock.now() - this.#firstListAt < YOUNG_CACHE_MS;
   }
 
   watching(): boolean {
@@ -414,10 +395,6 @@ class WatchCacheImpl implements WatchCache {
     this.#index?.replace(list);
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
-    if (this.#firstListRv === undefined) {
-      this.#firstListRv = this.#rv;
-      this.#firstListAt = this.#clock.now();
-    }
     this.#synced = true;
     this.#window.reset(this.#rv);
     this.#progressed();

@@ -57,7 +57,8 @@ func (c *contentTypes) RoundTrip(req *http.Request) (*http.Response, error) {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to read through")
 	namespace := flag.String("namespace", "", "namespace to read; empty: all")
-	mode := flag.String("mode", "typed", "typed | metadata | informer | node-agent")
+	mode := flag.String("mode", "typed", "typed | metadata | informer | node-agent | dynamic-informer")
+	resource := flag.String("resource", "", "dynamic-informer: the resource it watches, group/version/plural")
 	node := flag.String("node", "", "node-agent: the node whose pods it watches (spec.nodeName)")
 	duration := flag.Duration("duration", 5*time.Second, "how long to watch after the initial list")
 	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf", "rest.Config ContentType")
@@ -76,6 +77,10 @@ func main() {
 
 	if *mode == "node-agent" {
 		runNodeAgent(config, *node)
+		return
+	}
+	if *mode == "dynamic-informer" {
+		runDynamicInformer(config, *resource, *namespace)
 		return
 	}
 	report := Report{Mode: *mode}

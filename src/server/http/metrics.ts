@@ -210,6 +210,12 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     labelNames,
     registers: [registry],
   });
+  const expired = new Counter({
+    name: 'kube_cache_proxy_watches_expired_total',
+    help: 'Client watches answered 410 (too old resource version) at their start, as the apiserver answers a watch from before its window, by resource. Each is a relist to follow: after a restart, every client that watched re-lists from the new cache.',
+    labelNames,
+    registers: [registry],
+  });
   const capacity = new Gauge({
     name: 'kube_cache_proxy_watch_cache_capacity',
     help: 'Capacity of the event window, by resource.',
@@ -256,6 +262,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
       },
       closedSlow: () => {
         closedSlow.inc(l);
+      },
+      expired: () => {
+        expired.inc(l);
       },
       window: (cap, held, oldestRv) => {
         capacity.set(l, cap);

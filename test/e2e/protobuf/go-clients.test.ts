@@ -6,21 +6,20 @@
  * its reads from the cache.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
 import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
 import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
 import { anonymousKubeconfig } from '../../helpers/anonymous-kubeconfig.ts';
+import { buildGoClient } from '../../helpers/go-client.ts';
 
 const shared = useSharedAdmin();
-const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 interface Report {
   readonly listed: number;
@@ -29,28 +28,13 @@ interface Report {
   readonly contentTypes: Readonly<Record<string, number>>;
 }
 
-let built: Promise<string> | undefined;
-
-/** tools/goclient, built once per run (the Go build cache makes a rebuild seconds). */
-function goClient(): Promise<string> {
-  built ??= (async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'kcp-goclient-')), 'goclient');
-    await promisify(execFile)('go', ['build', '-o', out, '.'], {
-      cwd: join(ROOT, 'tools', 'goclient'),
-      env: { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly' },
-    });
-    return out;
-  })();
-  return built;
-}
-
 /** Runs the client against `proxy` in `mode`; once it says it synced, `changes` writes what it must see. */
 async function run(proxy: CachingProxy, ns: string, mode: string, events: number, changes: () => Promise<void>): Promise<Report> {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-goclient-'));
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url));
   const child = spawn(
-    await goClient(),
+    await buildGoClient(),
     [`--kubeconfig=${kubeconfig}`, `--namespace=${ns}`, `--mode=${mode}`, `--events=${String(events)}`, '--duration=30s'],
     {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -395,6 +395,7 @@ test('cacher: the distinct selections its watches hold are counted, with what th
     sent: () => undefined,
     events: () => undefined,
     closedSlow: () => undefined,
+    expired: () => undefined,
     window: () => undefined,
     filters: (delta: number, held: number) => {
       filters += delta;

@@ -161,8 +161,8 @@ const WATCH_ROWS: readonly WatchRow[] = [
     query: 'watch=1&resourceVersion=51&sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
     expect: 'rv-not-reached',
   },
-  // From before a young cache's first list: the apiserver may still hold those changes.
-  { mode: 'bounded', state: 'quiet', query: 'watch=1&resourceVersion=10', expect: 'young-cache' },
+  // From before the cache's first list (a restarted proxy): the cache's 410, as the apiserver's after its restart.
+  { mode: 'bounded', state: 'quiet', query: 'watch=1&resourceVersion=10', expect: 'cache' },
   { mode: 'bounded', state: 'quiet', query: 'watch=1&resourceVersion=abc', expect: 'bad-resource-version' },
 ];
 

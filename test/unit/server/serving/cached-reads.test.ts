@@ -72,7 +72,6 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
       if (rv > cache.rv) cache.rv = rv;
       if (at > cache.progressAt) cache.progressAt = at;
     },
-    startedAfter: () => false,
     watching: () => cache.open,
     addListener: () => () => undefined,
     bookmarkFrame: () => Buffer.alloc(0),

@@ -44,12 +44,9 @@ const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
  * The apiserver files its watchers' bookmark times in buckets a second wide (cacher.go
  * watcherBookmarkTimeBuckets: "you can get the bookmark within (X-1,X+1)"), so its pre-timeout
  * bookmark often goes early and, re-filed, once more at its time: two bookmarks before the
- * deadline whenever its RV moved in between. The watcher sends a first one this much earlier,
- * without waiting, and asks then for the cache to be proven fresh by the second.
+ * deadline whenever its RV moved in between. The watcher sends a first one this much earlier.
  */
 const EARLY_PRE_TIMEOUT_MS = 1_500;
-/** The latest a bookmark waits for the cache's freshness before the deadline. */
-const BOOKMARK_SENT_BY_MS = 500;
 
 /** What a watcher selects: namespace ('' for all), label and field selectors. */
 export interface WatcherFilter {
@@ -79,13 +76,6 @@ export interface CacheWatcherOptions {
   readonly deadline: number;
   /** The cache's current RV, for bookmarks. */
   readonly currentResourceVersion: () => bigint;
-  /**
-   * Asks for the cache to be proven fresh (a freshness proof, when it is due and allowed) and
-   * resolves once it is, or after `waitMs`: a bookmark then carries the apiserver's RV, as the
-   * apiserver's own bookmarks do, not the RV of the cache's last change. None: bookmarks carry
-   * the cache's RV as it is.
-   */
-  readonly freshen?: (waitMs: number) => Promise<void>;
   /** A BOOKMARK frame at `rv`; `initialEventsEnd` annotates it k8s.io/initial-events-end. */
   readonly bookmark: (rv: bigint, initialEventsEnd: boolean) => Buffer;
   readonly clock: Clock;
@@ -335,8 +325,9 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   /**
    * nextBookmarkTime: every BOOKMARK_FREQUENCY_MS, and 2 s before the deadline (and once more
    * EARLY_PRE_TIMEOUT_MS before that, see above). Each bookmark is sent only when it moves the
-   * watcher's RV (process(): "only send events newer than resourceVersion"), after the cache was
-   * given the chance to prove itself fresh.
+   * watcher's RV (process(): "only send events newer than resourceVersion"), at the cache's RV as
+   * it is: the apiserver's bookmarks carry its cacher's RV, which a quiet type's upstream watch
+   * moves only when someone reads it consistently.
    */
   #scheduleBookmark(): void {
     if (!this.#options.allowWatchBookmarks || this.#closed) return;
@@ -344,34 +335,13 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
     const preTimeout = this.#options.deadline - PRE_TIMEOUT_BOOKMARK_MS;
     const early = preTimeout - EARLY_PRE_TIMEOUT_MS;
     let at = now + BOOKMARK_FREQUENCY_MS;
-    let waits = true;
-    if (at >= early && early > now) {
-      at = early;
-      waits = false;
-    } else if (at > preTimeout) at = preTimeout;
+    if (at >= early && early > now) at = early;
+    else if (at > preTimeout) at = preTimeout;
     // Past (or at) the pre-timeout point: no more bookmarks; the deadline ends the watch.
     if (at <= now) return;
     this.#bookmarkTimer = this.#options.clock.setTimeout(() => {
       this.#bookmarkTimer = undefined;
-      const freshen = this.#options.freshen;
-      if (freshen === undefined) {
-        this.#sendBookmark();
-        return;
-      }
-      if (!waits) {
-        void freshen(0);
-        this.#sendBookmark();
-        return;
-      }
-      const left = this.#options.deadline - BOOKMARK_SENT_BY_MS - this.#options.clock.now();
-      freshen(Math.max(0, left)).then(
-        () => {
-          this.#sendBookmark();
-        },
-        () => {
-          this.#sendBookmark();
-        },
-      );
+      this.#sendBookmark();
     }, at - now);
   }
 

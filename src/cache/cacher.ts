@@ -125,8 +125,6 @@ export interface CacherOptions {
   readonly metrics?: CacherMetrics;
   /** The proxy-wide bound on watchers' unsent bytes (shared by every cacher). */
   readonly budget?: UnsentBudget;
-  /** The cache proven fresh before a bookmark (CacheWatcherOptions.freshen); none: as it is. */
-  readonly freshen?: (waitMs: number) => Promise<void>;
   /** Where a watcher's failure to take an event is reported (faults.ts); default: stderr, once. */
   readonly faults?: Faults;
 }
@@ -309,7 +307,6 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         allowWatchBookmarks: request.allowWatchBookmarks,
         deadline: clock.now() + request.timeoutMs,
         currentResourceVersion: () => cache.resourceVersion() ?? 0n,
-        ...(options.freshen === undefined ? {} : { freshen: options.freshen }),
         bookmark: (rv, end) => cache.bookmarkFrame(rv, end),
         clock,
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),

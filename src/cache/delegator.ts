@@ -30,15 +30,17 @@
  *   apiserver's RV, and forgotten when past it),
  *   and what a conflict made doubtful has been caught up with (a probe, then a brief wait, while
  *   the type's changes are in flight; a quiet type's doubted read goes to the apiserver at once,
- *   as a probe could only add a request to it, and a freshness proof settles the doubt);
+ *   as a probe could only add a request to it, and the next freshness proof settles the doubt);
  * - RV unset, strong: a GET goes to the apiserver; a LIST or WatchList of a type whose changes
  *   are in flight probes and is served once the cache reaches the probe's RV; a quiet type's
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
  *   every write of any type moves, until its next bookmark: a probe would only add a request).
  *
  * Freshness (bounded mode): the delegator's freshness keeper (freshness-keeper.ts) proves a quiet
- * cache fresh before its bound while the type is read or watched, and makes the reads that find
- * it past the bound wait for one shared proof, never all go upstream at once.
+ * cache fresh for its RV-unset readers, before the bound when they read often enough to pay for
+ * the proof, and makes the reads that find it past the bound wait for one shared proof, never all
+ * go upstream at once; a type read more rarely has such a read passed through. Watchers'
+ * bookmarks carry the cache's RV as it is.
  */
 import type { UnsentBudget } from './unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -186,7 +188,6 @@ class Delegator implements CacheDelegator {
     this.#cacher ??= newCacher(this.cache, {
       clock: this.#clock,
       metrics: this.#metrics.cacher,
-      freshen: (waitMs) => this.#keeper.freshen(waitMs),
       ...(budget === undefined ? {} : { budget }),
       ...(faults === undefined ? {} : { faults }),
     });
@@ -277,11 +278,9 @@ class Delegator implements CacheDelegator {
     let caughtUp = required.caughtUp;
     if (required.probe || caughtUp > (cache.resourceVersion() ?? 0n)) {
       // The cache is doubted. A quiet type cannot show it caught up without waiting for a proof:
-      // the read goes to the apiserver now, and a proof (in the background) settles the doubt.
-      if (this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) {
-        this.#keeper.proveDoubts();
-        return this.#pass('doubted-quiet');
-      }
+      // the read goes to the apiserver now, as it would without the proxy; the next proof a
+      // reader asks for settles the doubt.
+      if (this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) return this.#pass('doubted-quiet');
     }
     if (required.probe) {
       const seq = writes.sequence();

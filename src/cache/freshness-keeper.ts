@@ -1,17 +1,28 @@
 /**
  * The freshness keeper of one delegator (bounded consistency): a quiet type's upstream watch may
- * say nothing for good, so the keeper proves the cache fresh itself (freshness-proof.ts). While
- * the type is read RV-unset (within KEEP_FRESH_MS) or watched by clients, a proof runs whenever
- * the cache has proved no progress for proofDueMs(bound): one bound period minus a lead for the
- * proof and a retry. A read that finds the cache past the bound all the same (a proof failed, or
- * the type was not read for a while) waits for one shared proof, up to PROOF_READ_WAIT_MS: never
- * every read of the type upstream at once. Proofs also settle the doubts a conflict raised, and
- * move the cache's RV, so its watchers' bookmarks follow the cluster's RV as the apiserver's do.
+ * say nothing for good, so the keeper proves the cache fresh itself (freshness-proof.ts), two
+ * requests to the apiserver each time. It proves only for a reader who would wait, and only when
+ * the proof costs the apiserver no more than the reads it keeps from it:
+ * - an RV-unset read finds the cache near its bound (the cache's age plus the time since the
+ *   type's previous such read reaches proofDueMs(bound): the next read would find it stale):
+ *   a proof starts in the background and this read is served, if the type is read often enough
+ *   to pay for it (the previous read came within WORTH_PROVING_SHARE of the bound: four or more
+ *   reads per bound, where one proof of two requests replaces them);
+ * - a read finds the cache past its bound: it waits, up to PROOF_READ_WAIT_MS, for the proof
+ *   running, or for one it starts if the type is read often enough; a type read more rarely has
+ *   that read passed through ('stale'): one request, as without the proxy, not two.
+ * Never on a timer, never for a bookmark (a watcher's bookmark carries the cache's RV, which the
+ * upstream watch's own events and bookmarks move, as the apiserver's bookmarks carry its cacher's
+ * RV), and never for a doubt nobody waits on (a doubted read of a quiet type goes to the
+ * apiserver, as it would without the proxy; the next proof settles the doubt). A consistent read
+ * moves only its own type's cacher in kube-apiserver v1.37 (each cacher requests its own watch's
+ * progress: storage/cacher/cacher.go, progress/watch_progress.go), so one type's proof cannot
+ * stand for another's.
  *
  * Invariant: at most one proof runs per cache (#proving); a failed one makes the reads past the
  * bound pass through until the next attempt, at most PROOF_RETRY_MS later.
  */
-import type { Clock, Timer } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { within } from '../clock/clock.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { ReadYourWrites } from './consistency.ts';
@@ -20,12 +31,6 @@ import type { FreshnessProof, ProofFailure, ProofResult } from './freshness-proo
 import { newFreshnessProof } from './freshness-proof.ts';
 import type { WatchCache } from './watch-cache.ts';
 
-/**
- * A type is kept proven fresh while it was read RV-unset this recently (or has client watches):
- * the registry's idle timeout for lazily started caches (cache-registry.ts), after which an
- * unread lazy cache is stopped anyway.
- */
-export const KEEP_FRESH_MS = 10 * 60_000;
 /** The lead a proof is given before the bound: time for it (about 1.2 s) and for a retry or two. */
 export const PROOF_LEAD_MS = 15_000;
 /** After a failed proof, the next one waits this long (at most); meanwhile reads past the bound pass through. */
@@ -33,23 +38,16 @@ export const PROOF_RETRY_MS = 5_000;
 /** How long a read past its bound waits for the shared proof (which takes about 1.2 s). */
 export const PROOF_READ_WAIT_MS = 2_500;
 /**
- * A doubted read of a quiet type asks for a proof to settle the doubt at most this often per
- * type: a controller that deletes namespaces (kube-controller-manager's deleter doubts some 30
- * types at each deletion) costs a proof per type per half minute, not one per deletion; doubts in
- * between are settled by the keeper's proofs or the next one asked for, and their reads go to the
- * apiserver meanwhile, as they would without the proxy.
+ * A type is worth proving when its RV-unset reads come at most this share of the bound apart:
+ * four or more reads in a bound, each a request to the apiserver without the proxy, against a
+ * proof's two requests once a bound at most.
  */
-export const DOUBT_PROOF_INTERVAL_MS = 30_000;
-/** A bookmark due while the cache last proved progress longer ago than this asks for a proof first. */
-export const BOOKMARK_FRESH_MS = 5_000;
-/** Bookmarks ask for a proof at most this often per type, however many watchers they are sent to. */
-export const BOOKMARK_PROOF_INTERVAL_MS = 5_000;
-/** The keeper never looks again sooner than this (a bound of a few ms must not spin it). */
-const MIN_KEEP_DELAY_MS = 100;
+export const WORTH_PROVING_SHARE = 1 / 4;
 
 /**
  * When a proof is due, in ms since the cache last proved progress: one bound minus the lead, at
- * least half the bound (75 s: after 60 s; 5 s: after 2.5 s).
+ * least half the bound (75 s: after 60 s; 5 s: after 2.5 s). A read's proof is due when the
+ * cache's age plus the time since the type's previous read reaches it.
  */
 export function proofDueMs(maxStalenessMs: number): number {
   return maxStalenessMs - Math.min(PROOF_LEAD_MS, maxStalenessMs / 2);
@@ -78,42 +76,38 @@ export class FreshnessKeeper {
   /** The proof running now (one per cache at a time); undefined when none runs. */
   #proving: Promise<ProofResult> | undefined;
   #lastProofFailedAt = Number.NEGATIVE_INFINITY;
-  #lastDoubtProofAt = Number.NEGATIVE_INFINITY;
-  #lastBookmarkProofAt = Number.NEGATIVE_INFINITY;
-  /** The last RV-unset read in bounded mode: the type is kept fresh while it is read. */
+  /** The last RV-unset read in bounded mode, and the time between it and the one before. */
   #lastReadAt = Number.NEGATIVE_INFINITY;
-  #keepTimer: Timer | undefined;
-  #stopped = false;
+  #readGap = Number.POSITIVE_INFINITY;
 
   constructor(options: FreshnessKeeperOptions) {
     this.#options = options;
     this.#clock = options.clock;
-    options.cache.addListener({
-      event: () => undefined,
-      replaced: () => undefined,
-      closed: () => {
-        this.#stopped = true;
-        this.#keepTimer?.cancel();
-      },
-    });
-    this.#scheduleKeep(proofDueMs(options.maxStalenessMs));
-  }
-
-  /** An RV-unset read (bounded mode): the type is worth keeping fresh for KEEP_FRESH_MS. */
-  read(): void {
-    this.#lastReadAt = this.#clock.now();
   }
 
   /**
-   * Whether the cache proved progress within the bound, waiting for the shared proof when it has
-   * not (no cliff: the reads wait briefly for one proof; right after a failed one, they go to
-   * the apiserver until the next attempt).
+   * An RV-unset read (bounded mode): a proof in the background when the next read would find the
+   * cache past its bound and the type is read often enough to pay for it.
+   */
+  read(): void {
+    const now = this.#clock.now();
+    this.#readGap = now - this.#lastReadAt;
+    this.#lastReadAt = now;
+    const { cache, maxStalenessMs: bound } = this.#options;
+    const age = now - cache.lastProgressAt();
+    if (age + this.#readGap >= proofDueMs(bound) && this.#worthProving() && !this.#retryPending(now)) void this.prove();
+  }
+
+  /**
+   * Whether the cache proved progress within the bound. When it has not, the read waits for the
+   * proof running, or for one it starts when the type is read often enough (no cliff: reads wait
+   * briefly for one proof rather than all go upstream); otherwise it goes to the apiserver.
    */
   async withinBound(signal: AbortSignal | undefined): Promise<boolean> {
     const { cache, maxStalenessMs: bound } = this.#options;
     const now = this.#clock.now();
     if (now - cache.lastProgressAt() <= bound) return true;
-    if (this.#proving === undefined && now - this.#lastProofFailedAt < Math.min(PROOF_RETRY_MS, bound / 4)) return false;
+    if (this.#proving === undefined && (this.#retryPending(now) || !this.#worthProving())) return false;
     await within(this.#clock, this.prove(), PROOF_READ_WAIT_MS, signal);
     return this.#clock.now() - cache.lastProgressAt() <= bound;
   }
@@ -150,72 +144,13 @@ export class FreshnessKeeper {
     return proving;
   }
 
-  /** Whether the cache is worth proving fresh: read RV-unset lately, or watched. */
-  #worthKeeping(now: number): boolean {
-    return now - this.#lastReadAt < KEEP_FRESH_MS || this.#options.cache.inUse();
+  /** The type's RV-unset reads come often enough that a proof replaces more requests than it makes. */
+  #worthProving(): boolean {
+    return this.#readGap <= this.#options.maxStalenessMs * WORTH_PROVING_SHARE;
   }
 
-  /** The keeper: checks again in `delayMs` whether a proof is due, and runs it. */
-  #scheduleKeep(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#keepTimer?.cancel();
-    this.#keepTimer = this.#clock.setTimeout(
-      () => {
-        this.#keepTimer = undefined;
-        this.#keep();
-      },
-      Math.max(MIN_KEEP_DELAY_MS, delayMs),
-    );
-    this.#keepTimer.unref?.();
-  }
-
-  #keep(): void {
-    if (this.#stopped || this.#options.cache.isClosed()) return;
-    const { cache } = this.#options;
-    const bound = this.#options.maxStalenessMs;
-    const due = proofDueMs(bound);
-    const now = this.#clock.now();
-    const age = now - cache.lastProgressAt();
-    if (age < due) {
-      this.#scheduleKeep(due - age);
-      return;
-    }
-    if (!cache.hasSynced() || !cache.watching() || !this.#worthKeeping(now)) {
-      // Nothing to prove now; looked at again once more could be (a read, a watch, a reconnect).
-      this.#scheduleKeep(Math.min(due, PROOF_RETRY_MS));
-      return;
-    }
-    void this.prove().then((result) => {
-      if (result.kind === 'proven') this.#scheduleKeep(due - (this.#clock.now() - this.#options.cache.lastProgressAt()));
-      else this.#scheduleKeep(Math.min(PROOF_RETRY_MS, bound / 4));
-    });
-  }
-
-  /**
-   * Before a watcher's bookmark: a proof when the cache last proved progress more than
-   * BOOKMARK_FRESH_MS ago (at most one per BOOKMARK_PROOF_INTERVAL_MS, however many watchers'
-   * bookmarks fall due), awaited up to `waitMs`. So a quiet type's bookmarks carry the
-   * apiserver's current RV, as the apiserver's own do where others' consistent reads move its
-   * cacher, at a bounded cost.
-   */
-  freshen(waitMs: number): Promise<void> {
-    const now = this.#clock.now();
-    if (now - this.#options.cache.lastProgressAt() < BOOKMARK_FRESH_MS || !this.#options.cache.watching()) return Promise.resolve();
-    if (this.#proving === undefined) {
-      if (now - this.#lastBookmarkProofAt < BOOKMARK_PROOF_INTERVAL_MS) return Promise.resolve();
-      this.#lastBookmarkProofAt = now;
-      void this.prove();
-    }
-    const proving = this.#proving;
-    if (proving === undefined || waitMs <= 0) return Promise.resolve();
-    return within(this.#clock, proving, waitMs, undefined).then(() => undefined);
-  }
-
-  /** A proof for the doubts of a quiet type, at most every DOUBT_PROOF_INTERVAL_MS. */
-  proveDoubts(): void {
-    const now = this.#clock.now();
-    if (this.#proving !== undefined || now - this.#lastDoubtProofAt < DOUBT_PROOF_INTERVAL_MS) return;
-    this.#lastDoubtProofAt = now;
-    void this.prove();
+  /** A proof failed lately: the next waits PROOF_RETRY_MS (a quarter of a short bound). */
+  #retryPending(now: number): boolean {
+    return this.#proving === undefined && now - this.#lastProofFailedAt < Math.min(PROOF_RETRY_MS, this.#options.maxStalenessMs / 4);
   }
 }

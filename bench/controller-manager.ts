@@ -4,8 +4,9 @@
  * client whose reads are the ones the proxy exists for (shared informers of ~60 types, metadata
  * informers, the namespace deleter's LISTs after each deletecollection).
  *
- * In turn: KCM direct; KCM through a fresh proxy (its caches cold, started by KCM's own reads);
- * KCM restarted through the same proxy (warm). Per run: the time until KCM's informers have
+ * In turn: KCM through a fresh proxy (its caches cold, started by KCM's own reads); then, `repeats`
+ * times, KCM direct and KCM restarted through the same proxy (warm). After each sync, a steady
+ * window in which the apiserver's requests (every client's) and its CPU are counted. Per run: the time until KCM's informers have
  * synced (its "Caches are synced" lines settle), the watches open at the apiserver once they have
  * (all resources, beside the count before KCM started, so each row shows what it adds), and for
  * the direct and warm runs the deletion of namespaces holding a few objects of several types:
@@ -21,7 +22,7 @@ import { request } from 'undici';
 import type { ComponentBinaries } from '../src/cli/dev-cluster/build.ts';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
-import { median } from './stats.ts';
+import { cpuSeconds, median } from './stats.ts';
 import type { Target } from './targets.ts';
 import { startCacheProxy } from './targets.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
@@ -31,6 +32,10 @@ export interface KcmSpec {
   readonly deletions: number;
   /** Objects of each of a few types in every namespace deleted. */
   readonly objects: number;
+  /** Measured runs of each kind: KCM direct, and KCM through the warm proxy (the cold run is one). */
+  readonly repeats: number;
+  /** The steady window after KCM has synced, in which the apiserver's requests and CPU are counted, ms. */
+  readonly steadyMs: number;
 }
 
 export interface KcmRow {
@@ -43,9 +48,17 @@ export interface KcmRow {
   /** Through the proxy: KCM's watches it served from its cache, and those it passed through, by resource. */
   readonly watchesFromCache: number | undefined;
   readonly watchesPassed: Readonly<Record<string, number>> | undefined;
-  /** Namespace deletion: median time until gone, ms, and the apiserver's LISTs per deletion. */
+  /** The steady window after sync: the apiserver's requests (every verb, every client) and its CPU seconds, per minute. */
+  readonly steadyRequestsPerMinute: number;
+  readonly steadyCpuPerMinute: number;
+  /** Through the proxy, in the steady window: its freshness proofs and consistency probes. */
+  readonly steadyProofs: number | undefined;
+  readonly steadyProbes: number | undefined;
+  /** Namespace deletion: median time until gone, ms, and the apiserver's LISTs, requests and CPU seconds per deletion. */
   readonly deletionMs: number | undefined;
   readonly listsPerDeletion: number | undefined;
+  readonly requestsPerDeletion: number | undefined;
+  readonly cpuPerDeletion: number | undefined;
   /** Through the proxy, per deletion: its consistency probes, and its RV-unset reads passed through, by reason. */
   readonly probesPerDeletion: number | undefined;
   readonly passedPerDeletion: Readonly<Record<string, number>> | undefined;
@@ -67,13 +80,18 @@ export async function runKcm(
 ): Promise<KcmRow[]> {
   const rows: KcmRow[] = [];
   const logs = join(state.dir, 'logs');
-  rows.push(await measure('kube-controller-manager → apiserver', state.kubeconfig, undefined, true));
+  const apiserverPid = kubeApiserverPid(state);
   const proxy = await startCacheProxy(state, { resources: '' });
   try {
     const kubeconfig = join(state.dir, 'kcm-through-proxy.kubeconfig');
     writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url));
+    // The cold run first: it takes the cluster's first work (KCM's own setup of every namespace);
+    // then direct and warm in turn, so that neither side gets the quieter end of the run.
     rows.push(await measure('kube-controller-manager → kube-cache-proxy (cold)', kubeconfig, proxy, false));
-    rows.push(await measure('kube-controller-manager → kube-cache-proxy (warm)', kubeconfig, proxy, true));
+    for (let i = 1; i <= spec.repeats; i++) {
+      rows.push(await measure(`kube-controller-manager → apiserver (${String(i)})`, state.kubeconfig, undefined, true));
+      rows.push(await measure(`kube-controller-manager → kube-cache-proxy (warm ${String(i)})`, kubeconfig, proxy, true));
+    }
   } finally {
     await proxy.stop();
   }
@@ -92,13 +110,38 @@ export async function runKcm(
       report(
         `kcm · ${run}: synced in ${(syncedMs / 1000).toFixed(1)} s; ${String(watchesSynced)} watches at the apiserver (${String(watchesBefore)} before)`,
       );
+      // The steady window: KCM at work on a quiet cluster, as it spends most of its life.
+      const proofsBefore = proxy === undefined ? 0 : sum(await proxyMetric(proxy, 'kube_cache_proxy_freshness_proofs_total', 'resource'));
+      const probesAtStart =
+        proxy === undefined ? 0 : sum(await proxyMetric(proxy, 'kube_cache_proxy_consistency_probes_total', 'resource'));
+      const requestsBefore = await apiserverRequestsTotal(client);
+      const cpuBefore = cpuSeconds(apiserverPid);
+      await sleep(spec.steadyMs);
+      const minutes = spec.steadyMs / 60_000;
+      const steadyRequestsPerMinute = ((await apiserverRequestsTotal(client)) - requestsBefore) / minutes;
+      const steadyCpuPerMinute = (cpuSeconds(apiserverPid) - cpuBefore) / minutes;
+      const steadyProofs =
+        proxy === undefined
+          ? undefined
+          : sum(await proxyMetric(proxy, 'kube_cache_proxy_freshness_proofs_total', 'resource')) - proofsBefore;
+      const steadyProbes =
+        proxy === undefined
+          ? undefined
+          : sum(await proxyMetric(proxy, 'kube_cache_proxy_consistency_probes_total', 'resource')) - probesAtStart;
+      report(
+        `kcm · ${run}: steady ${String(spec.steadyMs / 1000)} s: apiserver ${steadyRequestsPerMinute.toFixed(0)} requests/min, ${steadyCpuPerMinute.toFixed(2)} CPU s/min${proxy === undefined ? '' : `; proxy ${String(steadyProofs)} proofs, ${String(steadyProbes)} probes`}`,
+      );
       let deletionMs: number | undefined;
       let listsPerDeletion: number | undefined;
+      let requestsPerDeletion: number | undefined;
+      let cpuPerDeletion: number | undefined;
       let probesPerDeletion: number | undefined;
       let passedPerDeletion: Record<string, number> | undefined;
       if (deletions) {
         const times: number[] = [];
         let lists = 0;
+        const deletionRequestsBefore = await apiserverRequestsTotal(client);
+        const deletionCpuBefore = cpuSeconds(apiserverPid);
         const probesBefore =
           proxy === undefined ? 0 : sum(await proxyMetric(proxy, 'kube_cache_proxy_consistency_probes_total', 'resource'));
         const passedBefore =
@@ -110,6 +153,8 @@ export async function runKcm(
         }
         deletionMs = median(times);
         listsPerDeletion = lists / spec.deletions;
+        requestsPerDeletion = ((await apiserverRequestsTotal(client)) - deletionRequestsBefore) / spec.deletions;
+        cpuPerDeletion = (cpuSeconds(apiserverPid) - deletionCpuBefore) / spec.deletions;
         if (proxy !== undefined) {
           probesPerDeletion =
             (sum(await proxyMetric(proxy, 'kube_cache_proxy_consistency_probes_total', 'resource')) - probesBefore) / spec.deletions;
@@ -131,8 +176,14 @@ export async function runKcm(
         watchesSynced,
         watchesFromCache: proxy === undefined ? undefined : sum(await proxyWatches(proxy, 'cache')) - cachedBefore,
         watchesPassed: passedAfter === undefined ? undefined : difference(passedAfter, passedBefore),
+        steadyRequestsPerMinute,
+        steadyCpuPerMinute,
+        steadyProofs,
+        steadyProbes,
         deletionMs,
         listsPerDeletion,
+        requestsPerDeletion,
+        cpuPerDeletion,
         probesPerDeletion,
         passedPerDeletion,
         answersByContentType:
@@ -226,6 +277,21 @@ async function openWatches(client: UpstreamClient): Promise<number> {
   return total;
 }
 
+function kubeApiserverPid(state: ControlPlaneState): number {
+  const pid = state.processes.find((p) => p.name === 'kube-apiserver')?.pid;
+  if (pid === undefined) throw new Error('no kube-apiserver in the control plane state');
+  return pid;
+}
+
+/** Requests the apiserver served so far, every verb and resource (a watch counts once it ends). */
+async function apiserverRequestsTotal(client: UpstreamClient): Promise<number> {
+  const text = (await client.request({ method: 'GET', path: '/metrics', headers: { accept: 'text/plain' } })).body.toString();
+  let total = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
 /** LISTs the apiserver served so far, all resources. */
 async function apiserverLists(client: UpstreamClient): Promise<number> {
   const text = (await client.request({ method: 'GET', path: '/metrics', headers: { accept: 'text/plain' } })).body.toString();
@@ -300,10 +366,10 @@ async function deleteNamespace(client: UpstreamClient, name: string, objects: nu
 
 export function formatKcm(rows: readonly KcmRow[], spec: KcmSpec): string {
   const lines = [
-    `kube-controller-manager v1.37.2 straight at the apiserver and through kube-cache-proxy (lazy caches, cold then warm); namespace deletion: ${String(spec.deletions)} namespaces of ${String(spec.objects)} configmaps, secrets and services each`,
+    `kube-controller-manager v1.37.2 straight at the apiserver and through kube-cache-proxy (lazy caches, cold then warm), ${String(spec.repeats)} runs of each but the cold one; after each sync a steady window of ${String(spec.steadyMs / 1000)} s; then namespace deletion: ${String(spec.deletions)} namespaces of ${String(spec.objects)} configmaps, secrets and services each`,
     '',
-    '| run | synced s | apiserver watches before → synced | KCM watches from the cache | KCM watches passed through | namespace deletion s (median) | apiserver LISTs per deletion | proxy probes per deletion | RV-unset reads passed per deletion | answers from the cache by Content-Type |',
-    '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- |',
+    '| run | synced s | apiserver watches before → synced | KCM watches from the cache | KCM watches passed through | steady: apiserver requests/min | steady: apiserver CPU s/min | steady: proxy proofs, probes | namespace deletion s (median) | apiserver LISTs, requests, CPU s per deletion | proxy probes per deletion | RV-unset reads passed per deletion | answers from the cache by Content-Type |',
+    '| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
   ];
   const counts = (record: Readonly<Record<string, number>> | undefined, digits = 0): string =>
     record === undefined
@@ -318,13 +384,32 @@ export function formatKcm(rows: readonly KcmRow[], spec: KcmSpec): string {
       `${String(r.watchesBefore)} → ${String(r.watchesSynced)}`,
       r.watchesFromCache === undefined ? '–' : String(r.watchesFromCache),
       counts(r.watchesPassed),
+      r.steadyRequestsPerMinute.toFixed(0),
+      r.steadyCpuPerMinute.toFixed(2),
+      r.steadyProofs === undefined ? '–' : `${String(r.steadyProofs)}, ${String(r.steadyProbes ?? 0)}`,
       r.deletionMs === undefined ? '–' : (r.deletionMs / 1000).toFixed(2),
-      r.listsPerDeletion === undefined ? '–' : r.listsPerDeletion.toFixed(0),
+      r.listsPerDeletion === undefined
+        ? '–'
+        : `${r.listsPerDeletion.toFixed(0)}, ${(r.requestsPerDeletion ?? 0).toFixed(0)}, ${(r.cpuPerDeletion ?? 0).toFixed(2)}`,
       r.probesPerDeletion === undefined ? '–' : r.probesPerDeletion.toFixed(1),
       counts(r.passedPerDeletion, 1),
       counts(r.answersByContentType),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
+  }
+  const direct = rows.filter((r) => r.run.includes('→ apiserver'));
+  const warm = rows.filter((r) => r.run.includes('(warm'));
+  const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+  if (direct.length > 0 && warm.length > 0) {
+    const ratio = (pick: (r: KcmRow) => number | undefined): string => {
+      const d = mean(direct.map((r) => pick(r) ?? 0));
+      const w = mean(warm.map((r) => pick(r) ?? 0));
+      return `${w.toFixed(2)} against ${d.toFixed(2)} (${(w / d).toFixed(2)}×)`;
+    };
+    lines.push(
+      '',
+      `Warm proxy against direct, means of ${String(warm.length)} and ${String(direct.length)} runs: steady apiserver requests/min ${ratio((r) => r.steadyRequestsPerMinute)}; steady apiserver CPU s/min ${ratio((r) => r.steadyCpuPerMinute)}; namespace deletion s ${ratio((r) => (r.deletionMs === undefined ? undefined : r.deletionMs / 1000))}; apiserver requests per deletion ${ratio((r) => r.requestsPerDeletion)}; apiserver CPU s per deletion ${ratio((r) => r.cpuPerDeletion)}.`,
+    );
   }
   return lines.join('\n');
 }

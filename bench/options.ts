@@ -73,6 +73,8 @@ export interface BenchOptions {
   /** The kcm scenario: namespaces deleted per run, and objects of each type in each. */
   readonly kcmDeletions: number;
   readonly kcmObjects: number;
+  /** The kcm scenario: the steady window after each sync, seconds. */
+  readonly kcmSteadySeconds: number;
   /** The fleet: simulated nodes, pods bound to each, Services (each with an EndpointSlice), churn writes/s and seconds, layouts. */
   readonly fleetNodes: number;
   readonly fleetPodsPerNode: number;
@@ -128,6 +130,8 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --cold-clients N    cold: clients starting 4 informers each at once (default 20)
   --kcm-deletions N   kcm: namespaces deleted per run (default 5)
   --kcm-objects N     kcm: configmaps, secrets and services in each (default 10)
+  --kcm-steady-seconds S  kcm: after each sync, how long the apiserver's requests and CPU are counted (default 75;
+                      kcm runs --repeats times direct and warm)
   --fleet-nodes N     fleet: simulated nodes, each with its agents (and a node proxy per node) (default 50)
   --fleet-pods-per-node N  fleet: pods bound to each node (default 30)
   --fleet-services N  fleet: Services, each with an EndpointSlice (default 1000)
@@ -165,6 +169,7 @@ const FLAGS = {
   'cold-clients': { type: 'string' },
   'kcm-deletions': { type: 'string' },
   'kcm-objects': { type: 'string' },
+  'kcm-steady-seconds': { type: 'string' },
   'fleet-nodes': { type: 'string' },
   'fleet-pods-per-node': { type: 'string' },
   'fleet-services': { type: 'string' },
@@ -242,6 +247,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     coldClients: Math.round(num('cold-clients', 20)),
     kcmDeletions: Math.round(num('kcm-deletions', 5)),
     kcmObjects: Math.round(num('kcm-objects', 10)),
+    kcmSteadySeconds: num('kcm-steady-seconds', 75),
     fleetNodes: Math.round(num('fleet-nodes', 50)),
     fleetPodsPerNode: Math.round(num('fleet-pods-per-node', 30)),
     fleetServices: Math.round(num('fleet-services', 1000)),

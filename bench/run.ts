@@ -545,7 +545,7 @@ async function main(): Promise<number> {
       });
     }
     let kcm: KcmRow[] = [];
-    const kcmSpec = { deletions: o.kcmDeletions, objects: o.kcmObjects };
+    const kcmSpec = { deletions: o.kcmDeletions, objects: o.kcmObjects, repeats: o.repeats, steadyMs: o.kcmSteadySeconds * 1000 };
     if (wants('kcm')) {
       for (const target of targets.splice(0)) await target.stop();
       await attempt('kcm', async () => {

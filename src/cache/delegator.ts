@@ -29,8 +29,9 @@
  *   then for a freshness proof; a written RV still not reached is checked against a probe of the
  *   apiserver's RV, and forgotten when past it),
  *   and what a conflict made doubtful has been caught up with (a probe, then a brief wait, while
- *   the type's changes are in flight; a quiet type's doubted read goes to the apiserver at once,
- *   as a probe could only add a request to it, and the next freshness proof settles the doubt);
+ *   the type's changes are in flight; a quiet type's doubted GET or LIST goes to the apiserver
+ *   at once, as a probe could only add a request to it, and the next freshness proof settles the
+ *   doubt; its doubted WatchList waits for that proof);
  * - RV unset, strong: a GET goes to the apiserver; a LIST or WatchList of a type whose changes
  *   are in flight probes and is served once the cache reaches the probe's RV; a quiet type's
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
@@ -228,7 +229,7 @@ class Delegator implements CacheDelegator {
 
   mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<Decision<ConsistencyReason>> {
     const { group, resource } = this.cache.spec;
-    return this.#options.policy.modeOf(group, resource) === 'strong' ? this.#strong(verb, signal) : this.#bounded(target, signal);
+    return this.#options.policy.modeOf(group, resource) === 'strong' ? this.#strong(verb, signal) : this.#bounded(target, verb, signal);
   }
 
   #pass(reason: ConsistencyReason): ConsistencyReason {
@@ -259,13 +260,17 @@ class Delegator implements CacheDelegator {
     return this.#consistencyProbe().currentResourceVersion();
   }
 
-  async #bounded(target: ReadTarget, signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
+  async #bounded(
+    target: ReadTarget,
+    verb: 'get' | 'list' | 'watch',
+    signal: AbortSignal | undefined,
+  ): Promise<Decision<ConsistencyReason>> {
     const { cache } = this;
     const { writes } = this.#options;
     const { group, resource } = cache.spec;
     if (!cache.watching()) return this.#pass('not-watching');
     this.#keeper.read();
-    if (!(await this.#keeper.withinBound(signal))) return this.#pass('stale');
+    if (!(await this.#keeper.withinBound(verb === 'watch', signal))) return this.#pass('stale');
     const required = writes.requirement(target);
     if (required.written > (cache.resourceVersion() ?? 0n) && !(await this.#ownWriteSeen(required.written, signal))) {
       // Never wait on an RV the upstream cannot have: past the apiserver's current RV (a probe,
@@ -275,14 +280,18 @@ class Delegator implements CacheDelegator {
       if (upstream !== undefined && required.written > upstream) writes.unreachable(group, resource, upstream);
       return this.#pass('own-write-pending');
     }
-    let caughtUp = required.caughtUp;
-    if (required.probe || caughtUp > (cache.resourceVersion() ?? 0n)) {
-      // The cache is doubted. A quiet type cannot show it caught up without waiting for a proof:
-      // the read goes to the apiserver now, as it would without the proxy; the next proof a
-      // reader asks for settles the doubt.
-      if (this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) return this.#pass('doubted-quiet');
+    let { caughtUp, probe } = required;
+    if ((probe || caughtUp > (cache.resourceVersion() ?? 0n)) && this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) {
+      // The cache is doubted, and its type quiet: it cannot show it caught up without a proof.
+      // A GET or LIST goes to the apiserver now, as it would without the proxy (the next proof a
+      // reader asks for settles the doubt). A WatchList waits for one: passed through, an
+      // informer's watch would stay at the apiserver for its whole timeout.
+      if (verb !== 'watch') return this.#pass('doubted-quiet');
+      await within(this.#clock, this.#keeper.prove(), PROOF_READ_WAIT_MS, signal);
+      ({ caughtUp, probe } = writes.requirement(target));
+      if (probe || caughtUp > (cache.resourceVersion() ?? 0n)) return this.#pass('doubted-quiet');
     }
-    if (required.probe) {
+    if (probe) {
       const seq = writes.sequence();
       const rv = await this.#probeNow();
       if (rv === undefined) return this.#pass('probe-failed');

@@ -9,8 +9,10 @@
  *   to pay for it (the previous read came within WORTH_PROVING_SHARE of the bound: four or more
  *   reads per bound, where one proof of two requests replaces them);
  * - a read finds the cache past its bound: it waits, up to PROOF_READ_WAIT_MS, for the proof
- *   running, or for one it starts if the type is read often enough; a type read more rarely has
- *   that read passed through ('stale'): one request, as without the proxy, not two.
+ *   running, or for one it starts if the type is read often enough, or if the read is a
+ *   WatchList (an informer starting: passed through, its watch would stay at the apiserver for
+ *   its whole timeout); a GET or LIST of a type read more rarely is passed through ('stale'):
+ *   one request, as without the proxy, not two.
  * Never on a timer, never for a bookmark (a watcher's bookmark carries the cache's RV, which the
  * upstream watch's own events and bookmarks move, as the apiserver's bookmarks carry its cacher's
  * RV), and never for a doubt nobody waits on (a doubted read of a quiet type goes to the
@@ -101,13 +103,15 @@ export class FreshnessKeeper {
   /**
    * Whether the cache proved progress within the bound. When it has not, the read waits for the
    * proof running, or for one it starts when the type is read often enough (no cliff: reads wait
-   * briefly for one proof rather than all go upstream); otherwise it goes to the apiserver.
+   * briefly for one proof rather than all go upstream), or when it is a WatchList (`watch`: an
+   * informer starting, whose watch passed through would stay at the apiserver for its whole
+   * timeout, 5 to 10 minutes for client-go); otherwise it goes to the apiserver.
    */
-  async withinBound(signal: AbortSignal | undefined): Promise<boolean> {
+  async withinBound(watch: boolean, signal: AbortSignal | undefined): Promise<boolean> {
     const { cache, maxStalenessMs: bound } = this.#options;
     const now = this.#clock.now();
     if (now - cache.lastProgressAt() <= bound) return true;
-    if (this.#proving === undefined && (this.#retryPending(now) || !this.#worthProving())) return false;
+    if (this.#proving === undefined && (this.#retryPending(now) || !(watch || this.#worthProving()))) return false;
     await within(this.#clock, this.prove(), PROOF_READ_WAIT_MS, signal);
     return this.#clock.now() - cache.lastProgressAt() <= bound;
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import type { ReadYourWrites } from '../../../src/cache/consistency.ts';
 import { SCOPED_WRITE_WAIT_MS, delegatorFactory } from '../../../src/cache/delegator.ts';
 import type { CacheDelegator } from '../../../src/cache/delegator.ts';
 import { WORTH_PROVING_SHARE, proofDueMs } from '../../../src/cache/freshness-keeper.ts';
@@ -31,6 +32,7 @@ interface Rig {
   readonly paths: string[];
   /** Resolves once the next proof has ended. */
   readonly nextProof: () => Promise<ProofOutcome>;
+  readonly writes: ReadYourWrites;
 }
 
 /** A synced, watching configmap cache at RV 50, whose apiserver shows it current to every proof. */
@@ -45,10 +47,11 @@ function rig(maxStalenessMs: number): Rig {
       stream.write(endBookmark(cache.resourceVersion() ?? 0n));
     },
   });
+  const writes = newReadYourWrites();
   const delegator = delegatorFactory({
     client: upstream.client,
     policy: newConsistencyPolicy({ maxStalenessMs }),
-    writes: newReadYourWrites(),
+    writes,
     clock,
     metrics: proofs.metrics,
   })(cache);
@@ -59,6 +62,7 @@ function rig(maxStalenessMs: number): Rig {
     outcomes: proofs.outcomes,
     paths: upstream.paths,
     nextProof: proofs.next,
+    writes,
   };
 }
 
@@ -89,6 +93,30 @@ test('delegator: nobody reading costs no proof; a rare read past the bound goes 
   clock.step(bound * WORTH_PROVING_SHARE);
   assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache', 'read again soon: proven, and served');
   assert.equal(paths.length, 1, 'the proof: the consistency probe, the cache at its RV');
+  cache.close();
+});
+
+test('delegator: a doubted quiet type: its LISTs go to the apiserver at once, its WatchList (an informer starting) waits for a proof, which settles the doubt', async () => {
+  const bound = 75_000;
+  const { clock, cache, delegator, paths, writes } = rig(bound);
+  clock.step(10_000);
+  writes.doubt({ group: '', resource: 'configmaps', namespace: 'gone', name: '' });
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'doubted-quiet');
+  assert.deepEqual(paths, [], 'no proof for a LIST: one request, as without the proxy');
+  assert.equal(await delegator.mostRecent(ALL, 'watch'), 'cache');
+  assert.equal(paths.length, 1, 'one proof');
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache', 'the doubt settled');
+  cache.close();
+});
+
+test('delegator: a WatchList past the bound (an informer starting) waits for a proof, however rarely the type is read: passed through, its watch would stay at the apiserver', async () => {
+  const bound = 10_000;
+  const { clock, cache, delegator, paths } = rig(bound);
+  clock.step(5 * bound);
+  assert.equal(await delegator.mostRecent(ALL, 'watch'), 'cache');
+  assert.equal(paths.length, 1, 'one proof');
+  clock.step(5 * bound);
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'stale', 'a LIST as rare: passed through');
   cache.close();
 });
 

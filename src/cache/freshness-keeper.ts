@@ -8,11 +8,12 @@
  *   a proof starts in the background and this read is served, if the type is read often enough
  *   to pay for it (the previous read came within WORTH_PROVING_SHARE of the bound: four or more
  *   reads per bound, where one proof of two requests replaces them);
- * - a read finds the cache past its bound: it waits, up to PROOF_READ_WAIT_MS, for the proof
- *   running, or for one it starts if the type is read often enough, or if the read is a
- *   WatchList (an informer starting: passed through, its watch would stay at the apiserver for
- *   its whole timeout); a GET or LIST of a type read more rarely is passed through ('stale'):
- *   one request, as without the proxy, not two.
+ * - a GET or LIST finds the cache past its bound: it goes to the apiserver ('stale'), one
+ *   request, as without the proxy, never waiting for a proof (one starts for the reads that
+ *   follow, as above, if the type is read often enough);
+ * - a WatchList (an informer starting) finds it past its bound or doubted: it waits, up to
+ *   PROOF_READ_WAIT_MS, for the proof running or one it starts: passed through, its watch
+ *   would stay at the apiserver for its whole timeout.
  * Never on a timer, never for a bookmark (a watcher's bookmark carries the cache's RV, which the
  * upstream watch's own events and bookmarks move, as the apiserver's bookmarks carry its cacher's
  * RV), and never for a doubt nobody waits on (a doubted read of a quiet type goes to the
@@ -37,7 +38,7 @@ import type { WatchCache } from './watch-cache.ts';
 export const PROOF_LEAD_MS = 15_000;
 /** After a failed proof, the next one waits this long (at most); meanwhile reads past the bound pass through. */
 export const PROOF_RETRY_MS = 5_000;
-/** How long a read past its bound waits for the shared proof (which takes about 1.2 s). */
+/** How long a WatchList past its bound waits for the shared proof (which takes about 1.2 s). */
 export const PROOF_READ_WAIT_MS = 2_500;
 /**
  * A type is worth proving when its RV-unset reads come at most this share of the bound apart:
@@ -101,17 +102,18 @@ export class FreshnessKeeper {
   }
 
   /**
-   * Whether the cache proved progress within the bound. When it has not, the read waits for the
-   * proof running, or for one it starts when the type is read often enough (no cliff: reads wait
-   * briefly for one proof rather than all go upstream), or when it is a WatchList (`watch`: an
-   * informer starting, whose watch passed through would stay at the apiserver for its whole
-   * timeout, 5 to 10 minutes for client-go); otherwise it goes to the apiserver.
+   * Whether the cache proved progress within the bound. A GET or LIST that finds it past the
+   * bound never waits: it goes to the apiserver, as it would without the proxy (read() has
+   * started a proof for the reads that follow, if the type is read often enough). A WatchList
+   * (`watch`: an informer starting) waits for the proof running or one it starts: passed
+   * through, its watch would stay at the apiserver for its whole timeout, 5 to 10 minutes for
+   * client-go.
    */
   async withinBound(watch: boolean, signal: AbortSignal | undefined): Promise<boolean> {
     const { cache, maxStalenessMs: bound } = this.#options;
     const now = this.#clock.now();
     if (now - cache.lastProgressAt() <= bound) return true;
-    if (this.#proving === undefined && (this.#retryPending(now) || !(watch || this.#worthProving()))) return false;
+    if (!watch || (this.#proving === undefined && this.#retryPending(now))) return false;
     await within(this.#clock, this.prove(), PROOF_READ_WAIT_MS, signal);
     return this.#clock.now() - cache.lastProgressAt() <= bound;
   }

@@ -11,6 +11,16 @@ export const CONFIGMAPS: CachedResourceSpec = {
   unstructured: false,
 };
 
+/** A type the suite seldom writes: "quiet" holds while other tests write ConfigMaps. */
+export const PODTEMPLATES: CachedResourceSpec = {
+  group: '',
+  version: 'v1',
+  resource: 'podtemplates',
+  kind: 'PodTemplate',
+  namespaced: true,
+  unstructured: false,
+};
+
 export const PODS: CachedResourceSpec = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, unstructured: false };
 
 /** The spec of a test's CustomResourceDefinition (kube.ts testCrd), as --resources would resolve it: namespaced, unstructured lists. */

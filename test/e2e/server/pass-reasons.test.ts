@@ -15,7 +15,7 @@ import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
-import { CONFIGMAPS, crdSpec } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODTEMPLATES, crdSpec } from '../../helpers/resource-specs.ts';
 
 const shared = useSharedAdmin();
 
@@ -115,13 +115,15 @@ test(
   { timeout: 60_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' } });
-    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS], readConsistency: 'strong' });
+    const template = { containers: [{ name: 'c', image: 'busybox' }] };
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/podtemplates`, { metadata: { name: 'pt' }, template: { spec: template } });
+    // PodTemplates, which other tests of the run seldom write: ConfigMaps, written by them, would not stay quiet.
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [PODTEMPLATES], readConsistency: 'strong' });
     // Quiet: no change of the type within the last second (IN_FLIGHT_MS).
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     await expectPassed(t, proxy, [
-      { reason: 'strong-get', resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps/cm` },
-      { reason: 'strong-quiet', resource: 'configmaps', path: `/api/v1/namespaces/${ns}/configmaps` },
+      { reason: 'strong-get', resource: 'podtemplates', path: `/api/v1/namespaces/${ns}/podtemplates/pt` },
+      { reason: 'strong-quiet', resource: 'podtemplates', path: `/api/v1/namespaces/${ns}/podtemplates` },
     ]);
   },
 );

@@ -83,16 +83,19 @@ test('delegator: a quiet type read often is proven fresh before its bound, perio
   cache.close();
 });
 
-test('delegator: nobody reading costs no proof; a rare read past the bound goes to the apiserver (one request), reads that come often wait for one shared proof', async () => {
+test('delegator: nobody reading costs no proof; a rare read past the bound goes to the apiserver (one request); reads that come often start one proof for those that follow, none waiting', async () => {
   const bound = 10_000;
-  const { clock, cache, delegator, paths } = rig(bound);
+  const { clock, cache, delegator, paths, nextProof } = rig(bound);
   clock.step(5 * bound);
   assert.deepEqual(paths, [], 'never read: never proven');
   assert.equal(await delegator.mostRecent(ALL, 'list'), 'stale', 'one read in five bounds: passed through, not proven');
   assert.deepEqual(paths, []);
   clock.step(bound * WORTH_PROVING_SHARE);
-  assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache', 'read again soon: proven, and served');
+  const proof = nextProof();
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'stale', 'read again soon: passed through, not kept waiting');
+  assert.equal(await proof, 'proven');
   assert.equal(paths.length, 1, 'the proof: the consistency probe, the cache at its RV');
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache', 'the reads that follow: from the cache');
   cache.close();
 });
 

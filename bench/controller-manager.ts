@@ -283,21 +283,13 @@ function kubeApiserverPid(state: ControlPlaneState): number {
   return pid;
 }
 
-/** Requests the apiserver served so far, every verb and resource (a watch counts once it ends). */
-async function apiserverRequestsTotal(client: UpstreamClient): Promise<number> {
-  const text = (await client.request({ method: 'GET', path: '/metrics', headers: { accept: 'text/plain' } })).body.toString();
-  let total = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return total;
-}
-
-/** LISTs the apiserver served so far, all resources. */
-async function apiserverLists(client: UpstreamClient): Promise<number> {
+/** Requests the apiserver served so far, all resources: of one verb, or every verb (a watch counts once it ends). */
+async function apiserverRequestsTotal(client: UpstreamClient, verb?: string): Promise<number> {
   const text = (await client.request({ method: 'GET', path: '/metrics', headers: { accept: 'text/plain' } })).body.toString();
   let total = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('apiserver_request_total{') && line.includes('verb="LIST"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('apiserver_request_total{') && (verb === undefined || line.includes(`verb="${verb}"`)))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
 }
@@ -349,7 +341,7 @@ async function deleteNamespace(client: UpstreamClient, name: string, objects: nu
     await post(`/api/v1/namespaces/${name}/secrets`, { metadata: { name: `s-${String(i)}` }, stringData: { i: String(i) } });
     await post(`/api/v1/namespaces/${name}/services`, { metadata: { name: `svc-${String(i)}` }, spec: { ports: [{ port: 80 }] } });
   }
-  const lists = await apiserverLists(client);
+  const lists = await apiserverRequestsTotal(client, 'LIST');
   const started = performance.now();
   const deleted = await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
   if (deleted.statusCode !== 200 && deleted.statusCode !== 202) throw new Error(`DELETE namespace ${name}: ${String(deleted.statusCode)}`);
@@ -361,7 +353,7 @@ async function deleteNamespace(client: UpstreamClient, name: string, objects: nu
     await sleep(20);
   }
   const ms = performance.now() - started;
-  return { ms, lists: (await apiserverLists(client)) - lists };
+  return { ms, lists: (await apiserverRequestsTotal(client, 'LIST')) - lists };
 }
 
 export function formatKcm(rows: readonly KcmRow[], spec: KcmSpec): string {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,16 +31,7 @@ func runDynamicInformer(config *rest.Config, resource, namespace string) {
 	client := dynamic.NewForConfigOrDie(config)
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, namespace, nil)
 	informer := factory.ForResource(gvr).Informer()
-	var mu sync.Mutex
-	var watchErrors int
-	if err := informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		mu.Lock()
-		watchErrors++
-		mu.Unlock()
-		fmt.Fprintln(os.Stderr, "watch error:", err)
-	}); err != nil {
-		fail(err)
-	}
+	errs := countWatchErrors(informer)
 	report := func(kind string, obj any) {
 		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tombstone.Obj
@@ -78,8 +68,6 @@ func runDynamicInformer(config *rest.Config, resource, namespace string) {
 	for _, line := range lines {
 		fmt.Fprintln(out, line)
 	}
-	mu.Lock()
-	fmt.Fprintf(out, "watch-errors %d\n", watchErrors)
-	mu.Unlock()
+	fmt.Fprintf(out, "watch-errors %d\n", errs.count())
 	_ = out.Flush()
 }

@@ -63,7 +63,6 @@ func runNodeAgent(config *rest.Config, node string) {
 		mu.Unlock()
 	}
 	informer := factory.Core().V1().Pods().Informer()
-	var watchErrors int
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { add("ADDED", obj) },
 		UpdateFunc: func(_, obj any) { add("MODIFIED", obj) },
@@ -71,14 +70,7 @@ func runNodeAgent(config *rest.Config, node string) {
 	}); err != nil {
 		fail(err)
 	}
-	if err := informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		mu.Lock()
-		watchErrors++
-		mu.Unlock()
-		fmt.Fprintln(os.Stderr, "watch error:", err)
-	}); err != nil {
-		fail(err)
-	}
+	errs := countWatchErrors(informer)
 	stop := make(chan struct{})
 	factory.Start(stop)
 	if !cache.WaitForCacheSync(stop, informer.HasSynced) {
@@ -96,6 +88,31 @@ func runNodeAgent(config *rest.Config, node string) {
 	for _, r := range records {
 		fmt.Fprintf(out, "%s %s %s %d\n", r.kind, r.name, r.rv, r.at)
 	}
-	fmt.Fprintf(out, "watch-errors %d\n", watchErrors)
+	fmt.Fprintf(out, "watch-errors %d\n", errs.count())
 	_ = out.Flush()
+}
+
+// watchErrors counts an informer's watch errors, each also printed on stderr, for the final report.
+type watchErrors struct {
+	mu sync.Mutex
+	n  int
+}
+
+func countWatchErrors(informer cache.SharedIndexInformer) *watchErrors {
+	w := &watchErrors{}
+	if err := informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		w.mu.Lock()
+		w.n++
+		w.mu.Unlock()
+		fmt.Fprintln(os.Stderr, "watch error:", err)
+	}); err != nil {
+		fail(err)
+	}
+	return w
+}
+
+func (w *watchErrors) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }

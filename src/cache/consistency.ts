@@ -25,6 +25,10 @@
  *   another kind), a write of binding or eviction (answered with a Status), and a collection
  *   delete make the object (or namespace) doubted instead; so do a 409, and a 404 to an update or
  *   delete of the object itself;
+ * - a collection delete answered with an empty list of the type deleted nothing (its answer is
+ *   the list of what it deleted, registry/generic/registry/store.go DeleteCollection): nothing
+ *   is learnt, and the reads after it are the cache's (a namespace's deletion deletes every
+ *   type's collection in it, most of them empty);
  * - nothing else is learnt from: not proxy, exec, attach, portforward or log (their bodies and
  *   status codes are a pod's, a node's or a service's), nor the legacy `/proxy/` verb, nor any
  *   other subresource (serviceaccounts/token, ...);
@@ -252,6 +256,8 @@ export interface AnsweredObject {
   readonly namespace: string;
   /** Undefined when the answer names none. */
   readonly resourceVersion: bigint | undefined;
+  /** A list's number of items (a collection delete's answer: what it deleted); undefined for an object. */
+  readonly items?: number;
 }
 
 /** The cached type's kind and scope, from its cache (undefined: no cache holds the type). */
@@ -265,6 +271,12 @@ export type WriteLesson =
   | { readonly kind: 'written'; readonly resourceVersion: bigint }
   | { readonly kind: 'doubt'; readonly target: WriteTarget }
   | { readonly kind: 'nothing' };
+
+/** Whether a collection delete's answer is an empty list of the type (its own, or as metadata). */
+function deletedNothing(answer: AnsweredObject | undefined, cached: CachedKind): boolean {
+  if (answer?.items !== 0) return false;
+  return answer.kind === `${cached.kind}List` || answer.kind === 'PartialObjectMetadataList';
+}
 
 /** Subresources whose answer is the object itself: its kind, name and RV. */
 const OBJECT_SUBRESOURCES: ReadonlySet<string> = new Set(['', 'status', 'ephemeralcontainers', 'resize', 'approval', 'finalize']);
@@ -292,7 +304,9 @@ export function lessonOf(
     target: { group: request.group, resource: request.resource, namespace: request.namespace, name: request.name },
   };
   if (statusCode >= 200 && statusCode <= 299) {
-    if (request.verb === 'deletecollection' || !objectAnswer || answer?.resourceVersion === undefined) return doubt;
+    // A collection delete answers with the list of what it deleted: none, and it wrote nothing.
+    if (request.verb === 'deletecollection') return deletedNothing(answer, cached) ? NOTHING_LEARNT : doubt;
+    if (!objectAnswer || answer?.resourceVersion === undefined) return doubt;
     const kind = subresource === 'scale' ? 'Scale' : cached.kind;
     const sameObject =
       answer.kind === kind &&

@@ -10,7 +10,11 @@
  * the 4 bytes `k8s\0`, then a runtime.Unknown message: 1 typeMeta {1 apiVersion, 2 kind},
  * 2 raw (the object's own message), 3 contentEncoding, 4 contentType. Every built-in object has
  * its ObjectMeta as field 1, and ObjectMeta has resourceVersion as field 6
- * (apimachinery/pkg/apis/meta/v1/generated.proto).
+ * (apimachinery/pkg/apis/meta/v1/generated.proto); every built-in list has its ListMeta as field 1
+ * and its items as field 2, repeated.
+ *
+ * A list (a collection delete's answer: the objects it deleted, registry/generic/registry/store.go
+ * DeleteCollection) is counted: its `items`.
  */
 import { gunzipSync } from 'node:zlib';
 import type { AnsweredObject } from '../../cache/consistency.ts';
@@ -65,7 +69,14 @@ function fromJson(bytes: Buffer): AnsweredObject | undefined {
   const { kind, metadata } = parsed as { kind?: unknown; metadata?: unknown };
   if (typeof kind !== 'string' || typeof metadata !== 'object' || metadata === null) return undefined;
   const meta = metadata as { name?: unknown; namespace?: unknown; resourceVersion?: unknown };
-  return { kind, name: text(meta.name), namespace: text(meta.namespace), resourceVersion: toRv(meta.resourceVersion) };
+  const object = { kind, name: text(meta.name), namespace: text(meta.namespace), resourceVersion: toRv(meta.resourceVersion) };
+  const { items } = parsed as { items?: unknown };
+  return isListKind(kind) && Array.isArray(items) ? { ...object, items: items.length } : object;
+}
+
+/** A list's kind (ConfigMapList, PartialObjectMetadataList): the kinds whose `items` are counted. */
+function isListKind(kind: string): boolean {
+  return kind.length > 'List'.length && kind.endsWith('List');
 }
 
 /** A protobuf field: its number and, for length-delimited ones, the bytes. */
@@ -132,7 +143,21 @@ function fromProtobuf(bytes: Buffer): AnsweredObject | undefined {
   const unknown = bytes.subarray(PROTOBUF_MAGIC.length);
   const kind = field(field(unknown, 1), 2)?.toString('utf8');
   if (kind === undefined) return undefined;
-  const metadata = field(field(unknown, 2), 1);
+  const raw = field(unknown, 2);
+  if (isListKind(kind)) {
+    const listFields = raw === undefined ? undefined : fields(raw);
+    if (listFields === undefined) return undefined;
+    const listMeta = listFields.find((f) => f.number === 1)?.bytes;
+    // ListMeta: resourceVersion 2. The list's RV is the state it was read at, not a write's.
+    return {
+      kind,
+      name: '',
+      namespace: '',
+      resourceVersion: toRv(field(listMeta, 2)?.toString('latin1')),
+      items: listFields.filter((f) => f.number === 2).length,
+    };
+  }
+  const metadata = field(raw, 1);
   return {
     kind,
     name: field(metadata, 1)?.toString('utf8') ?? '',

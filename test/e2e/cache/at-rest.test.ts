@@ -170,7 +170,7 @@ test(
 );
 
 test(
-  'at rest: a doubted LIST of a quiet type costs one upstream request and no wait; the proof a reader asks for near the bound settles the doubt',
+  'at rest: a collection delete that deleted nothing doubts nothing; a doubted LIST of a quiet type costs one upstream request and no wait; the proof a reader asks for near the bound settles the doubt',
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
@@ -178,10 +178,26 @@ test(
     const proxy = await proxyFor(t, '--resources', 'podtemplates', '--namespace', ns, '--max-staleness', '5s');
     const collection = `${proxy.url}/api/v1/namespaces/${ns}/podtemplates`;
     assert.equal(await status(collection), 200);
-    // A deletecollection that matches nothing: its answer names no RV, so the namespace is doubted; nothing of the type changes.
+    // A deletecollection that matches nothing deleted nothing (its answer, the list of what it
+    // deleted, is empty): the reads after it stay the cache's.
     const deleted = await request(`${collection}?labelSelector=none%3Dnone`, { method: 'DELETE' });
     await deleted.body.dump();
     assert.equal(deleted.statusCode, 200);
+    const fromCache = await proxyCounter(proxy.metrics, REQUESTS, { resource: 'podtemplates', served_from: 'cache', verb: 'list' });
+    assert.equal(await status(collection), 200);
+    assert.equal(
+      await proxyCounter(proxy.metrics, REQUESTS, { resource: 'podtemplates', served_from: 'cache', verb: 'list' }),
+      fromCache + 1,
+      'an empty collection delete doubts nothing',
+    );
+    // A conflict doubts the object (the cache may be behind it); nothing of the type changes.
+    const conflict = await request(`${collection}/one`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...(podTemplate('one') as object), metadata: { name: 'one', resourceVersion: '1' } }),
+    });
+    await conflict.body.dump();
+    assert.equal(conflict.statusCode, 409);
     const lists = await apiserverRequests(shared.admin, 'LIST', 'podtemplates');
     assert.equal(await status(collection), 200);
     assert.equal((await apiserverRequests(shared.admin, 'LIST', 'podtemplates')) - lists, 1, 'one upstream LIST: the read itself');

@@ -20,6 +20,8 @@ const obj = (kind: string, name: string, namespace: string, rv?: bigint): Answer
   namespace,
   resourceVersion: rv,
 });
+/** A collection delete's answer: the list of what it deleted. */
+const list = (kind: string, items: number): AnsweredObject => ({ kind, name: '', namespace: '', resourceVersion: 9n, items });
 const learnt = (rv: bigint): WriteLesson => ({ kind: 'written', resourceVersion: rv });
 const doubted = (w: WriteRequest): WriteLesson => ({
   kind: 'doubt',
@@ -55,6 +57,13 @@ test('lessonOf: an RV only from the apiserver’s own answer about the object wr
     ['no RV', write('update', 'ns/pods/p'), 200, obj('Pod', 'p', 'ns'), PODS, 'doubt'],
     ['unreadable', write('update', 'ns/pods/p'), 200, undefined, PODS, 'doubt'],
     ['a collection delete', write('deletecollection', 'ns/pods'), 200, obj('PodList', '', '', 9n), PODS, 'doubt'],
+    ['a collection delete that deleted some', write('deletecollection', 'ns/pods'), 200, list('PodList', 3), PODS, 'doubt'],
+    ['a collection delete that deleted nothing', write('deletecollection', 'ns/pods'), 200, list('PodList', 0), PODS, 'nothing'],
+    ['… answered as metadata', write('deletecollection', 'ns/pods'), 200, list('PartialObjectMetadataList', 0), PODS, 'nothing'],
+    ['… an empty list of another kind', write('deletecollection', 'ns/pods'), 200, list('SecretList', 0), PODS, 'doubt'],
+    ['… a Status', write('deletecollection', 'ns/pods'), 200, obj('Status', '', ''), PODS, 'doubt'],
+    ['… unreadable', write('deletecollection', 'ns/pods'), 200, undefined, PODS, 'doubt'],
+    ['… a conflict', write('deletecollection', 'ns/pods'), 409, list('PodList', 0), PODS, 'doubt'],
     ['binding (a Status)', write('create', 'ns/pods/p/binding'), 201, obj('Status', '', '', undefined), PODS, 'doubt'],
     ['eviction (a Status)', write('create', 'ns/pods/p/eviction'), 201, obj('Pod', 'p', 'ns', 7n), PODS, 'doubt'],
     ['conflict', write('update', 'ns/pods/p'), 409, undefined, PODS, 'doubt'],

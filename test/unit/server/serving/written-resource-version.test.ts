@@ -80,6 +80,14 @@ test('answered object: a Status or a list is what it is (no object of the type);
   });
   const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [] };
   assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(list)))?.kind, 'ConfigMapList');
+  assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(list)))?.items, 0);
+  const two = { ...list, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }] };
+  assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(two)))?.items, 2);
+  // A custom resource's list, keys sorted (items before metadata), and an object is no list.
+  const crs = { apiVersion: 'x/v1', items: [], kind: 'WList', metadata: { resourceVersion: '5' } };
+  assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(crs)))?.items, 0);
+  const notList = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'cm' }, items: [] };
+  assert.equal(answeredObject('application/json', '', Buffer.from(JSON.stringify(notList)))?.items, undefined);
   assert.equal(rvOf('application/json', '', Buffer.from(JSON.stringify(list))), undefined);
   assert.equal(answeredObject('application/json', '', Buffer.from('{"kind":"ConfigMap","metadata":{"resourceV')), undefined);
   assert.equal(answeredObject('application/json', '', Buffer.from('{"metadata":{"resourceVersion":"5"}}')), undefined, 'no kind');
@@ -98,7 +106,18 @@ test('answered object: protobuf, from the envelope without a schema', () => {
   assert.equal(rvOf(PROTOBUF, 'gzip', gzipSync(envelope('ConfigMap', configMap('42')))), 42n);
   const statusMeta = bytesField(1, Buffer.concat([bytesField(2, '')]));
   assert.equal(answeredObject(PROTOBUF, '', envelope('Status', Buffer.concat([statusMeta, bytesField(2, 'Success')])))?.kind, 'Status');
-  assert.equal(rvOf(PROTOBUF, '', envelope('ConfigMapList', configMap('5'))), undefined);
+  // A list: ListMeta{resourceVersion 2} as field 1, each item as field 2.
+  const listMeta = bytesField(1, bytesField(2, '5'));
+  assert.deepEqual(answeredObject(PROTOBUF, '', envelope('ConfigMapList', listMeta)), {
+    kind: 'ConfigMapList',
+    name: '',
+    namespace: '',
+    resourceVersion: 5n,
+    items: 0,
+  });
+  const items = Buffer.concat([listMeta, bytesField(2, configMap('3')), bytesField(2, configMap('4'))]);
+  assert.equal(answeredObject(PROTOBUF, '', envelope('ConfigMapList', items))?.items, 2);
+  assert.equal(answeredObject(PROTOBUF, '', envelope('ConfigMap', configMap('4')))?.items, undefined);
   // Truncated or not protobuf at all.
   const whole = envelope('ConfigMap', configMap('42'));
   assert.equal(answeredObject(PROTOBUF, '', whole.subarray(0, whole.length - 12)), undefined);

@@ -146,9 +146,14 @@ export interface ReadYourWrites {
   doubt(target: WriteTarget): void;
   /** What a read of `target` must see. */
   requirement(target: ReadTarget): ReadRequirement;
-  /** The current sequence: pass it to settle() with the RV of a probe requested after this call. */
+  /** Whether some doubt of the type waits for an RV (a probe's, or a consistent LIST's answer). */
+  unsettled(group: string, resource: string): boolean;
+  /**
+   * The current sequence: pass it to settle() with the RV of a probe, or of a consistent LIST,
+   * sent to the apiserver after this call.
+   */
   sequence(): number;
-  /** A probe requested at `seq` answered `rv`: the doubts that arose before it need `rv`. */
+  /** A probe (or consistent LIST) requested at `seq` answered `rv`: the doubts that arose before it need `rv`. */
   settle(group: string, resource: string, seq: number, rv: bigint): void;
   /** The cache of the type is at `rv`: the doubts it has reached are forgotten. */
   reached(group: string, resource: string, rv: bigint): void;
@@ -213,6 +218,9 @@ export function newReadYourWrites(): ReadYourWrites {
         else if (doubt.need > caughtUp) caughtUp = doubt.need;
       }
       return { written: writes.written, caughtUp, probe };
+    },
+    unsettled(group, resource) {
+      return types.get(`${group}/${resource}`)?.doubts.some((d) => d.need === undefined) ?? false;
     },
     sequence() {
       return seq;

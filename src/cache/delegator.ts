@@ -31,7 +31,9 @@
  *   and what a conflict made doubtful has been caught up with (a probe, then a brief wait, while
  *   the type's changes are in flight; a quiet type's doubted GET or LIST goes to the apiserver
  *   at once, as a probe could only add a request to it, and the next freshness proof settles the
- *   doubt; its doubted WatchList waits for that proof);
+ *   doubt; its doubted WatchList waits for that proof). A doubted LIST of at most
+ *   SMALL_LIST_OBJECTS goes to the apiserver at once, busy type or quiet, and its answer's RV
+ *   settles the doubt as a probe's would: the LIST is its own probe;
  * - RV unset, strong: a GET goes to the apiserver; a LIST or WatchList of a type whose changes
  *   are in flight probes and is served once the cache reaches the probe's RV; a quiet type's
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
@@ -50,7 +52,7 @@ import { realClock, within } from '../clock/clock.ts';
 import { FreshnessKeeper, PROOF_READ_WAIT_MS } from './freshness-keeper.ts';
 import type { ProofOutcome } from './freshness-keeper.ts';
 import type { Cacher, CacherMetrics, ReadPlan } from './cacher.ts';
-import { listKeyOf, newCacher, noopCacherMetrics } from './cacher.ts';
+import { listKeyOf, namespaceRange, newCacher, noopCacherMetrics } from './cacher.ts';
 import type { ListOptions } from '../request/list-options.ts';
 import type { DecodedContinue } from '../request/continue-token.ts';
 import { ContinueTokenError, decodeContinue } from '../request/continue-token.ts';
@@ -83,6 +85,13 @@ export const SCOPED_WRITE_WAIT_MS = 250;
  * probe is overtaken within milliseconds by the type's own next event.
  */
 export const IN_FLIGHT_MS = 1_000;
+/**
+ * A doubted LIST of at most this many objects goes to the apiserver rather than probing: a
+ * consistent LIST of a few hundred objects costs the apiserver little more than the probe (both
+ * read etcd's revision and wait for its cache; client-go pages at 500), and it waits for nothing.
+ * A larger one probes, and the cache answers it.
+ */
+export const SMALL_LIST_OBJECTS = 500;
 /** A read decision: 'cache' (the cache answers), or why the read goes to the apiserver (pass-reason.ts). */
 export type Decision<Reason extends PassReason = PassReason> = 'cache' | Reason;
 
@@ -292,6 +301,9 @@ class Delegator implements CacheDelegator {
       if (probe || caughtUp > (cache.resourceVersion() ?? 0n)) return this.#pass('doubted-quiet');
     }
     if (probe) {
+      // A small doubted LIST is its own probe: passed through at once, its answer's RV settles
+      // the doubt (the server's observeList), for the one request a probe would cost, and no wait.
+      if (verb === 'list' && this.#listSize(target.namespace) <= SMALL_LIST_OBJECTS) return this.#pass('doubted');
       const seq = writes.sequence();
       const rv = await this.#probeNow();
       if (rv === undefined) return this.#pass('probe-failed');
@@ -307,6 +319,12 @@ class Delegator implements CacheDelegator {
     if (!cache.watching()) return this.#pass('not-watching');
     this.#metrics.staleness(Math.max(0, this.#clock.now() - cache.lastProgressAt()) / 1000);
     return 'cache';
+  }
+
+  /** How many objects a LIST of `namespace` ('' for all) reads from the cache, before selectors. */
+  #listSize(namespace: string): number {
+    const { start, end } = namespaceRange(this.cache.current(), this.cache, namespace);
+    return end - start;
   }
 
   /**

@@ -1,14 +1,14 @@
 /**
  * Failures of code the proxy calls on another's behalf, where the caller must go on: a watch
  * cache's listener (a watcher's bug must not end the reflector's watch), one watcher's delivery
- * (the others go on), the read-your-writes observer of a passed-through write (the answer still
- * reaches the client). Such a failure is never swallowed: it is counted
+ * (the others go on), the read-your-writes observers of a passed-through write or LIST (the
+ * answer still reaches the client). Such a failure is never swallowed: it is counted
  * (`kube_cache_proxy_faults_total{site,resource}`) and logged, once per site and type with its
  * stack, at error (a fault is a bug), so a broken listener shows without flooding the log.
  */
 
 /** Where a fault happened. */
-export type FaultSite = 'watch-cache-listener' | 'watcher' | 'write-observer';
+export type FaultSite = 'watch-cache-listener' | 'watcher' | 'write-observer' | 'list-observer';
 
 export interface Faults {
   /** A failure at `site` for `resource` (`resource[.group]`); the caller goes on. */

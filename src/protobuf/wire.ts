@@ -115,3 +115,57 @@ export class Writer {
     return Buffer.from(this.#buf.subarray(0, this.#len));
   }
 }
+
+/** A field read from a message: its number, wire type, and for a length-delimited one where its bytes lie. */
+export interface FieldRead {
+  readonly number: number;
+  readonly wireType: number;
+  /** Length-delimited: the offset of its bytes and their length (which may run past the bytes read so far). */
+  readonly start: number;
+  readonly length: number;
+  /** The offset after the field (past the bytes read so far when they end inside it). */
+  readonly next: number;
+}
+
+/**
+ * The varint at `at` and the offset after it; undefined when the bytes end first or it is longer
+ * than 10 bytes. Values past 2^53 lose precision (field numbers and lengths never get there).
+ */
+export function readVarint(bytes: Uint8Array, at: number): { readonly value: number; readonly next: number } | undefined {
+  let value = 0;
+  for (let i = 0; i < 10; i++) {
+    const byte = bytes[at + i];
+    if (byte === undefined) return undefined;
+    if (i < 7) value += (byte & 0x7f) * 2 ** (7 * i);
+    if ((byte & 0x80) === 0) return { value, next: at + i + 1 };
+  }
+  return undefined;
+}
+
+/**
+ * The field whose key is at `at` (protowire.ConsumeField's reading of it); undefined when its key
+ * or length is cut off, or its wire type is one the API's messages never use (groups).
+ */
+export function readField(bytes: Uint8Array, at: number): FieldRead | undefined {
+  const key = readVarint(bytes, at);
+  if (key === undefined) return undefined;
+  const number = Math.floor(key.value / 8);
+  const wireType = key.value % 8;
+  switch (wireType) {
+    case 0: {
+      const value = readVarint(bytes, key.next);
+      return value === undefined ? undefined : { number, wireType, start: key.next, length: 0, next: value.next };
+    }
+    case 1:
+      return { number, wireType, start: key.next, length: 8, next: key.next + 8 };
+    case 2: {
+      const length = readVarint(bytes, key.next);
+      if (length === undefined) return undefined;
+      return { number, wireType, start: length.next, length: length.value, next: length.next + length.value };
+    }
+    case 5:
+      return { number, wireType, start: key.next, length: 4, next: key.next + 4 };
+    default:
+      return undefined;
+  }
+}

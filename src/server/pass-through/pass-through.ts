@@ -165,21 +165,28 @@ export type ResponseObserver = (statusCode: number, headers: IncomingHttpHeaders
 export interface Observation {
   readonly observer: ResponseObserver;
   readonly maxBytes: number;
+  /** Hand over the body's first maxBytes, however long it is (a LIST's metadata); default: all of it, or nothing past maxBytes. */
+  readonly head?: boolean;
   /** The observer threw: the answer still reaches the client; the failure is reported (never swallowed). */
   readonly failed: (error: unknown) => void;
 }
 
-/** A transform that passes every chunk on untouched and hands the whole body (up to maxBytes) to the observer at its end. */
-function tap(statusCode: number, headers: IncomingHttpHeaders, observation: Observation): Transform {
+/**
+ * A transform that passes every chunk on untouched and hands the whole body (up to maxBytes), or
+ * its head, to the observer at its end.
+ */
+export function tap(statusCode: number, headers: IncomingHttpHeaders, observation: Observation): Transform {
   const { observer, maxBytes } = observation;
   let kept: Buffer[] | undefined = [];
   let size = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       if (kept !== undefined) {
+        const room = maxBytes - size;
         size += chunk.length;
-        if (size > maxBytes) kept = undefined;
-        else kept.push(chunk);
+        if (chunk.length <= room) kept.push(chunk);
+        else if (observation.head !== true) kept = undefined;
+        else if (room > 0) kept.push(chunk.subarray(0, room));
       }
       callback(null, chunk);
     },

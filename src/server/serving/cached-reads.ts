@@ -51,6 +51,7 @@ import type { Printer } from '../../table/model.ts';
 import type { Tables } from './table-reads.ts';
 import { printerOf, serveTable, tables } from './table-reads.ts';
 import { answeredObject } from './written-resource-version.ts';
+import { listResourceVersion } from './listed-resource-version.ts';
 
 export type { CachedResponse } from './cached-response.ts';
 
@@ -82,7 +83,16 @@ export interface CachedReads {
   readonly observesWrites: boolean;
   /** A write passed through the proxy was answered. */
   observeWrite(request: ParsedRequest, answer: WriteAnswer): void;
+  /**
+   * For a read about to be passed through: when it is a consistent LIST (RV unset, no continue)
+   * of a type with a doubt to settle, what to hand its answer's first LIST_HEAD_BYTES to; its RV
+   * settles the doubt as a probe's would (a doubted LIST is its own probe). Else undefined.
+   */
+  observeList(request: ParsedRequest): ListObserver | undefined;
 }
+
+/** Told a passed-through LIST's answer: its status, Content-Type, Content-Encoding and first bytes. */
+export type ListObserver = (statusCode: number, contentType: string, contentEncoding: string, head: Buffer) => void;
 
 export interface CachedReadsOptions {
   readonly source: WatchCacheSource;
@@ -262,6 +272,23 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const lesson = lessonOf(write, statusCode, object, cached);
       if (lesson.kind === 'written') writes.written(info.apiGroup, info.resource, lesson.resourceVersion);
       else if (lesson.kind === 'doubt') writes.doubt(lesson.target);
+    },
+    observeList(request) {
+      const { info } = request;
+      if (writes === undefined || info === undefined || !info.isResourceRequest || info.verb !== 'list' || info.subresource !== '')
+        return undefined;
+      const { apiGroup, resource } = info;
+      if (!writes.unsettled(apiGroup, resource)) return undefined;
+      // Only a consistent read answers at the apiserver's current RV.
+      const query = request.query();
+      if ((query.get('resourceVersion') ?? '') !== '' || (query.get('continue') ?? '') !== '') return undefined;
+      // Taken before the LIST is sent: the doubts that arose before it are the ones its answer settles.
+      const sequence = writes.sequence();
+      return (statusCode, contentType, contentEncoding, head) => {
+        if (statusCode !== 200) return;
+        const rv = listResourceVersion(contentType, contentEncoding, head);
+        if (rv !== undefined) writes.settle(apiGroup, resource, sequence, rv);
+      };
     },
     async tryWatch(request, req, res) {
       const { info } = request;

@@ -18,11 +18,11 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { AnsweredObject } from '../../cache/consistency.ts';
+import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
+import { WireType, readField } from '../../protobuf/wire.ts';
 
 /** Larger answers are not read (a probe decides instead): no object in etcd exceeds 1.5 MiB, and JSON rarely doubles it. */
 export const MAX_WRITE_ANSWER_BYTES = 4 * 1024 * 1024;
-
-const PROTOBUF_MAGIC = Buffer.from('k8s\u0000', 'latin1');
 
 /** The object the answer carries, or undefined when it is none that can be read (unreadable, another encoding, no kind). */
 export function answeredObject(contentType: string, contentEncoding: string, body: Buffer): AnsweredObject | undefined {
@@ -88,46 +88,11 @@ interface Field {
 /** The message's fields in order; undefined when the bytes are not a well-formed message. */
 function fields(message: Buffer): Field[] | undefined {
   const out: Field[] = [];
-  let at = 0;
-  const varint = (): number | undefined => {
-    let value = 0;
-    for (let shift = 0; shift < 64; shift += 7) {
-      const byte = message[at++];
-      if (byte === undefined) return undefined;
-      // Field numbers and lengths fit in 2^53 long before 7 bytes; larger varints are skipped as values.
-      if (shift < 49) value += (byte & 0x7f) * 2 ** shift;
-      if ((byte & 0x80) === 0) return value;
-    }
-    return undefined;
-  };
-  while (at < message.length) {
-    const tag = varint();
-    if (tag === undefined) return undefined;
-    const number = Math.floor(tag / 8);
-    switch (tag % 8) {
-      case 0:
-        if (varint() === undefined) return undefined;
-        out.push({ number, bytes: undefined });
-        break;
-      case 1:
-        at += 8;
-        out.push({ number, bytes: undefined });
-        break;
-      case 2: {
-        const length = varint();
-        if (length === undefined || at + length > message.length) return undefined;
-        out.push({ number, bytes: message.subarray(at, at + length) });
-        at += length;
-        break;
-      }
-      case 5:
-        at += 4;
-        out.push({ number, bytes: undefined });
-        break;
-      default:
-        return undefined;
-    }
-    if (at > message.length) return undefined;
+  for (let at = 0; at < message.length;) {
+    const read = readField(message, at);
+    if (read === undefined || read.next > message.length) return undefined;
+    out.push({ number: read.number, bytes: read.wireType === WireType.Bytes ? message.subarray(read.start, read.next) : undefined });
+    at = read.next;
   }
   return out;
 }

@@ -391,3 +391,38 @@ test(
     }
   },
 );
+
+test(
+  'consistency (default): a doubted LIST of a namespace is its own probe: passed through at once, its answer (JSON or protobuf) settles the doubt, and no probe is sent',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const collection = `/api/v1/namespaces/${ns}/configmaps`;
+    const created = await kube<ConfigMap>(shared.admin, 'POST', collection, { metadata: { name: 'a' } });
+    await eventually(
+      'the object to be cached',
+      async () => (await getStatus(`${proxy.url}${collection}/a?resourceVersion=${created.metadata.resourceVersion}`)) === 200,
+    );
+    for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
+      // A conflict: the object, and so the namespace's LIST, is doubted.
+      const conflict = await request(`${proxy.url}${collection}/a`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'a', resourceVersion: '1' } }),
+      });
+      await conflict.body.dump();
+      assert.equal(conflict.statusCode, 409);
+      const forwarded = proxy.forwarded.length;
+      assert.equal(await getStatus(`${proxy.url}${collection}`, { accept }), 200);
+      assert.equal(proxy.forwarded.length, forwarded + 1, `${accept}: the doubted LIST went to the apiserver`);
+      // The next change of the type carries the cache past the LIST's RV: the doubt is settled.
+      await kube(shared.admin, 'POST', collection, { metadata: { generateName: 'b-' } });
+      await eventually(`${accept}: the namespace's LIST from the cache again`, async () => {
+        const before = proxy.forwarded.length;
+        return (await getStatus(`${proxy.url}${collection}`, { accept })) === 200 && proxy.forwarded.length === before;
+      });
+    }
+    assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'no probe: each LIST answer settled its doubt');
+  },
+);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
 import type { ReadYourWrites } from '../../../src/cache/consistency.ts';
-import { SCOPED_WRITE_WAIT_MS, delegatorFactory } from '../../../src/cache/delegator.ts';
+import { SCOPED_WRITE_WAIT_MS, SMALL_LIST_OBJECTS, delegatorFactory } from '../../../src/cache/delegator.ts';
+import { decodeObject } from '../../../src/informer/object.ts';
 import type { CacheDelegator } from '../../../src/cache/delegator.ts';
 import { WORTH_PROVING_SHARE, proofDueMs } from '../../../src/cache/freshness-keeper.ts';
 import type { ProofOutcome } from '../../../src/cache/freshness-keeper.ts';
@@ -109,6 +110,32 @@ test('delegator: a doubted quiet type: its LISTs go to the apiserver at once, it
   assert.equal(await delegator.mostRecent(ALL, 'watch'), 'cache');
   assert.equal(paths.length, 1, 'one proof');
   assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache', 'the doubt settled');
+  cache.close();
+});
+
+test('delegator: a doubted busy type: a small LIST is its own probe (passed at once; its answer settles the doubt), a larger LIST and a GET probe', async () => {
+  const { cache, delegator, paths, writes } = rig(75_000);
+  const configMap = (name: string, rv: number): ReturnType<typeof decodeObject> =>
+    decodeObject(
+      Buffer.from(JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: String(rv) } })),
+    );
+  cache.store.add(configMap('x', 51));
+  writes.doubt({ group: '', resource: 'configmaps', namespace: 'a', name: '' });
+  const sequence = writes.sequence();
+  assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a' }, 'list'), 'doubted');
+  assert.deepEqual(paths, [], 'no probe: the LIST goes to the apiserver itself');
+  // Its answer, at the apiserver's RV, settles the doubt (the server's observeList).
+  writes.settle('', 'configmaps', sequence, 51n);
+  assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a' }, 'list'), 'cache', 'settled: the cache is there');
+  // A GET's answer names only its object: it probes.
+  writes.doubt({ group: '', resource: 'configmaps', namespace: 'a', name: 'x' });
+  assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a', name: 'x' }, 'get'), 'cache');
+  assert.equal(paths.length, 1, 'one probe for the GET');
+  // A LIST of more than SMALL_LIST_OBJECTS probes: the cache answers it.
+  for (let i = 0; i <= SMALL_LIST_OBJECTS; i++) cache.store.add(configMap(`y${String(i)}`, 52 + i));
+  writes.doubt({ group: '', resource: 'configmaps', namespace: 'a', name: '' });
+  assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache');
+  assert.equal(paths.length, 2, 'one probe for the large LIST');
   cache.close();
 });
 

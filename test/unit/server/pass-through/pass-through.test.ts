@@ -10,6 +10,7 @@ import {
   proxiesContent,
   requestHeadersForUpstream,
   responseHeadersForClient,
+  tap,
 } from '../../../../src/server/pass-through/pass-through.ts';
 
 const TOKEN_PROTOCOL = 'base64url.bearer.authorization.k8s.io.c2VjcmV0';
@@ -103,4 +104,42 @@ test("responseHeadersForClient: a proxied answer gets the sandbox beside its own
     "default-src 'self'",
     PROXIED_CONTENT_POLICY,
   ]);
+});
+
+/** What an observer of `chunks` is handed, through tap(), with `maxBytes` and `head`. */
+async function tapped(chunks: readonly string[], maxBytes: number, head: boolean): Promise<string | undefined> {
+  const seen: { called: boolean; body: Buffer | undefined } = { called: false, body: undefined };
+  const through = tap(
+    200,
+    {},
+    {
+      maxBytes,
+      head,
+      observer: (_status, _headers, body) => {
+        seen.called = true;
+        seen.body = body;
+      },
+      failed: (error) => {
+        throw error;
+      },
+    },
+  );
+  const passed: Buffer[] = [];
+  through.on('data', (chunk: Buffer) => passed.push(chunk));
+  const ended = new Promise((resolve) => through.on('end', resolve));
+  for (const chunk of chunks) through.write(Buffer.from(chunk));
+  through.end();
+  await ended;
+  assert.equal(Buffer.concat(passed).toString(), chunks.join(''), 'every byte passes on untouched');
+  assert.ok(seen.called, 'the observer was called');
+  return seen.body?.toString();
+}
+
+test('tap: the whole body up to maxBytes, or nothing; in head mode its first maxBytes, however long it is', async () => {
+  assert.equal(await tapped(['abc', 'def'], 6, false), 'abcdef');
+  assert.equal(await tapped(['abc', 'def'], 5, false), undefined);
+  assert.equal(await tapped(['abc', 'def', 'g'], 6, false), undefined, 'a chunk after the body filled maxBytes');
+  assert.equal(await tapped(['abc', 'def', 'ghi'], 5, true), 'abcde');
+  assert.equal(await tapped(['abc', 'def'], 6, true), 'abcdef');
+  assert.equal(await tapped(['ab'], 6, true), 'ab');
 });

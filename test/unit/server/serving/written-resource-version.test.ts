@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { answeredObject } from '../../../../src/server/serving/written-resource-version.ts';
+import { LIST_HEAD_BYTES, listResourceVersion } from '../../../../src/server/serving/listed-resource-version.ts';
 
 // A protobuf encoder for the few messages the test needs (apimachinery's generated.proto field numbers).
 function varint(n: number): Buffer {
@@ -122,4 +123,49 @@ test('answered object: protobuf, from the envelope without a schema', () => {
   const whole = envelope('ConfigMap', configMap('42'));
   assert.equal(answeredObject(PROTOBUF, '', whole.subarray(0, whole.length - 12)), undefined);
   assert.equal(answeredObject(PROTOBUF, '', Buffer.from('{"kind":"ConfigMap"}')), undefined);
+});
+
+test('listed RV: a LIST answer’s RV from its first bytes, only where the list metadata comes before the items', () => {
+  const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+  const items = [{ metadata: { name: 'a', resourceVersion: '3' } }];
+  assert.equal(
+    listResourceVersion(
+      'application/json',
+      '',
+      json({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '77' }, items }),
+    ),
+    77n,
+  );
+  const table = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '78', continue: 'x' }, columnDefinitions: [] };
+  assert.equal(listResourceVersion('application/json; charset=utf-8', '', json(table)), 78n);
+  // Only the head is read: a body cut after its metadata still shows it.
+  const long = json({
+    kind: 'PodList',
+    apiVersion: 'v1',
+    metadata: { resourceVersion: '79' },
+    items: Array.from({ length: 500 }, () => items[0]),
+  });
+  assert.equal(listResourceVersion('application/json', '', long.subarray(0, LIST_HEAD_BYTES)), 79n);
+  // A custom resource's list (keys sorted: items first), indented JSON, gzip, an object: none.
+  const sorted = { apiVersion: 'x/v1', items, kind: 'WList', metadata: { resourceVersion: '80' } };
+  assert.equal(listResourceVersion('application/json', '', json(sorted)), undefined);
+  const indented = Buffer.from(
+    JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '81' }, items }, null, 2),
+  );
+  assert.equal(listResourceVersion('application/json', '', indented), undefined);
+  assert.equal(listResourceVersion('application/json', 'gzip', gzipSync(json({ kind: 'ConfigMapList' }))), undefined);
+  assert.equal(
+    listResourceVersion('application/json', '', json({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '82' } })),
+    undefined,
+  );
+  // Protobuf: ListMeta{resourceVersion 2} as the list's field 1; the envelope's raw may run past the head.
+  const listMeta = bytesField(1, bytesField(2, '83'));
+  const list = envelope('ConfigMapList', Buffer.concat([listMeta, ...Array.from({ length: 200 }, () => bytesField(2, configMap('4')))]));
+  assert.equal(listResourceVersion(PROTOBUF, '', list), 83n);
+  assert.equal(listResourceVersion(PROTOBUF, '', list.subarray(0, 60)), 83n, 'the head alone');
+  assert.equal(listResourceVersion(PROTOBUF, '', envelope('Table', listMeta)), 83n);
+  assert.equal(listResourceVersion(PROTOBUF, '', envelope('ConfigMap', configMap('84'))), undefined, 'an object is no list');
+  assert.equal(listResourceVersion(PROTOBUF, '', list.subarray(0, 20)), undefined, 'cut before its ListMeta');
+  const itemFirst = envelope('ConfigMapList', Buffer.concat([bytesField(2, configMap('4')), listMeta]));
+  assert.equal(listResourceVersion(PROTOBUF, '', itemFirst), undefined, 'an item before the ListMeta');
 });

@@ -118,7 +118,17 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-export function newUpstreamClient(config: UpstreamConfig, options: Pool.Options = {}): UpstreamClient {
+/**
+ * How long an idle connection to the apiserver is kept for the next request. undici's default (4 s)
+ * would make a request after any pause of a few seconds pay a TLS handshake, upstream and here;
+ * client-go keeps idle connections 90 s (http.DefaultTransport) and the apiserver its side 90 s
+ * (secure_serving.go IdleTimeout). Kept below that, and below the common 60 s idle timeout of
+ * load balancers in front of apiservers, so that the proxy closes first.
+ */
+export const UPSTREAM_IDLE_MS = 50_000;
+
+export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Options = {}): UpstreamClient {
+  const options: Pool.Options = { keepAliveTimeout: UPSTREAM_IDLE_MS, keepAliveMaxTimeout: UPSTREAM_IDLE_MS, ...givenOptions };
   const connect = {
     ca: config.tls.ca,
     cert: config.tls.cert,

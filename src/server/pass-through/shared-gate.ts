@@ -21,6 +21,7 @@ import { unauthorized } from '../../auth/forbidden.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { asksImpersonation } from './pass-through.ts';
+import { MAX_SELECTOR_BYTES, selectorTooLong } from '../../cache/selector-bounds.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
@@ -87,13 +88,20 @@ const CACHEABLE_VERBS = new Set(['get', 'list', 'watch']);
 /**
  * A request the cache could answer: only those are authorized here; the apiserver authorizes the
  * rest itself. Kept as wide as what cached-reads.ts may answer (tryServe, tryWatch: GETs of a
- * resource, no subresource): a read the cache answers must never miss this gate.
+ * resource, no subresource, and no LIST or WATCH with selectors longer than a cache takes,
+ * selector-bounds.ts): a read the cache answers must never miss this gate. A read with such
+ * selectors goes upstream unreviewed, as the client: its review would carry every requirement of
+ * a selector the apiserver parses anyway (a 1 MiB labelSelector is ~120,000 of them).
  */
 export function cacheable(request: ParsedRequest): boolean {
   const info = request.info;
-  return (
-    request.method === 'GET' && info !== undefined && info.isResourceRequest && info.subresource === '' && CACHEABLE_VERBS.has(info.verb)
-  );
+  if (!(request.method === 'GET' && info?.isResourceRequest === true && info.subresource === '' && CACHEABLE_VERBS.has(info.verb)))
+    return false;
+  if (info.verb === 'get') return true;
+  // A query long enough to hold such a selector is read here and let go: kept by the request (its
+  // query()), it would be held, in three copies, for the whole life of a watch passed upstream.
+  const query = request.url.length > MAX_SELECTOR_BYTES ? new URL(request.url, 'http://proxy').searchParams : request.query();
+  return !selectorTooLong({ labelSelector: query.get('labelSelector') ?? '', fieldSelector: query.get('fieldSelector') ?? '' });
 }
 
 /** The answer for a client known by its certificate that asks to impersonate someone. */

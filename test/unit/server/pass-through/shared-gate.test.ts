@@ -14,6 +14,7 @@ import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.t
 import { admit, admitOwnPage } from '../../../../src/server/pass-through/shared-gate.ts';
 import type { Admission, Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
 import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';
+import { MAX_SELECTOR_BYTES } from '../../../../src/cache/selector-bounds.ts';
 import { FakeClock } from '../../../helpers/fake-clock.ts';
 
 const USERS: Readonly<Record<string, UserInfo>> = {
@@ -173,4 +174,29 @@ test("shared gate: the proxy's own pages are behind the same limit on reviews of
   assert.equal(await admitOwnPage(access, incoming('junk-b'), res, metrics, tokens), false);
   assert.deepEqual(answered, [401, 429]);
   assert.equal(access.identified, 1, 'no review past the burst');
+});
+
+test('shared gate: a LIST or WATCH whose selectors are longer than a cache takes goes upstream as the client, unreviewed; a GET is reviewed whatever its query', async () => {
+  const access = fakeAccess();
+  const limits = fairness({ requests: 2, watches: 1 });
+  const long = `x in (${Array.from({ length: MAX_SELECTOR_BYTES / 4 }, (_, i) => `v${String(i)}`).join(',')})`;
+  for (const path of [
+    `/api/v1/namespaces/default/configmaps?watch=1&labelSelector=${encodeURIComponent(long)}`,
+    `/api/v1/namespaces/default/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${'n'.repeat(MAX_SELECTOR_BYTES)}`)}`,
+  ]) {
+    const admission = admitted(await admit(access, incoming('alice'), parseRequest('GET', path), limits));
+    assert.equal(admission.kind, 'forward', path.slice(0, 60));
+    admission.seat.release();
+  }
+  assert.equal(access.authorizations.length, 0, 'no review');
+  const get = admit(
+    access,
+    incoming('alice'),
+    parseRequest('GET', `/api/v1/namespaces/default/configmaps/x?labelSelector=${encodeURIComponent(long)}`),
+    limits,
+  );
+  await settled();
+  assert.equal(access.authorizations.length, 1, 'a GET of a named object is the cache’s to answer: reviewed');
+  access.authorizations.shift()?.({ kind: 'allowed' });
+  assert.equal((await get).kind, 'read');
 });

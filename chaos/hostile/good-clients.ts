@@ -92,6 +92,8 @@ export interface GoodClientsStatus {
 
 export interface GoodClients {
   status(): Promise<GoodClientsStatus>;
+  /** Starts every watcher's backoff over and ends its wait: the harness restarted the proxy on purpose. */
+  wake(): Promise<void>;
   startPhase(): Promise<void>;
   endPhase(): Promise<PhaseReport>;
   stop(): Promise<void>;
@@ -234,6 +236,10 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
         clients: spec.clients.length,
       });
     },
+    wake() {
+      for (const { watcher } of watchers) watcher.wake();
+      return Promise.resolve();
+    },
     startPhase() {
       samples = [];
       stopWriting = false;
@@ -315,7 +321,7 @@ async function podsOf(admin: UpstreamClient, namespace: string): Promise<Map<str
 }
 
 /** The operations of GoodClients, as the IPC messages name them. */
-type Operation = 'status' | 'startPhase' | 'endPhase' | 'stop';
+type Operation = 'status' | 'wake' | 'startPhase' | 'endPhase' | 'stop';
 interface Call {
   readonly id: number;
   readonly op: Operation;
@@ -381,6 +387,7 @@ export async function spawnGoodClients(spec: GoodClientsSpec, log: (line: string
     });
   return {
     status: () => call<GoodClientsStatus>('status'),
+    wake: () => call<undefined>('wake'),
     startPhase: () => call<undefined>('startPhase'),
     endPhase: () => call<PhaseReport>('endPhase'),
     async stop() {
@@ -403,6 +410,8 @@ export async function serveGoodClients(spec: GoodClientsSpec): Promise<void> {
       switch (message.op) {
         case 'status':
           return clients.status();
+        case 'wake':
+          return clients.wake();
         case 'startPhase':
           return clients.startPhase();
         case 'endPhase':

@@ -82,6 +82,12 @@ export interface ReflectorWatcher extends WatchRecord {
   readonly synced: Promise<void>;
   /** Ends the current request and the loop. */
   stop(): Promise<void>;
+  /**
+   * Ends a backoff wait now and starts the backoff over, as a newly started reflector's: for a
+   * harness that restarted the server on purpose, whose restarts are not what it measures (the
+   * backoff otherwise grows across restarts less than 2 minutes apart, to a minute's wait).
+   */
+  wake(): void;
 }
 
 export interface ReflectorWatcherOptions {
@@ -156,6 +162,8 @@ export function startReflectorWatcher(options: ReflectorWatcherOptions): Reflect
   const isStopped = (): boolean => stopped.aborted;
   let backoffMs = 0;
   let lastBackoffAt = -Infinity;
+  /** Aborted by wake(): ends the backoff wait in progress. */
+  let waking = new AbortController();
 
   let markSynced: () => void = () => undefined;
   let failSync: (error: Error) => void = () => undefined;
@@ -174,7 +182,12 @@ export function startReflectorWatcher(options: ReflectorWatcherOptions): Reflect
     const t = now();
     backoffMs = t - lastBackoffAt > BACKOFF_RESET_MS ? BACKOFF_INITIAL_MS : Math.min(backoffMs * 2, BACKOFF_CAP_MS);
     lastBackoffAt = t;
-    await sleep(backoffMs * (1 + options.random()), undefined, { signal: stopped });
+    const woken = waking.signal;
+    try {
+      await sleep(backoffMs * (1 + options.random()), undefined, { signal: AbortSignal.any([stopped, woken]) });
+    } catch (error) {
+      if (stopped.aborted || !woken.aborted) throw error;
+    }
   };
 
   /** LIST, page by page; `from` is '0', an RV (not older than), or '' (most recent). */
@@ -402,6 +415,12 @@ export function startReflectorWatcher(options: ReflectorWatcherOptions): Reflect
     async stop() {
       stopper.abort();
       await running;
+    },
+    wake() {
+      backoffMs = 0;
+      lastBackoffAt = -Infinity;
+      waking.abort();
+      waking = new AbortController();
     },
   };
 }

@@ -160,3 +160,46 @@ test('reflector watcher: counts a repeated event and one out of order, and relis
   assert.doesNotMatch(requests[2] ?? '', /limit=/);
   assert.match(requests[3] ?? '', /watch=true&resourceVersion=30&allowWatchBookmarks=true/);
 });
+
+test('reflector watcher: wake() ends a backoff wait at once and starts the backoff over', async (t) => {
+  /** Arrival of each LIST, on this process's clock; every one is refused with a 500. */
+  const arrivals: number[] = [];
+  const server = createServer((req, res) => {
+    arrivals.push(performance.now());
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end('{"kind":"Status","apiVersion":"v1","status":"Failure","code":500}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      }),
+  );
+  const dispatcher = new Agent();
+  t.after(() => dispatcher.close());
+  const watcher = startReflectorWatcher({
+    name: 'w',
+    url: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
+    path: '/api/v1/namespaces/ns/pods',
+    dispatcher,
+    random: () => 0,
+  });
+  t.after(() => watcher.stop());
+  // Backoffs of 0.8 s and 1.6 s: after the third failure the wait is 3.2 s.
+  await eventually('three refused LISTs', () => arrivals.length === 3 && watcher.counts.failures === 3, 10_000);
+  const woken = performance.now();
+  watcher.wake();
+  await eventually('a LIST after the wake', () => arrivals.length === 4, 10_000);
+  // A sleep never ends early: a fourth LIST before 3.2 s is the wake's.
+  assert.ok(
+    (arrivals[3] ?? Infinity) - woken < 3_200,
+    `the LIST after the wake came ${((arrivals[3] ?? NaN) - woken).toFixed(0)} ms later`,
+  );
+  // Started over: the wait after the fourth failure is 0.8 s again, not 6.4 s.
+  await eventually('a LIST after the first backoff again', () => arrivals.length === 5, 10_000);
+  assert.ok((arrivals[4] ?? Infinity) - (arrivals[3] ?? 0) < 6_400);
+  await watcher.stop();
+});

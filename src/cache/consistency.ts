@@ -102,6 +102,8 @@ interface Doubt {
   /** The tracker's sequence when the doubt arose: a probe requested after it can settle it. */
   readonly seq: number;
   need: bigint | undefined;
+  /** A read's answer could not settle it (unsettledBy): a probe must. */
+  probeOnly?: true;
 }
 
 interface TypeWrites {
@@ -132,6 +134,13 @@ export interface ReadRequirement {
   readonly caughtUp: bigint;
   /** A doubt covers the read but no probe has named its RV yet: probe first. */
   readonly probe: boolean;
+  /** Such a doubt was read by a read whose answer could not settle it (unsettledBy): only a probe may. */
+  readonly probeOnly: boolean;
+  /**
+   * Every such doubt names the one object read (a GET's): the object's own RV, from the
+   * apiserver's answer to the GET, settles them (settleObject) as a probe's RV would.
+   */
+  readonly objectOnly: boolean;
 }
 
 export interface ReadYourWrites {
@@ -155,6 +164,20 @@ export interface ReadYourWrites {
   sequence(): number;
   /** A probe (or consistent LIST) requested at `seq` answered `rv`: the doubts that arose before it need `rv`. */
   settle(group: string, resource: string, seq: number, rv: bigint): void;
+  /**
+   * A consistent GET of `target` requested at `seq` answered the object at `rv` (its own RV, the
+   * revision of its last change): the doubts naming that object that arose before it need `rv`
+   * (a cache at `rv` holds the object as the GET read it). Doubts of more than the object are
+   * left: the object's RV says nothing of its namespace's other objects.
+   */
+  settleObject(target: ReadTarget, seq: number, rv: bigint): void;
+  /**
+   * A consistent read of `target` requested at `seq`, passed through to settle doubts, was
+   * answered without an RV that could (a 404, a refusal, a form not read: a custom resource's
+   * list in JSON): the doubts it read that arose before it are settled by a probe from now on
+   * (the reads would otherwise all go to the apiserver).
+   */
+  unsettledBy(target: ReadTarget, seq: number): void;
   /** The cache of the type is at `rv`: the doubts it has reached are forgotten. */
   reached(group: string, resource: string, rv: bigint): void;
 }
@@ -172,7 +195,7 @@ export const MAX_DOUBT_BYTES = 64 * 1024;
 /** A doubt's record, array slot and fields beside its strings. */
 const DOUBT_OVERHEAD_BYTES = 64;
 
-const NOTHING: ReadRequirement = { written: 0n, caughtUp: 0n, probe: false };
+const NOTHING: ReadRequirement = { written: 0n, caughtUp: 0n, probe: false, probeOnly: false, objectOnly: false };
 
 export function newReadYourWrites(): ReadYourWrites {
   const types = new LRUCache<string, TypeWrites>({ max: MAX_TYPES });
@@ -212,12 +235,17 @@ export function newReadYourWrites(): ReadYourWrites {
       if (writes === undefined) return NOTHING;
       let caughtUp = 0n;
       let probe = false;
+      let probeOnly = false;
+      let objectOnly = true;
       for (const doubt of writes.doubts) {
         if (!covers(target, doubt)) continue;
-        if (doubt.need === undefined) probe = true;
-        else if (doubt.need > caughtUp) caughtUp = doubt.need;
+        if (doubt.need === undefined) {
+          probe = true;
+          if (doubt.probeOnly === true) probeOnly = true;
+          if (!names(target, doubt)) objectOnly = false;
+        } else if (doubt.need > caughtUp) caughtUp = doubt.need;
       }
-      return { written: writes.written, caughtUp, probe };
+      return { written: writes.written, caughtUp, probe, probeOnly, objectOnly: probe && objectOnly };
     },
     unsettled(group, resource) {
       return types.get(`${group}/${resource}`)?.doubts.some((d) => d.need === undefined) ?? false;
@@ -230,6 +258,17 @@ export function newReadYourWrites(): ReadYourWrites {
       if (writes === undefined) return;
       for (const doubt of writes.doubts) if (doubt.need === undefined && doubt.seq <= at) doubt.need = rv;
     },
+    settleObject(target, at, rv) {
+      const writes = types.get(`${target.group}/${target.resource}`);
+      if (writes === undefined) return;
+      for (const doubt of writes.doubts) if (doubt.need === undefined && doubt.seq <= at && names(target, doubt)) doubt.need = rv;
+    },
+    unsettledBy(target, at) {
+      const writes = types.get(`${target.group}/${target.resource}`);
+      if (writes === undefined) return;
+      const read = target.name === '' ? covers : names;
+      for (const doubt of writes.doubts) if (doubt.need === undefined && doubt.seq <= at && read(target, doubt)) doubt.probeOnly = true;
+    },
     reached(group, resource, rv) {
       const writes = types.get(`${group}/${resource}`);
       if (writes === undefined || writes.doubts.length === 0) return;
@@ -237,6 +276,15 @@ export function newReadYourWrites(): ReadYourWrites {
       writes.doubtBytes = writes.doubts.reduce((n, d) => n + doubtBytes(d.namespace, d.name), 0);
     },
   };
+}
+
+/**
+ * Whether `doubt` is of the one object a GET of `target` reads. A cluster-scoped type's reads
+ * have no namespace (its doubts may: request-info gives `namespaces/NAME/finalize` the
+ * namespace NAME).
+ */
+function names(target: ReadTarget, doubt: Doubt): boolean {
+  return target.name !== '' && doubt.name === target.name && (target.namespace === '' || doubt.namespace === target.namespace);
 }
 
 /** Whether a read of `target` reads what `doubt` covers. */
@@ -327,4 +375,16 @@ export function lessonOf(
   if (statusCode === 409) return doubt;
   if (statusCode === 404 && request.verb !== 'create' && subresource === '' && request.name !== '') return doubt;
   return NOTHING_LEARNT;
+}
+
+/**
+ * The RV of the object a consistent GET of `target` was answered with (undefined: the answer is
+ * not that object: another kind, name or namespace): the revision of its last change, which
+ * settles the doubts naming it (settleObject). Its kind is the type's, or PartialObjectMetadata
+ * for a metadata client.
+ */
+export function objectAnswered(target: ReadTarget, answer: AnsweredObject | undefined, cached: CachedKind): bigint | undefined {
+  if (answer === undefined || (answer.kind !== cached.kind && answer.kind !== 'PartialObjectMetadata')) return undefined;
+  if (answer.name !== target.name || answer.namespace !== (cached.namespaced ? target.namespace : '')) return undefined;
+  return answer.resourceVersion;
 }

@@ -33,7 +33,8 @@
  *   at once, as a probe could only add a request to it, and the next freshness proof settles the
  *   doubt; its doubted WatchList waits for that proof). A doubted LIST of at most
  *   SMALL_LIST_OBJECTS goes to the apiserver at once, busy type or quiet, and its answer's RV
- *   settles the doubt as a probe's would: the LIST is its own probe;
+ *   settles the doubt as a probe's would: the LIST is its own probe; so is a GET of an object
+ *   whose doubts all name it (a conflict on it), settled by the object's RV in the answer;
  * - RV unset, strong: a GET goes to the apiserver; a LIST or WatchList of a type whose changes
  *   are in flight probes and is served once the cache reaches the probe's RV; a quiet type's
  *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
@@ -302,8 +303,13 @@ class Delegator implements CacheDelegator {
     }
     if (probe) {
       // A small doubted LIST is its own probe: passed through at once, its answer's RV settles
-      // the doubt (the server's observeList), for the one request a probe would cost, and no wait.
-      if (verb === 'list' && this.#listSize(target.namespace) <= SMALL_LIST_OBJECTS) return this.#pass('doubted');
+      // the doubt (the server's observeRead), for the one request a probe would cost, and no wait.
+      // So is a GET of an object doubted alone: its answer is the object at its RV. A read whose
+      // answer could not settle the doubt (a 404, a custom resource's list in JSON) leaves it to a probe.
+      if (!required.probeOnly) {
+        if (verb === 'list' && this.#listSize(target.namespace) <= SMALL_LIST_OBJECTS) return this.#pass('doubted');
+        if (verb === 'get' && required.objectOnly) return this.#pass('doubted');
+      }
       const seq = writes.sequence();
       const rv = await this.#probeNow();
       if (rv === undefined) return this.#pass('probe-failed');

@@ -8,7 +8,7 @@
  */
 
 /** Where a fault happened. */
-export type FaultSite = 'watch-cache-listener' | 'watcher' | 'write-observer' | 'list-observer';
+export type FaultSite = 'watch-cache-listener' | 'watcher' | 'write-observer' | 'read-observer';
 
 export interface Faults {
   /** A failure at `site` for `resource` (`resource[.group]`); the caller goes on. */

@@ -56,8 +56,9 @@ export const PASS_REASONS = {
   stale: 'the cache has not proven progress within --max-staleness',
   'own-write-pending': 'a write through the proxy has not reached the cache within the wait',
   doubted:
-    'a write (a conflict, a collection delete) made the cache doubtful: a small LIST is its own probe, or the cache did not catch up within the wait',
-  'doubted-quiet': 'a write (a conflict, a collection delete) made the cache of a quiet type doubtful: a LIST answer or a proof settles it',
+    'a write (a conflict, a collection delete) made the cache doubtful: a small LIST, or a GET of the object doubted, is its own probe, or the cache did not catch up within the wait',
+  'doubted-quiet':
+    'a write (a conflict, a collection delete) made the cache of a quiet type doubtful: a LIST answer, a GET answer for its object, or a proof settles it',
   'probe-failed': "the consistency probe could not learn the apiserver's current RV",
   'strong-get': 'strong consistency: GETs always go to the apiserver',
   'strong-quiet': "strong consistency: the type is quiet, so its cache may trail the cluster's RV",

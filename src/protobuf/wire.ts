@@ -169,3 +169,19 @@ export function readField(bytes: Uint8Array, at: number): FieldRead | undefined 
       return undefined;
   }
 }
+
+/**
+ * The first length-delimited field `number` among the fields in bytes [start, end) (a message, or
+ * the part of it read so far); undefined when there is none, or a field before it does not end
+ * by `end`. The field found may itself run past `end`: its caller reads what it needs of it.
+ */
+export function findBytesField(bytes: Uint8Array, start: number, end: number, number: number): FieldRead | undefined {
+  for (let at = start; at < end;) {
+    const field = readField(bytes, at);
+    if (field === undefined) return undefined;
+    if (field.number === number && field.wireType === WireType.Bytes) return field;
+    if (field.next > end) return undefined;
+    at = field.next;
+  }
+  return undefined;
+}

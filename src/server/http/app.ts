@@ -33,7 +33,7 @@ import { DEFAULT_TLS_HANDSHAKES_PER_SECOND, paceTlsHandshakes, pacingForRate } f
 import { parseRequest } from '../../request/parsed-request.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { MAX_WRITE_ANSWER_BYTES } from '../serving/written-resource-version.ts';
-import { LIST_HEAD_BYTES } from '../serving/listed-resource-version.ts';
+import { ANSWER_HEAD_BYTES } from '../serving/answer-head.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from '../../request/request-filter.ts';
 import type { RequestFilterOptions } from '../../request/request-filter.ts';
 import { installUpgradeProxy } from '../pass-through/upgrade.ts';
@@ -112,18 +112,18 @@ function observeWrite(reads: CachedReads, request: ParsedRequest, faults: Faults
   };
 }
 
-/** What a LIST passed through tells read-your-writes (its RV settles a doubt), when it can. */
-function observeList(reads: CachedReads, request: ParsedRequest, faults: Faults): Observation | undefined {
-  const observer = reads.observeList(request);
+/** What a LIST or GET passed through tells read-your-writes (its RV settles a doubt), when it can. */
+function observeRead(reads: CachedReads, request: ParsedRequest, faults: Faults): Observation | undefined {
+  const observer = reads.observeRead(request);
   if (observer === undefined) return undefined;
   return {
-    maxBytes: LIST_HEAD_BYTES,
+    maxBytes: ANSWER_HEAD_BYTES,
     head: true,
     observer: (statusCode, headers, head) => {
       observer(statusCode, headers['content-type'] ?? '', headers['content-encoding'] ?? '', head ?? Buffer.alloc(0));
     },
     failed: (error) => {
-      faults.report('list-observer', request.typeName, error);
+      faults.report('read-observer', request.typeName, error);
     },
   };
 }
@@ -359,7 +359,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       return Promise.resolve();
     }
     countPassed(request, reason, log);
-    return passThrough(options.client, req, res, reads === undefined ? undefined : observeList(reads, request, faults), as);
+    return passThrough(options.client, req, res, reads === undefined ? undefined : observeRead(reads, request, faults), as);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): Promise<void> => {
     // Parsed once, here: everything below decides on this reading of the request.

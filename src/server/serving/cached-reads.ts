@@ -17,7 +17,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '../../cache/consistency.ts';
-import { lessonOf } from '../../cache/consistency.ts';
+import { lessonOf, objectAnswered } from '../../cache/consistency.ts';
 import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegator.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
@@ -51,7 +51,7 @@ import type { Printer } from '../../table/model.ts';
 import type { Tables } from './table-reads.ts';
 import { printerOf, serveTable, tables } from './table-reads.ts';
 import { answeredObject } from './written-resource-version.ts';
-import { listResourceVersion } from './listed-resource-version.ts';
+import { listResourceVersion, objectHead } from './answer-head.ts';
 
 export type { CachedResponse } from './cached-response.ts';
 
@@ -85,14 +85,15 @@ export interface CachedReads {
   observeWrite(request: ParsedRequest, answer: WriteAnswer): void;
   /**
    * For a read about to be passed through: when it is a consistent LIST (RV unset, no continue)
-   * of a type with a doubt to settle, what to hand its answer's first LIST_HEAD_BYTES to; its RV
-   * settles the doubt as a probe's would (a doubted LIST is its own probe). Else undefined.
+   * or GET of a type with a doubt to settle, what to hand its answer's first ANSWER_HEAD_BYTES
+   * to; a LIST's RV settles the type's doubts, a GET's object RV those of the object, as a
+   * probe's would (a doubted read is its own probe). Else undefined.
    */
-  observeList(request: ParsedRequest): ListObserver | undefined;
+  observeRead(request: ParsedRequest): ReadObserver | undefined;
 }
 
-/** Told a passed-through LIST's answer: its status, Content-Type, Content-Encoding and first bytes. */
-export type ListObserver = (statusCode: number, contentType: string, contentEncoding: string, head: Buffer) => void;
+/** Told a passed-through read's answer: its status, Content-Type, Content-Encoding and first bytes. */
+export type ReadObserver = (statusCode: number, contentType: string, contentEncoding: string, head: Buffer) => void;
 
 export interface CachedReadsOptions {
   readonly source: WatchCacheSource;
@@ -273,21 +274,30 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       if (lesson.kind === 'written') writes.written(info.apiGroup, info.resource, lesson.resourceVersion);
       else if (lesson.kind === 'doubt') writes.doubt(lesson.target);
     },
-    observeList(request) {
+    observeRead(request) {
       const { info } = request;
-      if (writes === undefined || info === undefined || !info.isResourceRequest || info.verb !== 'list' || info.subresource !== '')
-        return undefined;
+      if (writes === undefined || info === undefined || !info.isResourceRequest || info.subresource !== '') return undefined;
+      if (info.verb !== 'list' && info.verb !== 'get') return undefined;
       const { apiGroup, resource } = info;
       if (!writes.unsettled(apiGroup, resource)) return undefined;
-      // Only a consistent read answers at the apiserver's current RV.
+      // Only a consistent read answers at the apiserver's current state.
       const query = request.query();
       if ((query.get('resourceVersion') ?? '') !== '' || (query.get('continue') ?? '') !== '') return undefined;
-      // Taken before the LIST is sent: the doubts that arose before it are the ones its answer settles.
+      const cached = source.cachedKind(apiGroup, resource);
+      if (cached === undefined) return undefined;
+      const target = { group: apiGroup, resource, namespace: cached.namespaced ? info.namespace : '', name: info.name };
+      // Taken before the read is sent: the doubts that arose before it are the ones its answer settles.
       const sequence = writes.sequence();
+      if (info.verb === 'list')
+        return (statusCode, contentType, contentEncoding, head) => {
+          const rv = statusCode === 200 ? listResourceVersion(contentType, contentEncoding, head) : undefined;
+          if (rv === undefined) writes.unsettledBy(target, sequence);
+          else writes.settle(apiGroup, resource, sequence, rv);
+        };
       return (statusCode, contentType, contentEncoding, head) => {
-        if (statusCode !== 200) return;
-        const rv = listResourceVersion(contentType, contentEncoding, head);
-        if (rv !== undefined) writes.settle(apiGroup, resource, sequence, rv);
+        const rv = statusCode === 200 ? objectAnswered(target, objectHead(contentType, contentEncoding, head), cached) : undefined;
+        if (rv === undefined) writes.unsettledBy(target, sequence);
+        else writes.settleObject(target, sequence, rv);
       };
     },
     async tryWatch(request, req, res) {

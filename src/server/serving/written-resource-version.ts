@@ -14,12 +14,13 @@
  * and its items as field 2, repeated.
  *
  * A list (a collection delete's answer: the objects it deleted, registry/generic/registry/store.go
- * DeleteCollection) is counted: its `items`.
+ * DeleteCollection) is counted: its `items` (isListKind: the kinds whose items are counted).
  */
 import { gunzipSync } from 'node:zlib';
 import type { AnsweredObject } from '../../cache/consistency.ts';
 import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
 import { WireType, readField } from '../../protobuf/wire.ts';
+import { isListKind } from './answer-head.ts';
 
 /** Larger answers are not read (a probe decides instead): no object in etcd exceeds 1.5 MiB, and JSON rarely doubles it. */
 export const MAX_WRITE_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -72,11 +73,6 @@ function fromJson(bytes: Buffer): AnsweredObject | undefined {
   const object = { kind, name: text(meta.name), namespace: text(meta.namespace), resourceVersion: toRv(meta.resourceVersion) };
   const { items } = parsed as { items?: unknown };
   return isListKind(kind) && Array.isArray(items) ? { ...object, items: items.length } : object;
-}
-
-/** A list's kind (ConfigMapList, PartialObjectMetadataList): the kinds whose `items` are counted. */
-function isListKind(kind: string): boolean {
-  return kind.length > 'List'.length && kind.endsWith('List');
 }
 
 /** A protobuf field: its number and, for length-delimited ones, the bytes. */

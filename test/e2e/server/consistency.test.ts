@@ -426,3 +426,34 @@ test(
     assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'no probe: each LIST answer settled its doubt');
   },
 );
+
+test(
+  'consistency (default): a GET of an object doubted by a conflict is its own probe: passed through once, its answer (JSON or protobuf) settles the doubt, and the next GET is the cache’s',
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const object = `/api/v1/namespaces/${ns}/configmaps/a`;
+    const created = await kube<ConfigMap>(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'a' } });
+    await eventually(
+      'the object to be cached',
+      async () => (await getStatus(`${proxy.url}${object}?resourceVersion=${created.metadata.resourceVersion}`)) === 200,
+    );
+    for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
+      const conflict = await request(`${proxy.url}${object}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'a', resourceVersion: '1' } }),
+      });
+      await conflict.body.dump();
+      assert.equal(conflict.statusCode, 409);
+      const forwarded = proxy.forwarded.length;
+      assert.equal(await getStatus(`${proxy.url}${object}`, { accept }), 200);
+      assert.equal(proxy.forwarded.length, forwarded + 1, `${accept}: the doubted GET went to the apiserver`);
+      // No write since: the object's RV in that answer is one the cache already has.
+      assert.equal(await getStatus(`${proxy.url}${object}`, { accept }), 200);
+      assert.equal(proxy.forwarded.length, forwarded + 1, `${accept}: the next GET from the cache`);
+    }
+    assert.equal(await proxyCounter(proxy.metrics, PROBES), 0, 'no probe: each GET answer settled its doubt');
+  },
+);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AnsweredObject, CachedKind, WriteLesson, WriteRequest } from '../../../src/cache/consistency.ts';
-import { MAX_DOUBT_BYTES, lessonOf, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import { MAX_DOUBT_BYTES, lessonOf, newReadYourWrites, objectAnswered } from '../../../src/cache/consistency.ts';
 
 const PODS: CachedKind = { kind: 'Pod', namespaced: true };
 const NODES: CachedKind = { kind: 'Node', namespaced: false };
@@ -121,4 +121,49 @@ test('read-your-writes: a written RV past the apiserver’s own is forgotten; on
   writes.written('', 'pods', 18446744073709551615n);
   writes.unreachable('', 'pods', 110n);
   assert.equal(writes.requirement(all).written, 0n);
+});
+
+test('read-your-writes: a GET’s answer (the object at its RV) settles the doubts of that object only, those that arose before it', () => {
+  const writes = newReadYourWrites();
+  const pod = { group: '', resource: 'pods', namespace: 'a', name: 'p' };
+  writes.doubt(pod);
+  assert.deepEqual(writes.requirement(pod), { written: 0n, caughtUp: 0n, probe: true, probeOnly: false, objectOnly: true });
+  const before = writes.sequence();
+  // A doubt of another object of the namespace, after the GET was sent: not its to settle.
+  writes.doubt({ ...pod, name: 'q' });
+  writes.settleObject(pod, before, 7n);
+  assert.deepEqual(writes.requirement(pod), { written: 0n, caughtUp: 7n, probe: false, probeOnly: false, objectOnly: false });
+  assert.equal(writes.requirement({ ...pod, name: '' }).probe, true, 'the namespace’s LIST: q is still doubted');
+  // A doubt of the namespace covers the GET but is no doubt of the object alone.
+  writes.doubt({ ...pod, name: '' });
+  assert.deepEqual(writes.requirement(pod), { written: 0n, caughtUp: 7n, probe: true, probeOnly: false, objectOnly: false });
+  writes.settleObject(pod, writes.sequence(), 8n);
+  assert.equal(writes.requirement({ ...pod, name: 'q' }).probe, true, 'the namespace’s doubt is left');
+  // A Namespace (cluster-scoped): its finalize path gives the doubt the namespace's own name.
+  const ns = { group: '', resource: 'namespaces', namespace: '', name: 'n' };
+  writes.doubt({ ...ns, namespace: 'n' });
+  assert.equal(writes.requirement(ns).objectOnly, true);
+  writes.settleObject(ns, writes.sequence(), 9n);
+  assert.deepEqual(writes.requirement(ns), { written: 0n, caughtUp: 9n, probe: false, probeOnly: false, objectOnly: false });
+  // A GET answered without the object's RV (a 404): its doubts are a probe's to settle from then on.
+  const gone = { ...pod, name: 'g' };
+  writes.doubt(gone);
+  writes.unsettledBy(gone, writes.sequence());
+  assert.equal(writes.requirement(gone).probeOnly, true);
+  assert.equal(writes.requirement({ ...pod, name: 'q' }).probeOnly, false, 'another object’s doubt is left as it was');
+  // A LIST answered so: every doubt it read.
+  writes.unsettledBy({ ...pod, name: '' }, writes.sequence());
+  assert.equal(writes.requirement({ ...pod, name: 'q' }).probeOnly, true);
+});
+
+test('objectAnswered: the RV of the object read, of its kind (or as metadata), name and namespace; else none', () => {
+  const p = { group: '', resource: 'pods', namespace: 'a', name: 'p' };
+  assert.equal(objectAnswered(p, obj('Pod', 'p', 'a', 5n), PODS), 5n);
+  assert.equal(objectAnswered(p, obj('PartialObjectMetadata', 'p', 'a', 5n), PODS), 5n);
+  assert.equal(objectAnswered(p, obj('Pod', 'q', 'a', 5n), PODS), undefined);
+  assert.equal(objectAnswered(p, obj('Pod', 'p', 'b', 5n), PODS), undefined);
+  assert.equal(objectAnswered(p, obj('Status', 'p', 'a', 5n), PODS), undefined);
+  assert.equal(objectAnswered(p, undefined, PODS), undefined);
+  const n = { group: '', resource: 'nodes', namespace: '', name: 'n' };
+  assert.equal(objectAnswered(n, obj('Node', 'n', '', 6n), NODES), 6n);
 });

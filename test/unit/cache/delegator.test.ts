@@ -113,7 +113,7 @@ test('delegator: a doubted quiet type: its LISTs go to the apiserver at once, it
   cache.close();
 });
 
-test('delegator: a doubted busy type: a small LIST is its own probe (passed at once; its answer settles the doubt), a larger LIST and a GET probe', async () => {
+test('delegator: a doubted busy type: a small LIST, and a GET of an object doubted alone, are their own probes (passed at once; their answers settle the doubt), a larger LIST and a GET under a wider doubt probe', async () => {
   const { cache, delegator, paths, writes } = rig(75_000);
   const configMap = (name: string, rv: number): ReturnType<typeof decodeObject> =>
     decodeObject(
@@ -124,18 +124,32 @@ test('delegator: a doubted busy type: a small LIST is its own probe (passed at o
   const sequence = writes.sequence();
   assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a' }, 'list'), 'doubted');
   assert.deepEqual(paths, [], 'no probe: the LIST goes to the apiserver itself');
-  // Its answer, at the apiserver's RV, settles the doubt (the server's observeList).
+  // Its answer, at the apiserver's RV, settles the doubt (the server's observeRead).
   writes.settle('', 'configmaps', sequence, 51n);
   assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a' }, 'list'), 'cache', 'settled: the cache is there');
-  // A GET's answer names only its object: it probes.
-  writes.doubt({ group: '', resource: 'configmaps', namespace: 'a', name: 'x' });
-  assert.equal(await delegator.mostRecent({ ...ALL, namespace: 'a', name: 'x' }, 'get'), 'cache');
+  // A GET of an object doubted alone is its own probe too: its answer is the object at its RV.
+  const x = { ...ALL, namespace: 'a', name: 'x' };
+  writes.doubt(x);
+  const beforeGet = writes.sequence();
+  assert.equal(await delegator.mostRecent(x, 'get'), 'doubted');
+  assert.deepEqual(paths, [], 'no probe: the GET goes to the apiserver itself');
+  writes.settleObject(x, beforeGet, 51n);
+  assert.equal(await delegator.mostRecent(x, 'get'), 'cache', 'settled by the object’s RV');
+  // A GET answered without the object's RV (a 404) leaves the doubt to a probe.
+  writes.doubt(x);
+  writes.unsettledBy(x, writes.sequence());
+  assert.equal(await delegator.mostRecent(x, 'get'), 'cache');
   assert.equal(paths.length, 1, 'one probe for the GET');
+  // Under a doubt of its namespace, a GET probes: the object's RV says nothing of the others.
+  writes.doubt({ ...ALL, namespace: 'a' });
+  writes.doubt(x);
+  assert.equal(await delegator.mostRecent(x, 'get'), 'cache');
+  assert.equal(paths.length, 2, 'one probe for the GET');
   // A LIST of more than SMALL_LIST_OBJECTS probes: the cache answers it.
   for (let i = 0; i <= SMALL_LIST_OBJECTS; i++) cache.store.add(configMap(`y${String(i)}`, 52 + i));
   writes.doubt({ group: '', resource: 'configmaps', namespace: 'a', name: '' });
   assert.equal(await delegator.mostRecent(ALL, 'list'), 'cache');
-  assert.equal(paths.length, 2, 'one probe for the large LIST');
+  assert.equal(paths.length, 3, 'one probe for the large LIST');
   cache.close();
 });
 

@@ -20,7 +20,7 @@ function readsChecking(checks: () => CacheCheck[]): CachedReads {
     tryServe: () => Promise.resolve('uncached'),
     tryWatch: () => Promise.resolve('uncached'),
     observeWrite: () => undefined,
-    observeList: () => undefined,
+    observeRead: () => undefined,
     observesWrites: false,
   };
 }

@@ -98,6 +98,8 @@ interface Reads {
   readonly reason: (url: string) => Promise<PassReason | 'cache'>;
   /** A write through the proxy answered `statusCode` with `body` (JSON). */
   readonly wrote: (method: string, url: string, statusCode: number, body: unknown) => void;
+  /** A read passed through (GET `url`) answered `statusCode` with `body` (JSON), as the server tells the reads. */
+  readonly passed: (url: string, statusCode: number, body: unknown) => void;
 }
 
 /** A BOOKMARK watch line at `rv`, the initial-events-end one or not. */
@@ -178,6 +180,9 @@ function readsOver(
         contentEncoding: '',
         body: Buffer.from(JSON.stringify(body)),
       });
+    },
+    passed: (url, statusCode, body) => {
+      reads.observeRead(parseRequest('GET', url))?.(statusCode, 'application/json', '', Buffer.from(JSON.stringify(body)));
     },
   };
 }
@@ -512,7 +517,7 @@ test('cached reads, bounded: a failed proof is not retried before PROOF_RETRY_MS
 
 test("cached reads, bounded: reads wait for the proxy's own writes, whatever the answer's form", async () => {
   const cache = fakeCache(FIVE, 100n);
-  const { serve, wrote, probes, proofs } = readsOver(cache, '105');
+  const { serve, wrote, passed, probes, proofs } = readsOver(cache, '105');
   wrote('POST', '/api/v1/namespaces/a/configmaps', 201, {
     kind: 'ConfigMap',
     apiVersion: 'v1',
@@ -536,9 +541,14 @@ test("cached reads, bounded: reads wait for the proxy's own writes, whatever the
   assert.equal(await proof, 'proven', 'the proof for the bound settles the doubt meanwhile');
   assert.equal(probes.length, 3, "the proof's probe, none for the read");
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'settled: from the cache again');
-  // With changes of the type in flight, the doubted read probes and waits briefly instead.
+  // With changes of the type in flight, a GET of the object doubted alone is its own probe
+  // (passed through at once, its answer settles the doubt); answered without the object (a 404),
+  // it leaves the doubt to a probe, and the next read probes and waits briefly.
   wrote('DELETE', '/api/v1/namespaces/a/configmaps/y', 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
   cache.changeAt = performance.now();
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/y'), undefined, 'its own probe: passed through');
+  assert.equal(probes.length, 3, 'no probe for it');
+  passed('/api/v1/namespaces/a/configmaps/y', 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'the probe finds the cache fresh');
   assert.equal(probes.length, 4);
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200);
@@ -564,7 +574,7 @@ test('cached reads, bounded: after a conflict, reads of the object wait for the 
   const cache = fakeCache(FIVE, 100n);
   // Changes of the type in flight: doubted reads probe and wait (a quiet type's pass at once, above).
   cache.changeAt = performance.now();
-  const { serve, wrote, probes } = readsOver(cache, '110');
+  const { serve, wrote, passed, probes } = readsOver(cache, '110');
   wrote('PUT', '/api/v1/namespaces/a/configmaps/x', 409, {
     kind: 'Status',
     apiVersion: 'v1',
@@ -573,17 +583,26 @@ test('cached reads, bounded: after a conflict, reads of the object wait for the 
     code: 409,
   });
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/y'))?.statusCode, 200, 'another object is not doubted');
-  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver is at 110, the cache at 100');
-  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, "a LIST of the object's namespace too");
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'a GET of the object: its own probe, passed through');
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps'), undefined, "a LIST of the object's namespace too (a small one)");
   assert.equal((await serve('/api/v1/namespaces/b/configmaps'))?.statusCode, 200, 'another namespace is not');
-  assert.equal(probes.length, 1, 'one probe named the RV to reach; later reads wait for it without probing');
+  assert.equal(probes.length, 0, 'each read its own probe');
+  // The GET's answer, the object at 110, names the RV to reach; later reads wait for it without probing.
+  const x = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x', namespace: 'a', uid: 'u', resourceVersion: '110' } };
+  passed('/api/v1/namespaces/a/configmaps/x', 200, x);
+  assert.equal(await serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the cache at 100, the object at 110');
+  assert.equal(probes.length, 0);
   cache.rv = 110n;
   assert.equal((await serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, 'caught up');
   // A create of what exists, and an update of what is gone, say the same.
   wrote('POST', '/api/v1/namespaces/b/configmaps', 409, { kind: 'Status', reason: 'AlreadyExists', code: 409 });
   wrote('PUT', '/api/v1/namespaces/b/configmaps/w', 404, { kind: 'Status', reason: 'NotFound', code: 404 });
-  assert.equal((await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode, 200, 'probed: the cache is at the probe');
-  assert.equal(probes.length, 2);
+  assert.equal(
+    (await serve('/api/v1/namespaces/b/configmaps/w'))?.statusCode,
+    200,
+    'under a doubt of its namespace: probed, the cache is at the probe',
+  );
+  assert.equal(probes.length, 1);
 });
 
 test('cached reads, bounded: read-your-writes learns only from the apiserver’s own answers about the object written', async () => {

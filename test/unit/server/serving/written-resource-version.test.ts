@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { answeredObject } from '../../../../src/server/serving/written-resource-version.ts';
-import { LIST_HEAD_BYTES, listResourceVersion } from '../../../../src/server/serving/listed-resource-version.ts';
+import { ANSWER_HEAD_BYTES, listResourceVersion, objectHead } from '../../../../src/server/serving/answer-head.ts';
 
 // A protobuf encoder for the few messages the test needs (apimachinery's generated.proto field numbers).
 function varint(n: number): Buffer {
@@ -145,7 +145,7 @@ test('listed RV: a LIST answer’s RV from its first bytes, only where the list 
     metadata: { resourceVersion: '79' },
     items: Array.from({ length: 500 }, () => items[0]),
   });
-  assert.equal(listResourceVersion('application/json', '', long.subarray(0, LIST_HEAD_BYTES)), 79n);
+  assert.equal(listResourceVersion('application/json', '', long.subarray(0, ANSWER_HEAD_BYTES)), 79n);
   // A custom resource's list (keys sorted: items first), indented JSON, gzip, an object: none.
   const sorted = { apiVersion: 'x/v1', items, kind: 'WList', metadata: { resourceVersion: '80' } };
   assert.equal(listResourceVersion('application/json', '', json(sorted)), undefined);
@@ -168,4 +168,52 @@ test('listed RV: a LIST answer’s RV from its first bytes, only where the list 
   assert.equal(listResourceVersion(PROTOBUF, '', list.subarray(0, 20)), undefined, 'cut before its ListMeta');
   const itemFirst = envelope('ConfigMapList', Buffer.concat([bytesField(2, configMap('4')), listMeta]));
   assert.equal(listResourceVersion(PROTOBUF, '', itemFirst), undefined, 'an item before the ListMeta');
+});
+
+test('object head: a GET answer’s kind, name, namespace and RV from its first bytes, only where the ObjectMeta comes first', () => {
+  const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+  const meta = { name: 'cm', namespace: 'ns', uid: 'u-1', resourceVersion: '90', creationTimestamp: '2026-01-01T00:00:00Z' };
+  const expected = { kind: 'ConfigMap', name: 'cm', namespace: 'ns', resourceVersion: 90n };
+  assert.deepEqual(
+    objectHead('application/json', '', json({ kind: 'ConfigMap', apiVersion: 'v1', metadata: meta, data: { k: 'v' } })),
+    expected,
+  );
+  // generateName and selfLink may come between; a cluster-scoped object has no namespace.
+  const generated = { name: 'cm', generateName: 'c', namespace: 'ns', selfLink: '/x', uid: 'u', resourceVersion: '90' };
+  assert.deepEqual(objectHead('application/json', '', json({ kind: 'ConfigMap', apiVersion: 'v1', metadata: generated })), expected);
+  assert.deepEqual(
+    objectHead(
+      'application/json',
+      '',
+      json({ kind: 'Namespace', apiVersion: 'v1', metadata: { name: 'ns', uid: 'u', resourceVersion: '91' } }),
+    ),
+    { kind: 'Namespace', name: 'ns', namespace: '', resourceVersion: 91n },
+  );
+  // Only the head is read: an object with a large body still shows its metadata.
+  const big = json({ kind: 'ConfigMap', apiVersion: 'v1', metadata: meta, data: { k: 'v'.repeat(100_000) } });
+  assert.deepEqual(objectHead('application/json', '', big.subarray(0, ANSWER_HEAD_BYTES)), expected);
+  // A custom resource's object (keys sorted), indented JSON, gzip, a list, a Table, a Status: none.
+  const sorted = { apiVersion: 'x/v1', kind: 'W', metadata: { name: 'w', resourceVersion: '92' } };
+  assert.equal(objectHead('application/json', '', json(sorted)), undefined);
+  const indented = Buffer.from(JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: meta }, null, 2));
+  assert.equal(objectHead('application/json', '', indented), undefined);
+  assert.equal(objectHead('application/json', 'gzip', gzipSync(json({ kind: 'ConfigMap', apiVersion: 'v1', metadata: meta }))), undefined);
+  assert.equal(
+    objectHead('application/json', '', json({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '93' } })),
+    undefined,
+  );
+  assert.equal(
+    objectHead('application/json', '', json({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '93' } })),
+    undefined,
+  );
+  assert.equal(objectHead('application/json', '', json({ kind: 'Status', apiVersion: 'v1', metadata: {}, code: 404 })), undefined);
+  // Protobuf: ObjectMeta as the object's field 1, resourceVersion its field 6.
+  const object = envelope('ConfigMap', configMap('94'));
+  assert.deepEqual(objectHead(PROTOBUF, '', object), { kind: 'ConfigMap', name: 'cm', namespace: 'ns', resourceVersion: 94n });
+  const large = envelope('ConfigMap', Buffer.concat([configMap('94'), bytesField(2, 'x'.repeat(100_000))]));
+  assert.deepEqual(objectHead(PROTOBUF, '', large.subarray(0, ANSWER_HEAD_BYTES)), objectHead(PROTOBUF, '', object), 'the head alone');
+  assert.equal(objectHead(PROTOBUF, '', object.subarray(0, 30)), undefined, 'cut before its resourceVersion');
+  assert.equal(objectHead(PROTOBUF, '', envelope('ConfigMapList', bytesField(1, bytesField(2, '95')))), undefined, 'a list is no object');
+  const noRv = envelope('ConfigMap', bytesField(1, Buffer.concat([bytesField(1, 'cm'), varintField(7, 3)])));
+  assert.equal(objectHead(PROTOBUF, '', noRv), undefined, 'no resourceVersion before the later fields');
 });

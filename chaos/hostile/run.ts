@@ -13,6 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ensureControlPlaneBinaries } from '../../src/cli/dev-cluster/build.ts';
@@ -62,6 +63,11 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
   const log = (line: string): void => {
     progress.log(`[${formatDuration(performance.now() - started)}] ${line}`);
   };
+  const autogroup = autogroupEnabled();
+  if (autogroup)
+    log(
+      `the kernel's autogroup is on: niceness orders only the processes of one session, and a control plane started in another (--control-plane) shares the CPU with the proxy as an equal; as root: echo 0 > ${AUTOGROUP}`,
+    );
 
   let admin: UpstreamClient | undefined;
   let tenants: Tenants | undefined;
@@ -156,7 +162,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
 
   const cpu = cpus();
   console.log(
-    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(cpu.length)} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${String(Math.round(totalmem() / 2 ** 30))} GiB, load ${loadavg()[0]?.toFixed(2) ?? '?'}), Kubernetes ${KUBERNETES_VERSION}, Node ${process.version}, commit ${commit()}`,
+    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(cpu.length)} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${String(Math.round(totalmem() / 2 ** 30))} GiB, load ${loadavg()[0]?.toFixed(2) ?? '?'}), Kubernetes ${KUBERNETES_VERSION}, Node ${process.version}, commit ${commit()}${autogroup ? ', kernel autogroup on' : ''}`,
   );
   console.log(
     `\`npm run chaos -- hostile${argv.length > 0 ? ` ${argv.join(' ')}` : ''}\`: ${String(options.clients)} good clients in ${String(options.namespaces)} namespaces reading ${String(options.readRate)}/s each, ${String(options.writeRate)} pod writes/s, ${String(options.phaseMs / 1000)} s phases and ${String(options.holdMs / 1000)} s holds after ${String(options.warmupMs / 1000)} s of warm-up, proxy --memory-limit ${options.memoryLimit}${proxy?.noCgroup === undefined ? ' in a memory cgroup of that size' : ''}, seed ${String(options.seed)}; ${formatDuration(performance.now() - started)} in all\n`,
@@ -178,7 +184,21 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-/** The suite's control plane in `dir` (a leftover one stopped first), tied to this process by a reaper. */
+const AUTOGROUP = '/proc/sys/kernel/sched_autogroup_enabled';
+
+/**
+ * Whether the kernel groups each session's processes for the scheduler (sched_autogroup): then
+ * the suite's niceness (the good clients', the attacker's, the control plane's) orders only the
+ * processes of one session, and each session gets an equal share of the CPU.
+ */
+function autogroupEnabled(): boolean {
+  try {
+    return readFileSync(AUTOGROUP, 'utf8').trim() === '1';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The niceness of the control plane (kube-apiserver, etcd) during the run. In a cluster the
  * apiserver runs on machines of its own; here it shares the 2 cores with the proxy and the good
@@ -218,6 +238,7 @@ function reniceControlPlane(state: ControlPlaneState, log: (line: string) => voi
   };
 }
 
+/** The suite's control plane in `dir` (a leftover one stopped first), tied to this process by a reaper. */
 async function startControlPlane(dir: string, progress: Progress): Promise<ControlPlaneState> {
   const previous = readState(dir);
   if (previous !== undefined && runningProcesses(previous).length > 0) {

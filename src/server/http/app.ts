@@ -23,6 +23,7 @@ import type { PassReason } from '../../cache/pass-reason.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
 import { seatKind, sourceAddress } from '../pass-through/shared-gate.ts';
+import { newIdleConnections } from './idle-connections.ts';
 import { requestHeadBytes } from '../pass-through/request-head-limits.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from '../pass-through/flow-limits.ts';
@@ -204,6 +205,9 @@ function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseL
 }
 
 export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
+  // Shared mode: strangers' idle connections are bounded per flow (idle-connections.ts).
+  const idleConnections = options.access === undefined ? undefined : newIdleConnections();
+  if (idleConnections !== undefined) options.metrics?.idleConnections(idleConnections);
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     // One line per request only at debug (handle() logs it): at info, a busy proxy's log would be
@@ -231,6 +235,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
           return;
         }
         if (seat !== undefined) holdUntilClosed(res, seat);
+        idleConnections?.track(req, res, sourceAddress(req));
         handler(req, res);
       };
       // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
@@ -382,6 +387,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       as = admission.as;
       holdUntilClosed(res, admission.seat);
+      idleConnections?.flowIs(res, admission.flow);
       // Gone while it waited for its flow's turn: nothing to answer.
       if (res.closed) return;
       if (admission.kind === 'forward' && !WRITE_METHODS.has(request.method)) return passRead(req, res, request, 'shared-forward', log, as);

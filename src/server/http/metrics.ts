@@ -16,6 +16,8 @@ import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import type { HandshakePacing } from './tls-handshakes.ts';
+import type { IdleConnections } from './idle-connections.ts';
+import { EXCESS_IDLE_MS, MAX_IDLE_CONNECTIONS_PER_FLOW } from './idle-connections.ts';
 
 export type ServedFrom = 'cache' | 'apiserver';
 
@@ -38,6 +40,8 @@ export interface ProxyMetrics {
   fairness(fairness: Fairness, reviews?: () => { readonly tokenReviews: number; readonly subjectAccessReviews: number }): void;
   /** Serves the new TLS connections waiting for their handshake and those closed for too many waiting (tls-handshakes.ts). */
   handshakes(pacing: HandshakePacing): void;
+  /** Serves the idle keep-alive connections and those let go past their address's bound (idle-connections.ts). */
+  idleConnections(idle: IdleConnections): void;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
@@ -282,6 +286,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     handshakes: (pacing) => {
       handshakeMetrics(registry, pacing);
     },
+    idleConnections: (idle) => {
+      idleConnectionMetrics(registry, idle);
+    },
     fairness: (fairness, reviews) => {
       fairnessMetrics(registry, fairness, reviews);
     },
@@ -500,6 +507,28 @@ function handshakeMetrics(registry: Registry, pacing: HandshakePacing): void {
   });
 }
 
+function idleConnectionMetrics(registry: Registry, idle: IdleConnections): void {
+  new Gauge({
+    name: 'kube_cache_proxy_idle_connections',
+    help: 'Keep-alive connections of clients idle between requests now.',
+    registers: [registry],
+    collect() {
+      this.set(idle.idle());
+    },
+  });
+  let counted = 0;
+  new Counter({
+    name: 'kube_cache_proxy_idle_connections_shortened_total',
+    help: `Idle keep-alive connections kept ${String(EXCESS_IDLE_MS / 1000)} s rather than the keep-alive timeout, their flow (a user at an address) having ${String(MAX_IDLE_CONNECTIONS_PER_FLOW)} idle already (shared mode).`,
+    registers: [registry],
+    collect() {
+      const now = idle.shortened();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
+}
+
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
@@ -508,6 +537,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   fault: () => undefined,
   fairness: () => undefined,
   handshakes: () => undefined,
+  idleConnections: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,

@@ -23,7 +23,7 @@ import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { asksImpersonation } from './pass-through.ts';
 import { MAX_SELECTOR_BYTES, selectorTooLong } from '../../cache/selector-bounds.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
-import type { FlowKey, FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
+import type { FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
 import type { RequestHeadLimits } from './request-head-limits.ts';
@@ -43,10 +43,10 @@ export type Admission =
       /** What becomes of the connection (too-many-requests.ts): a flow's bounds close it, the limits on reviews hold it unread. */
       readonly after: AfterTooManyRequests;
     }
-  /** The apiserver's to answer, as the client; `seat` is held until the answer ends. */
-  | { readonly kind: 'forward'; readonly as: ForwardIdentity; readonly seat: Seat }
+  /** The apiserver's to answer, as the client; `seat` (of `flow`) is held until the answer ends. */
+  | { readonly kind: 'forward'; readonly as: ForwardIdentity; readonly seat: Seat; readonly flow: string }
   /** An authorized read: the cache may answer it; if it does not, it goes upstream as the client. */
-  | { readonly kind: 'read'; readonly as: ForwardIdentity; readonly seat: Seat };
+  | { readonly kind: 'read'; readonly as: ForwardIdentity; readonly seat: Seat; readonly flow: string };
 
 /**
  * The limits at the door (flow-limits.ts, token-review-limits.ts). In shared mode a flow is a user
@@ -147,21 +147,21 @@ export async function admit(
   const address = sourceAddress(req);
   const exempt = who.kind === 'user' && who.user.groups.includes(EXEMPT_GROUP);
   // An address has no space in it, so `address user` never equals another flow's key.
-  const flow: FlowKey = who.kind === 'user' ? `${address} ${who.user.username}` : address;
+  const flow = who.kind === 'user' ? `${address} ${who.user.username}` : address;
   const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
   if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS, after: 'close' };
   const seat = taken;
   // Past its share of this turn of the loop, the flow's request waits for a later one.
   const turn = exempt ? undefined : fairness?.turns?.enter(flow);
   if (turn !== undefined) await turn;
-  if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat };
+  if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat, flow };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
   if (asksImpersonation(req.headers)) {
-    if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat };
+    if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat, flow };
     seat.release();
     return { kind: 'refused', error: impersonationRefused() };
   }
-  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as, seat };
+  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as, seat, flow };
   const review = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, 'review');
   if (typeof review === 'string') {
     seat.release();
@@ -175,12 +175,12 @@ export async function admit(
   }
   switch (decision.kind) {
     case 'allowed':
-      return { kind: 'read', as: who.as, seat };
+      return { kind: 'read', as: who.as, seat, flow };
     case 'refused':
       seat.release();
       return decision;
     case 'undecided':
-      return { kind: 'forward', as: who.as, seat };
+      return { kind: 'forward', as: who.as, seat, flow };
   }
 }
 

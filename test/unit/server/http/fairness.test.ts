@@ -16,6 +16,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import type { Identified, SharedAccess } from '../../../../src/auth/shared-access.ts';
 import { newProxyServer } from '../../../../src/server/http/app.ts';
+import { MAX_IDLE_CONNECTIONS_PER_FLOW } from '../../../../src/server/http/idle-connections.ts';
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
 import type { FlowLimitSettings } from '../../../../src/server/pass-through/flow-limits.ts';
 import type { Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
@@ -232,4 +233,31 @@ test('fairness, shared mode: an upgrade holds a request seat of its user for its
   after.socket.write(get('/api/v1/namespaces/x/configmaps/a', 'Authorization: Bearer alice\r\n'));
   await eventually('alice served', () => api.held.length === 1);
   api.answerAll();
+});
+
+test('fairness, shared mode: a flow’s idle keep-alive connections past its bound are let go; the bound’s own stay open for its next requests', async (t) => {
+  const api = await startFakeApiserver(t);
+  const port = await startProxy(t, api.url, limits({}), access);
+  const extra = 2;
+  const path = '/api/v1/namespaces/default/configmaps/a';
+  const conns = await Promise.all(Array.from({ length: MAX_IDLE_CONNECTIONS_PER_FLOW + extra }, () => open(t, port)));
+  // Another identity at the same address, answered last: a flow of its own, not shortened.
+  const other = await open(t, port);
+  const closed = new Set<Socket>();
+  for (const { socket } of [...conns, other]) socket.once('close', () => closed.add(socket));
+  for (const { socket } of conns) socket.write(get(path, 'Authorization: Bearer burst\r\n'));
+  await eventually('every request upstream', () => api.held.length === conns.length);
+  other.socket.write(get(path, 'Authorization: Bearer other\r\n'));
+  await eventually('the other request upstream', () => api.held.length === conns.length + 1);
+  api.answerAll();
+  await eventually('every answer', () => conns.every((c) => responses(c.received()).length === 1));
+  await eventually('the connections past the bound closed', () => closed.size === extra);
+  // The others are kept: each carries a second request.
+  assert.ok(!closed.has(other.socket), 'the other flow’s connection is kept');
+  const kept = [...conns, other].filter((c) => !closed.has(c.socket));
+  for (const { socket } of kept) socket.write(get(path, `Authorization: Bearer ${socket === other.socket ? 'other' : 'burst'}\r\n`));
+  await eventually('every second request upstream', () => api.held.length === kept.length);
+  api.answerAll();
+  await eventually('every second answer', () => kept.every((c) => responses(c.received()).length === 2));
+  assert.equal(closed.size, extra);
 });

@@ -21,3 +21,14 @@ export async function readWatchEvents<T = { type: string; object: unknown }>(
   }
   return events;
 }
+
+/**
+ * For readWatchEvents: every event but a periodic BOOKMARK. The initial-events-end bookmark of a
+ * WatchList is kept (it is part of the answer); any other comes when the apiserver's timers say
+ * (its cacher may send one as soon as its RV moves), so a comparison of two streams skips them.
+ */
+export function notPeriodicBookmark(event: { type: string; object: unknown }): boolean {
+  if (event.type !== 'BOOKMARK') return true;
+  const annotations = (event.object as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations;
+  return annotations?.['k8s.io/initial-events-end'] === 'true';
+}

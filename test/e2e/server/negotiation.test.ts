@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
-import { readWatchEvents } from '../../helpers/watch-lines.ts';
+import { notPeriodicBookmark, readWatchEvents } from '../../helpers/watch-lines.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 import { listOf, unenvelope } from '../../helpers/protobuf-reader.ts';
 
@@ -244,8 +244,8 @@ test(
       });
       assert.equal(viaProxy.headers['content-type'], 'application/json');
       const initial = query.includes('sendInitialEvents') ? 3 : 0; // a, b, the end bookmark
-      const ours = readWatchEvents<{ type: string; object: unknown }>(viaProxy.body, initial + 3);
-      const theirs = readWatchEvents<{ type: string; object: unknown }>(direct.body, initial + 3);
+      const ours = readWatchEvents<{ type: string; object: unknown }>(viaProxy.body, initial + 3, notPeriodicBookmark);
+      const theirs = readWatchEvents<{ type: string; object: unknown }>(direct.body, initial + 3, notPeriodicBookmark);
       const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `c-${String(initial)}` } });
       await kube(shared.admin, 'PATCH', `${base}/${made.metadata.name}`, { metadata: { labels: { changed: 'yes' } } });
       await kube(shared.admin, 'DELETE', `${base}/${made.metadata.name}`);

@@ -392,6 +392,17 @@ test(
   },
 );
 
+/** An update of the ConfigMap `a` at `url` from a stale resourceVersion: the apiserver's 409, through the proxy. */
+async function conflictOn(url: string): Promise<void> {
+  const conflict = await request(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ metadata: { name: 'a', resourceVersion: '1' } }),
+  });
+  await conflict.body.dump();
+  assert.equal(conflict.statusCode, 409);
+}
+
 test(
   'consistency (default): a doubted LIST of a namespace is its own probe: passed through at once, its answer (JSON or protobuf) settles the doubt, and no probe is sent',
   { timeout: 60_000 },
@@ -406,13 +417,7 @@ test(
     );
     for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
       // A conflict: the object, and so the namespace's LIST, is doubted.
-      const conflict = await request(`${proxy.url}${collection}/a`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ metadata: { name: 'a', resourceVersion: '1' } }),
-      });
-      await conflict.body.dump();
-      assert.equal(conflict.statusCode, 409);
+      await conflictOn(`${proxy.url}${collection}/a`);
       const forwarded = proxy.forwarded.length;
       assert.equal(await getStatus(`${proxy.url}${collection}`, { accept }), 200);
       assert.equal(proxy.forwarded.length, forwarded + 1, `${accept}: the doubted LIST went to the apiserver`);
@@ -440,13 +445,7 @@ test(
       async () => (await getStatus(`${proxy.url}${object}?resourceVersion=${created.metadata.resourceVersion}`)) === 200,
     );
     for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
-      const conflict = await request(`${proxy.url}${object}`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ metadata: { name: 'a', resourceVersion: '1' } }),
-      });
-      await conflict.body.dump();
-      assert.equal(conflict.statusCode, 409);
+      await conflictOn(`${proxy.url}${object}`);
       const forwarded = proxy.forwarded.length;
       assert.equal(await getStatus(`${proxy.url}${object}`, { accept }), 200);
       assert.equal(proxy.forwarded.length, forwarded + 1, `${accept}: the doubted GET went to the apiserver`);

@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import { Agent } from 'undici';
-import type { ObservedEvent, ObservedList, WatchRecord, WatchSegment } from '../../helpers/reflector-watcher.ts';
+import type { ObservedEvent, ObservedList, ReflectorWatcher, WatchRecord, WatchSegment } from '../../helpers/reflector-watcher.ts';
 import { startReflectorWatcher } from '../../helpers/reflector-watcher.ts';
 import type { AcknowledgedWrite } from '../../helpers/watch-audit.ts';
 import { auditWatch } from '../../helpers/watch-audit.ts';
@@ -129,25 +131,7 @@ test('reflector watcher: counts a repeated event and one out of order, and relis
     // Later watches stay open until the client goes.
     req.on('close', () => res.end());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      }),
-  );
-  const dispatcher = new Agent();
-  t.after(() => dispatcher.close());
-  const watcher = startReflectorWatcher({
-    name: 'w',
-    url: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
-    path: '/api/v1/namespaces/ns/pods',
-    dispatcher,
-    random: () => 0,
-  });
-  t.after(() => watcher.stop());
+  const watcher = await watcherOf(t, server);
   await watcher.synced;
   await eventually('the relist after the 410, and the watch from its RV', () => watches === 2, 10_000);
   await watcher.stop();
@@ -169,6 +153,25 @@ test('reflector watcher: wake() ends a backoff wait at once and starts the backo
     res.writeHead(500, { 'content-type': 'application/json' });
     res.end('{"kind":"Status","apiVersion":"v1","status":"Failure","code":500}');
   });
+  const watcher = await watcherOf(t, server);
+  // Backoffs of 0.8 s and 1.6 s: after the third failure the wait is 3.2 s.
+  await eventually('three refused LISTs', () => arrivals.length === 3 && watcher.counts.failures === 3, 10_000);
+  const woken = performance.now();
+  watcher.wake();
+  await eventually('a LIST after the wake', () => arrivals.length === 4, 10_000);
+  // A sleep never ends early: a fourth LIST before 3.2 s is the wake's.
+  assert.ok(
+    (arrivals[3] ?? Infinity) - woken < 3_200,
+    `the LIST after the wake came ${((arrivals[3] ?? NaN) - woken).toFixed(0)} ms later`,
+  );
+  // Started over: the wait after the fourth failure is 0.8 s again, not 6.4 s.
+  await eventually('a LIST after the first backoff again', () => arrivals.length === 5, 10_000);
+  assert.ok((arrivals[4] ?? Infinity) - (arrivals[3] ?? 0) < 6_400);
+  await watcher.stop();
+});
+
+/** A reflector watcher of ns's pods against `server` (listening from here on), stopped and closed with the test. */
+async function watcherOf(t: TestContext, server: Server): Promise<ReflectorWatcher> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(
     () =>
@@ -188,18 +191,5 @@ test('reflector watcher: wake() ends a backoff wait at once and starts the backo
     random: () => 0,
   });
   t.after(() => watcher.stop());
-  // Backoffs of 0.8 s and 1.6 s: after the third failure the wait is 3.2 s.
-  await eventually('three refused LISTs', () => arrivals.length === 3 && watcher.counts.failures === 3, 10_000);
-  const woken = performance.now();
-  watcher.wake();
-  await eventually('a LIST after the wake', () => arrivals.length === 4, 10_000);
-  // A sleep never ends early: a fourth LIST before 3.2 s is the wake's.
-  assert.ok(
-    (arrivals[3] ?? Infinity) - woken < 3_200,
-    `the LIST after the wake came ${((arrivals[3] ?? NaN) - woken).toFixed(0)} ms later`,
-  );
-  // Started over: the wait after the fourth failure is 0.8 s again, not 6.4 s.
-  await eventually('a LIST after the first backoff again', () => arrivals.length === 5, 10_000);
-  assert.ok((arrivals[4] ?? Infinity) - (arrivals[3] ?? 0) < 6_400);
-  await watcher.stop();
-});
+  return watcher;
+}

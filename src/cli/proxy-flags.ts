@@ -244,7 +244,7 @@ export const PROXY_FLAGS = [
     help: [
       `shared mode: bytes a second of request heads (target and headers) over ${String(LARGE_HEAD_BYTES / 1024)} KiB each, per`,
       "source address (a token bucket; smaller heads are never counted); past it, the apiserver's",
-      `429 before the request is read; 0: no limit (default: ${String(DEFAULT_LARGE_HEAD_BYTES_PER_SECOND / 2 ** 20)}Mi)`,
+      `429 before the request is read; 0: no limit (default: ${String(DEFAULT_LARGE_HEAD_BYTES_PER_SECOND / 1024)}Ki)`,
     ],
   },
   {
@@ -252,7 +252,7 @@ export const PROXY_FLAGS = [
     type: 'string',
     arg: 'BYTES',
     sharedOnly: true,
-    help: [`shared mode: that bucket's size, at least 1028Ki (default: ${String(DEFAULT_LARGE_HEAD_BURST_BYTES / 2 ** 20)}Mi)`],
+    help: [`shared mode: that bucket's size, at least 1028Ki (default: ${String(DEFAULT_LARGE_HEAD_BURST_BYTES / 1024)}Ki)`],
   },
   {
     name: 'max-large-request-heads-inflight-per-address',

@@ -53,6 +53,8 @@ export class RequestInfoError extends Error {
 
 /** Go's url.PathUnescape-tolerant decode: invalid escapes are kept as written. */
 function decodePath(raw: string): string {
+  // Nothing to decode without an escape; a search, where decodeURIComponent copies every char.
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {

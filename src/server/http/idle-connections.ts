@@ -2,9 +2,9 @@
  * Idle keep-alive connections, bounded per flow (shared mode: a user at an address, or an address
  * alone for a client not identified, as flow-limits.ts counts them). An idle TLS connection
  * costs the proxy ~80 KiB (Node's socket and OpenSSL's buffers), and the HTTP server keeps one
- * for its keep-alive timeout (72 s) after each answer: a client that sends 200 requests at once
- * over HTTP/1.1 (a connection each) leaves 200 connections, 16 MiB, held after they end, and
- * nothing in the flow limits (requests in flight, watches) counts them.
+ * for its keep-alive timeout after each answer (Node's: 5 s and 1 s of grace): a client that
+ * sends 200 requests at once over HTTP/1.1 (a connection each) leaves 200 connections, 16 MiB,
+ * held after they end, and nothing in the flow limits (requests in flight, watches) counts them.
  *
  * So a flow's first MAX_IDLE_CONNECTIONS_PER_FLOW idle connections keep the server's keep-alive
  * timeout, and each one past them is kept EXCESS_IDLE_MS: long enough for a client that sends

@@ -16,8 +16,16 @@
  * many connections it uses, beside one per new connection. Heads below LARGE_HEAD_BYTES cost
  * nothing and meet no limit: clients' heads are a few KiB (a token, a selector, a continue
  * token), so only a client that sends heads of tens of KiB and more meets these limits at all,
- * and then one ~1 MiB head a second on average (a burst of four), two in flight, is far more than
- * any client of the apiserver sends.
+ * and then 64 KiB of them a second (a 64 KiB head each second, a ~1 MiB one each 16 s), two in
+ * flight, is more than any client of the apiserver sends.
+ *
+ * Each refused head owes its bytes on top of those owed before it, so an address's refused heads
+ * wait in turn: with four connections refused at once, the first is read again after one head's
+ * refill, the next after two, and so on. A common wait would hand all four back to the loop in the
+ * same instant, where ~1 MiB heads cost tens of milliseconds each to read, one after the other.
+ * What an address may owe is bounded (MAX_OWED_SECONDS of refill), so a wait never grows past
+ * that and one head's refill: past it (more held connections than that many seconds pay for), the
+ * waits are alike again, and each such connection is read once per wait.
  *
  * By source address, not by user: the charge comes before the client is identified (a review may
  * be needed for that, and costs more than the head), and only large heads are charged, so the
@@ -30,16 +38,23 @@
  */
 import { LRUCache } from 'lru-cache';
 import { realClock } from '../../clock/clock.ts';
+import { MAX_HEADER_BYTES } from '../../request/client-errors.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { NO_SEAT } from './flow-limits.ts';
 import type { Seat } from './flow-limits.ts';
 
 /** A head below this is never charged: ten times a large ordinary one (a long selector and a bearer token). */
 export const LARGE_HEAD_BYTES = 16 * 1024;
-/** Default refill: one 1 MiB head a second. */
-export const DEFAULT_LARGE_HEAD_BYTES_PER_SECOND = 1024 * 1024;
-/** Default bucket: four 1 MiB heads at once. */
-export const DEFAULT_LARGE_HEAD_BURST_BYTES = 4 * 1024 * 1024;
+/**
+ * Default refill: 64 KiB a second, one ~1 MiB head each 16 s. Reading a ~1 MiB head takes the
+ * loop 20-40 ms with its garbage, during which every other client's reads wait: at this rate an
+ * address's largest heads take ~0.2% of the loop, and delay a handful of reads a minute.
+ */
+export const DEFAULT_LARGE_HEAD_BYTES_PER_SECOND = 64 * 1024;
+/** Default bucket: the largest head the server takes, once. */
+export const DEFAULT_LARGE_HEAD_BURST_BYTES = MAX_HEADER_BYTES;
+/** What an address may owe for refused heads, in seconds of refill: the longest Retry-After. */
+export const MAX_OWED_SECONDS = 120;
 /**
  * Default bytes of large heads in flight per address: two of the largest the server takes. What
  * the proxy holds for such a request is a few copies of its head (the parsed target and query,
@@ -123,12 +138,12 @@ export function newRequestHeadLimits(options: RequestHeadLimitsOptions): Request
       if (overInflight || (bytesPerSecond > 0 && bucket.bytes < bytes)) {
         rejected++;
         if (bytesPerSecond <= 0) return INFLIGHT_RETRY_AFTER_SECONDS;
-        // A refused head was read and parsed all the same: it is charged too, down to one burst
-        // of debt, and its Retry-After (for which its connection is held unread,
+        // A refused head was read and parsed all the same: it is charged too, after what the
+        // address owes already, and its Retry-After (for which its connection is held unread,
         // too-many-requests.ts) is the time until the bucket could take it again. So the bytes of
         // large heads an address gets parsed stay within the refill rate however many
-        // connections it sends them on.
-        bucket.bytes = Math.max(-burstBytes, bucket.bytes - bytes);
+        // connections it sends them on, and its held connections come back one by one.
+        bucket.bytes = Math.max(-MAX_OWED_SECONDS * bytesPerSecond, bucket.bytes - bytes);
         const wait = Math.ceil((bytes - bucket.bytes) / bytesPerSecond);
         return Math.max(overInflight ? INFLIGHT_RETRY_AFTER_SECONDS : 1, wait);
       }

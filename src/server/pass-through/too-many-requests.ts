@@ -56,7 +56,7 @@ export function writeTooManyRequests(res: ServerResponse, retryAfterSeconds: num
   if (after === 'close') res.shouldKeepAlive = false;
   res.writeHead(429, tooManyRequestsHeaders(retryAfterSeconds));
   res.end(TOO_MANY_REQUESTS_BODY);
-  if (after === 'hold-unread' && socket !== null) holdUnread(socket, retryAfterSeconds * 1000);
+  if (after === 'hold-unread' && socket !== null) holdUnread(socket, retryAfterSeconds * 1000, res);
 }
 
 /** What of a net.Socket's native handle holdUnread uses (libuv's uv_read_stop and uv_read_start). */
@@ -81,20 +81,40 @@ function readingHandle(socket: Socket): ReadingHandle | undefined {
  * parsed until the hold ends. A connection the server closes meanwhile (at shutdown) ends the
  * hold; one its client closes is seen closed when the hold ends, its end waiting with its bytes:
  * a gone client's connection lingers for the Retry-After at most.
+ *
+ * `res`, the answer just written on the connection: the HTTP server sets its keep-alive timeout on
+ * the socket when that answer finishes, and a hold longer than it would end with the server
+ * closing the connection, the client's next request then read at once on a new one. So the idle
+ * timeout is suspended from then until the hold ends, and set again then.
  */
-export function holdUnread(socket: Socket, ms: number): void {
+export function holdUnread(socket: Socket, ms: number, res?: ServerResponse): void {
   const handle = readingHandle(socket);
   if (handle === undefined || socket.destroyed) return;
   handle.reading = false;
   handle.readStop();
+  let held = true;
+  let idleMs = 0;
+  // After the server's own 'finish' listener, which set the keep-alive timeout.
+  const finished = (): void => {
+    if (!held) return;
+    idleMs = socket.timeout ?? 0;
+    if (idleMs > 0) socket.setTimeout(0);
+  };
+  res?.once('finish', finished);
+  // Removed when the hold ends: a connection refused again and again must not gather listeners.
+  const closed = (): void => {
+    clearTimeout(timer);
+  };
   const timer = setTimeout(() => {
+    held = false;
+    socket.off('close', closed);
+    res?.off('finish', finished);
     const current = readingHandle(socket);
     if (current === undefined || socket.destroyed) return;
+    if (idleMs > 0) socket.setTimeout(idleMs);
     current.reading = true;
     current.readStart();
   }, ms);
   timer.unref();
-  socket.once('close', () => {
-    clearTimeout(timer);
-  });
+  socket.once('close', closed);
 }

@@ -99,7 +99,7 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     authorizedTtlMs: 300_000,
     unauthorizedTtlMs: 30_000,
     tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
-    requestHeadLimits: { bytesPerSecond: 1024 * 1024, burstBytes: 4 * 1024 * 1024, maxInflightBytes: 2 * 1024 * 1024 + 8192 },
+    requestHeadLimits: { bytesPerSecond: 64 * 1024, burstBytes: (1 << 20) + 4096, maxInflightBytes: 2 * 1024 * 1024 + 8192 },
   });
   // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
   assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);

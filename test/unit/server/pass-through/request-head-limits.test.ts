@@ -4,7 +4,12 @@ import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { LARGE_HEAD_BYTES, newRequestHeadLimits, requestHeadBytes } from '../../../../src/server/pass-through/request-head-limits.ts';
+import {
+  LARGE_HEAD_BYTES,
+  MAX_OWED_SECONDS,
+  newRequestHeadLimits,
+  requestHeadBytes,
+} from '../../../../src/server/pass-through/request-head-limits.ts';
 import { TOO_MANY_REQUESTS_BODY } from '../../../../src/server/pass-through/too-many-requests.ts';
 import { newProxyServer } from '../../../../src/server/http/app.ts';
 import { newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
@@ -34,12 +39,18 @@ test('request head limits: heads below LARGE_HEAD_BYTES are never charged; large
   seat(limits.take('10.0.0.2', MiB)).release();
   clock.step(500);
   assert.equal(limits.take('10.0.0.1', MiB), 3, 'refused again: a second MiB owed, half of one back; Retry-After rounds up');
-  // The debt stops at one burst: however many heads are refused, the wait stays bounded.
-  for (let i = 0; i < 100; i++) limits.take('10.0.0.1', MiB);
-  assert.equal(limits.take('10.0.0.1', MiB), 3);
-  clock.step(3000);
+  // Refused heads wait in turn, each after those refused before it: connections refused at once
+  // are read again one by one, not all in the same instant.
+  assert.deepEqual(
+    [0, 1, 2].map(() => limits.take('10.0.0.1', MiB)),
+    [4, 5, 6],
+  );
+  // What an address owes stops at MAX_OWED_SECONDS of refill: however many heads are refused, the wait stays bounded.
+  for (let i = 0; i < 1000; i++) limits.take('10.0.0.1', MiB);
+  assert.equal(limits.take('10.0.0.1', MiB), MAX_OWED_SECONDS + 1);
+  clock.step((MAX_OWED_SECONDS + 1) * 1000);
   seat(limits.take('10.0.0.1', MiB)).release();
-  assert.equal(limits.rejected(), 103);
+  assert.equal(limits.rejected(), 1006);
   // 0 and 0: no limit.
   const none = newRequestHeadLimits({ bytesPerSecond: 0, burstBytes: 0, maxInflightBytes: 0, clock });
   for (let i = 0; i < 100; i++) assert.equal(none.take('10.0.0.1', MiB), NO_SEAT);

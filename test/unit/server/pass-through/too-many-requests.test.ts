@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
-import { TOO_MANY_REQUESTS_BODY, writeTooManyRequests } from '../../../../src/server/pass-through/too-many-requests.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TOO_MANY_REQUESTS_BODY, holdUnread, writeTooManyRequests } from '../../../../src/server/pass-through/too-many-requests.ts';
 
 const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
 
@@ -49,6 +51,33 @@ test('writeTooManyRequests: the 429 keeps its connection, and nothing more is re
   assert.ok(next.bytesRead > first.bytesRead, 'read only after the hold');
 });
 
+test('writeTooManyRequests: a hold longer than the server keeps idle connections still ends in the next request read, not in the connection closed', async (t) => {
+  const server = createServer({ keepAliveTimeout: 100, keepAliveTimeoutBuffer: 0 }, (req, res) => {
+    if (req.url === '/refused') {
+      writeTooManyRequests(res, 1, 'hold-unread');
+      return;
+    }
+    res.end('ok');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  const closed = once(socket, 'close');
+  socket.write(get('/refused'));
+  while (!received.includes(TOO_MANY_REQUESTS_BODY.toString())) await once(socket, 'data');
+  socket.write(get('/next'));
+  // The server's keep-alive timeout is back once the hold is over: the idle connection is closed,
+  // after the request sent during the hold was answered.
+  await closed;
+  assert.match(received, /\r\n\r\nok$/, 'the request sent during the hold was answered before the close');
+});
+
 test('writeTooManyRequests: a connection closed during its hold is let go when the hold ends', async (t) => {
   const server = createServer((_req, res) => {
     writeTooManyRequests(res, 1, 'hold-unread');
@@ -69,4 +98,27 @@ test('writeTooManyRequests: a connection closed during its hold is let go when t
   socket.end();
   // The held socket reads nothing, not even its end: that is seen when reading resumes.
   while ((await connections()) > 0) await new Promise((resolve) => setImmediate(resolve));
+});
+
+test('holdUnread: holds one after another on a connection leave no close listener behind', async (t) => {
+  const server = createNetServer();
+  const accepted = new Promise<Socket>((resolve) => {
+    server.once('connection', resolve);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  t.after(() => client.destroy());
+  const socket = await accepted;
+  const listeners = socket.listenerCount('close');
+  for (let i = 0; i < 20; i++) {
+    holdUnread(socket, 5);
+    await sleep(15);
+  }
+  assert.equal(socket.listenerCount('close'), listeners);
+  // The connection still reads once its last hold has ended.
+  client.write('after the holds');
+  const [chunk] = (await once(socket, 'data')) as [Buffer];
+  assert.equal(chunk.toString(), 'after the holds');
 });

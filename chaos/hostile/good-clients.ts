@@ -22,6 +22,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
@@ -68,6 +69,12 @@ export interface PhaseReport {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /**
+   * The good clients' own event-loop delay over the phase, ms (p99, max): time their process could
+   * not run, which every read in flight then counts as latency that is not the proxy's.
+   */
+  readonly ownLoopP99Ms: number;
+  readonly ownLoopMaxMs: number;
   /** Acknowledged pod writes of the phase. */
   readonly written: number;
   /** Summed over the watchers. */
@@ -131,6 +138,9 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
   const lastReadOk = new Map<string, boolean>();
   /** Samples of the current phase; undefined between phases. */
   let samples: ReadSample[] | undefined;
+  // Resolution 1 ms: the process's stalls that reads in flight count as latency.
+  const ownLoop = monitorEventLoopDelay({ resolution: 1 });
+  ownLoop.enable();
   /** Reads of the current phase still in flight. */
   const inFlight = new Set<Promise<void>>();
 
@@ -242,6 +252,7 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
     },
     startPhase() {
       samples = [];
+      ownLoop.reset();
       stopWriting = false;
       phaseStart = {
         writes: new Map([...churns].map(([namespace, churn]) => [namespace, churn.writes.length])),
@@ -250,12 +261,24 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
           reordered: watchers.reduce((n, w) => n + w.watcher.counts.reordered, 0),
         },
       };
-      writing = [...churns.values()].map((churn) => churn.run(() => stopWriting, stopper.signal));
+      // Spread the namespaces' writers over their interval, so that the writes come one by one at
+      // the total rate, not in a burst of every namespace at once each interval: a burst lines up
+      // with the same few readers' turns each time, whose p99 would then depend on where the phase
+      // happened to start.
+      const stagger = 1000 / perNamespaceRate / churns.size;
+      writing = [...churns.values()].map((churn, i) =>
+        sleep(i * stagger, undefined, { signal: stopper.signal }).then(
+          () => (stopWriting ? undefined : churn.run(() => stopWriting, stopper.signal)),
+          () => undefined,
+        ),
+      );
       return Promise.resolve();
     },
     async endPhase() {
       const phase = samples ?? [];
       samples = undefined;
+      const ownLoopP99Ms = ownLoop.percentile(99) / 1e6;
+      const ownLoopMaxMs = ownLoop.max / 1e6;
       stopWriting = true;
       await Promise.all(writing);
       await Promise.all([...inFlight]);
@@ -290,6 +313,8 @@ export async function newGoodClients(spec: GoodClientsSpec): Promise<GoodClients
         p50Ms: quantile(ms, 0.5),
         p99Ms: quantile(ms, 0.99),
         maxMs: ms.length === 0 ? NaN : Math.max(...ms),
+        ownLoopP99Ms,
+        ownLoopMaxMs,
         ...totals,
         duplicated: watchers.reduce((n, w) => n + w.watcher.counts.duplicated, 0) - start.counts.duplicated,
         reordered: watchers.reduce((n, w) => n + w.watcher.counts.reordered, 0) - start.counts.reordered,

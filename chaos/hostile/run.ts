@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ensureControlPlaneBinaries } from '../../src/cli/dev-cluster/build.ts';
 import type { ControlPlaneState } from '../../src/cli/dev-cluster/control-plane.ts';
@@ -32,6 +32,8 @@ import type { GoodClients } from './good-clients.ts';
 import { spawnGoodClients } from './good-clients.ts';
 import type { HostileProxy } from './hostile-proxy.ts';
 import { newHostileProxy } from './hostile-proxy.ts';
+import type { ThreadNiceness } from './niceness.ts';
+import { reniceProcess, restoreNiceness } from './niceness.ts';
 import type { HostileOptions } from './options.ts';
 import { HOSTILE_USAGE, parseHostileOptions } from './options.ts';
 import type { PhaseRow } from './scenario.ts';
@@ -211,30 +213,25 @@ const CONTROL_PLANE_NICENESS = 15;
 
 /** Renices the control plane's processes for the run; the returned function gives them their niceness back. */
 function reniceControlPlane(state: ControlPlaneState, log: (line: string) => void): () => void {
-  const was: { pid: number; niceness: number }[] = [];
+  const was: ThreadNiceness[] = [];
+  const pids: number[] = [];
   for (const { pid, name } of runningProcesses(state)) {
     try {
-      const niceness = getPriority(pid);
-      if (niceness >= CONTROL_PLANE_NICENESS) continue;
-      setPriority(pid, CONTROL_PLANE_NICENESS);
-      was.push({ pid, niceness });
+      const changed = reniceProcess(pid, CONTROL_PLANE_NICENESS);
+      if (changed.length === 0) continue;
+      was.push(...changed);
+      pids.push(pid);
     } catch (error) {
       log(`  ${name} left at its niceness: ${(error as Error).message}`);
     }
   }
-  if (was.length > 0)
-    log(`control plane at nice ${String(CONTROL_PLANE_NICENESS)} for the run (pids ${was.map((p) => String(p.pid)).join(', ')})`);
+  if (pids.length > 0)
+    log(`control plane at nice ${String(CONTROL_PLANE_NICENESS)} for the run, every thread (pids ${pids.map(String).join(', ')})`);
   let restored = false;
   return () => {
     if (restored) return;
     restored = true;
-    for (const { pid, niceness } of was) {
-      try {
-        setPriority(pid, niceness);
-      } catch {
-        // Gone, or giving back a higher priority needs a privilege this process lacks: nothing to do.
-      }
-    }
+    restoreNiceness(was);
   };
 }
 

@@ -105,10 +105,11 @@ export function holdUnread(socket: Socket, ms: number, res?: ServerResponse): vo
   const closed = (): void => {
     clearTimeout(timer);
   };
+  // The timer holds no reference to `res`: through it the refused request and its head (up to
+  // 1 MiB) would be kept for the whole hold.
   const timer = setTimeout(() => {
     held = false;
     socket.off('close', closed);
-    res?.off('finish', finished);
     const current = readingHandle(socket);
     if (current === undefined || socket.destroyed) return;
     if (idleMs > 0) socket.setTimeout(idleMs);

@@ -6,6 +6,8 @@ import { connect, createServer as createNetServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { TOO_MANY_REQUESTS_BODY, holdUnread, writeTooManyRequests } from '../../../../src/server/pass-through/too-many-requests.ts';
 
 const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
@@ -121,4 +123,31 @@ test('holdUnread: holds one after another on a connection leave no close listene
   client.write('after the holds');
   const [chunk] = (await once(socket, 'data')) as [Buffer];
   assert.equal(chunk.toString(), 'after the holds');
+});
+
+test('writeTooManyRequests: a held connection does not keep its refused request (a head of up to 1 MiB) for the hold', async (t) => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  let refused: WeakRef<object> | undefined;
+  const server = createServer((req, res) => {
+    refused = new WeakRef(req);
+    writeTooManyRequests(res, 60, 'hold-unread');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  t.after(() => socket.destroy());
+  socket.write(get('/refused'));
+  await once(socket, 'data');
+  // The hold (60 s) has begun; let the response's own listeners run, then collect.
+  await sleep(50);
+  gc();
+  await sleep(0);
+  gc();
+  assert.ok(refused !== undefined);
+  assert.equal(refused.deref(), undefined, 'the refused request was collected during the hold');
 });

@@ -1,16 +1,32 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer as createNetServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { TOO_MANY_REQUESTS_BODY, holdUnread, writeTooManyRequests } from '../../../../src/server/pass-through/too-many-requests.ts';
 
 const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+
+/** `server` listening on loopback, a client connection to it, and what the client has received so far. */
+async function connected(t: TestContext, server: Server): Promise<{ socket: Socket; received: () => string }> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  return { socket, received: () => received };
+}
 
 test('writeTooManyRequests: the 429 keeps its connection, and nothing more is read from it until Retry-After', async (t) => {
   // The first request is refused with Retry-After 1; the next, sent on the same connection at
@@ -26,22 +42,14 @@ test('writeTooManyRequests: the 429 keeps its connection, and nothing more is re
     }
     res.end('ok');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => server.close());
-  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
-  t.after(() => socket.destroy());
-  let received = '';
-  socket.on('data', (chunk: Buffer) => {
-    received += chunk.toString();
-  });
+  const { socket, received } = await connected(t, server);
   socket.write(get('/refused'));
-  while (!received.includes(TOO_MANY_REQUESTS_BODY.toString())) await once(socket, 'data');
-  assert.match(received, /^HTTP\/1\.1 429 Too Many Requests\r\n/);
-  assert.match(received, /\r\nRetry-After: 1\r\n/i);
-  assert.doesNotMatch(received, /\r\nConnection: close\r\n/i, 'the connection is kept, as the apiserver keeps it');
+  while (!received().includes(TOO_MANY_REQUESTS_BODY.toString())) await once(socket, 'data');
+  assert.match(received(), /^HTTP\/1\.1 429 Too Many Requests\r\n/);
+  assert.match(received(), /\r\nRetry-After: 1\r\n/i);
+  assert.doesNotMatch(received(), /\r\nConnection: close\r\n/i, 'the connection is kept, as the apiserver keeps it');
   socket.write(get('/next'));
-  while (!received.includes('ok')) await once(socket, 'data');
+  while (!received().includes('ok')) await once(socket, 'data');
   assert.deepEqual(
     seen.map((s) => s.path),
     ['/refused', '/next'],
@@ -61,23 +69,15 @@ test('writeTooManyRequests: a hold longer than the server keeps idle connections
     }
     res.end('ok');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => server.close());
-  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
-  t.after(() => socket.destroy());
-  let received = '';
-  socket.on('data', (chunk: Buffer) => {
-    received += chunk.toString();
-  });
+  const { socket, received } = await connected(t, server);
   const closed = once(socket, 'close');
   socket.write(get('/refused'));
-  while (!received.includes(TOO_MANY_REQUESTS_BODY.toString())) await once(socket, 'data');
+  while (!received().includes(TOO_MANY_REQUESTS_BODY.toString())) await once(socket, 'data');
   socket.write(get('/next'));
   // The server's keep-alive timeout is back once the hold is over: the idle connection is closed,
   // after the request sent during the hold was answered.
   await closed;
-  assert.match(received, /\r\n\r\nok$/, 'the request sent during the hold was answered before the close');
+  assert.match(received(), /\r\n\r\nok$/, 'the request sent during the hold was answered before the close');
 });
 
 test('writeTooManyRequests: a connection closed during its hold is let go when the hold ends', async (t) => {

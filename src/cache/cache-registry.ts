@@ -23,6 +23,7 @@
  * - cacheFor() never waits: it serves caches that have synced. cacheWhenSynced() waits for a
  *   cache that is starting (or that this read starts): a cold cache serves its first readers
  *   instead of sending them, watches included, to the apiserver beside its own LIST and WATCH.
+ *   A read that comes before start() (the proxy listens first) waits for it the same way.
  *
  * Discovery stays current (discovery.ts refreshes by ETag, so an unchanged refresh costs two
  * 304s): the registry runs discovery's periodic loop as a backstop, and asks for a refresh at
@@ -114,6 +115,8 @@ class CacheRegistry implements WatchCacheSource {
   #stopping: Promise<void> | undefined;
   /** Resolves once discovery has answered (its first change after start(), or at once if it had). */
   #discovered: Promise<void> = Promise.resolve();
+  /** Resolves at start() or stop(): the proxy listens before it starts its caches (a pool member first settles). */
+  readonly #begun = Promise.withResolvers<undefined>();
 
   constructor(options: CacheRegistryOptions) {
     this.#factory = options.factory;
@@ -153,6 +156,7 @@ class CacheRegistry implements WatchCacheSource {
   start(): void {
     if (this.#started || this.#stopping !== undefined) return;
     this.#started = true;
+    this.#begun.resolve(undefined);
     for (const spec of this.#namedSpecs) this.#namedPending.add(qualifiedResource(spec.group, spec.resource));
     for (const { spec, scope } of this.#scopedSpecs) this.#namedPending.add(namedName(spec, scope));
     let discovered: () => void = () => undefined;
@@ -236,6 +240,7 @@ class CacheRegistry implements WatchCacheSource {
 
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
+      this.#begun.resolve(undefined);
       this.#abort.abort();
       this.#sweepTimer?.cancel();
       this.#unsubscribeDiscovery?.();
@@ -264,9 +269,12 @@ class CacheRegistry implements WatchCacheSource {
     selectors?: RequestSelectors,
   ): Promise<CacheDelegator | undefined> {
     const deadline = this.#clock.now() + waitMs;
+    // A read that comes between the proxy's listen and its start() waits for the start: passed
+    // through, a watch would stay at the apiserver until its timeout.
+    if (!this.#started && this.#stopping === undefined) await within(this.#clock, this.#begun.promise, waitMs, signal);
     // A proxy of lazily cached types reads discovery after it starts: until then no type can be
     // looked up, and its first readers wait for discovery as they wait for their cache.
-    if (!this.#discovery.hasSynced() && this.#started) await within(this.#clock, this.#discovered, waitMs, signal);
+    if (!this.#discovery.hasSynced() && this.#started) await within(this.#clock, this.#discovered, deadline - this.#clock.now(), signal);
     const want = this.#lookup(group, version, resource, namespace, selectors);
     if (want === undefined) return undefined;
     const left = deadline - this.#clock.now();

@@ -81,7 +81,7 @@ interface Harness {
  * The registry over a fake apiserver: discovery from `cluster()`, and every collection answering
  * a watch-list stream with one object (APIServices: the ones above), then staying open.
  */
-async function harness(t: TestContext, options: Partial<CacheRegistryOptions> = {}): Promise<Harness> {
+async function harness(t: TestContext, options: Partial<CacheRegistryOptions> = {}, start = true): Promise<Harness> {
   const clock = new FakeClock();
   const server = cluster();
   const forbidden = new Set<string>();
@@ -115,7 +115,7 @@ async function harness(t: TestContext, options: Partial<CacheRegistryOptions> = 
   const factory = newSharedInformerFactory({ client, clock });
   const delegate = delegatorFactory({ client, policy: newConsistencyPolicy(), writes: newReadYourWrites(), clock });
   const registry = newCacheRegistry({ factory, delegate, discovery, clock, ...options });
-  registry.start();
+  if (start) registry.start();
   t.after(() => registry.stop());
   const requests = (collection: string): number => upstream.paths.filter((p) => p.split('?')[0] === collection).length;
   return { registry, clock, discovery, server, upstream, forbidden, requests };
@@ -142,6 +142,20 @@ test('CacheRegistry: a type is cached on its first read, which is passed through
   assert.equal(h.requests('/api/v1/configmaps'), 1, 'one watch-list upstream');
   assert.equal(h.registry.synced(), true, 'lazily started caches do not gate readiness');
   assert.equal(h.registry.cacheFor('', 'v1', 'bindings', 'a'), undefined, 'not listable: never cached');
+});
+
+test('CacheRegistry: a read between the listen and start() waits for the start and its cache; the wait is bounded by its own', async (t) => {
+  const h = await harness(t, {}, false);
+  const early = h.registry.cacheWhenSynced('', 'v1', 'configmaps', 'a', 60_000);
+  const late = h.registry.cacheWhenSynced('', 'v1', 'pods', 'a', 1_000);
+  await flush(5);
+  assert.equal(h.requests('/api/v1/configmaps'), 0, 'nothing is listed before start()');
+  h.clock.step(1_000);
+  assert.equal(await late, undefined, 'a read whose wait ran out before start() is passed through');
+  h.registry.start();
+  const delegator = await early;
+  assert.equal(delegator?.cache.spec.resource, 'configmaps', 'the read waiting since before start() is served by the cache');
+  assert.equal(h.requests('/api/v1/configmaps'), 1);
 });
 
 test('CacheRegistry: secrets are cached only when named; with names, only those types are', async (t) => {

@@ -68,7 +68,20 @@ async function watchAll(
 
 /** Every client saw what the apiserver's watch saw, up to the last write, and its watch is still open. */
 async function assertNothingLost(truth: Seen, clients: readonly Seen[], lastRv: number, writes: number): Promise<void> {
-  await eventually('every watch to reach the last write', () => truth.lastRv >= lastRv && clients.every((c) => c.lastRv >= lastRv), 30_000);
+  const state = (): string =>
+    [truth, ...clients]
+      .map(
+        (s, i) =>
+          `${i === 0 ? 'apiserver' : `client ${String(i - 1)}`} at ${String(s.lastRv)} (${String(s.events.length)} events${s.ended ? ', ended' : ''})`,
+      )
+      .join(', ');
+  await eventually(
+    'every watch to reach the last write',
+    () => truth.lastRv >= lastRv && clients.every((c) => c.lastRv >= lastRv),
+    30_000,
+  ).catch((error: unknown) => {
+    throw new Error(`${String(error)}: ${String(lastRv)}; ${state()}`);
+  });
   assert.ok(truth.events.length >= writes, `the apiserver's watch saw ${String(truth.events.length)} of ${String(writes)} writes`);
   for (const [i, seen] of clients.entries()) {
     assert.equal(seen.ended, false, `client ${String(i)}'s watch was not closed`);

@@ -28,6 +28,10 @@ import {
   LARGE_HEAD_BYTES,
 } from '../server/pass-through/request-head-limits.ts';
 import { DEFAULT_TLS_HANDSHAKES_PER_SECOND } from '../server/http/tls-handshakes.ts';
+import {
+  DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
+  DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS,
+} from '../server/pass-through/anonymous-refusals.ts';
 
 export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
@@ -235,6 +239,25 @@ export const PROXY_FLAGS = [
     arg: 'N',
     sharedOnly: true,
     help: [`shared mode: TokenReviews in flight at once; 0: no limit (default: ${String(DEFAULT_MAX_TOKEN_REVIEWS_INFLIGHT)})`],
+  },
+  {
+    name: 'anonymous-refusals-qps-per-address',
+    type: 'string',
+    arg: 'QPS',
+    sharedOnly: true,
+    help: [
+      'shared mode: requests without credentials passed to the apiserver, per source address, a',
+      'second (a token bucket; an answer below 400 gives its token back, so only the',
+      "apiserver's refusals spend it); past it, its 429; 0: no limit",
+      `(default: ${String(DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS)})`,
+    ],
+  },
+  {
+    name: 'anonymous-refusals-burst-per-address',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [`shared mode: that bucket's size (default: ${String(DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS)})`],
   },
   {
     name: 'large-request-heads-per-address',

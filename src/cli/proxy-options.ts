@@ -49,6 +49,11 @@ import {
   DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS,
 } from '../server/pass-through/token-review-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
+import {
+  DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
+  DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS,
+} from '../server/pass-through/anonymous-refusals.ts';
+import type { AnonymousRefusalLimitSettings } from '../server/pass-through/anonymous-refusals.ts';
 import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
 import {
   DEFAULT_LARGE_HEAD_BURST_BYTES,
@@ -261,6 +266,7 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     unauthorizedTtlMs: duration('authorization-webhook-cache-unauthorized-ttl', DEFAULT_DENIED_TTL_MS),
     tokenReviewLimits: parseTokenReviewLimits(setting),
     requestHeadLimits: parseRequestHeadLimits(setting),
+    anonymousRefusalLimits: parseAnonymousRefusalLimits(setting),
   };
 }
 
@@ -317,21 +323,34 @@ function parseFlowLimits(setting: (flag: ValueFlag) => Setting | undefined): Flo
   };
 }
 
+/** A bucket's size: one that limits must hold a token, a burst of 0 would refuse everything (rate.Limiter's Allow at burst 0). */
+function parseBurst(s: Setting | undefined, fallback: number, limited: boolean): number {
+  const n = parseCount(s, fallback);
+  if (limited && n < 1 && s !== undefined) {
+    throw new CliError(
+      `${s.from}: a burst of 0 would refuse every request`,
+      'Give 1 or more, or set the matching qps flag to 0 for no limit.',
+    );
+  }
+  return n;
+}
+
+function parseAnonymousRefusalLimits(setting: (flag: ValueFlag) => Setting | undefined): AnonymousRefusalLimitSettings {
+  const qpsPerAddress = parseQps(setting('anonymous-refusals-qps-per-address'), DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS);
+  return {
+    qpsPerAddress,
+    burstPerAddress: parseBurst(
+      setting('anonymous-refusals-burst-per-address'),
+      DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
+      qpsPerAddress > 0,
+    ),
+  };
+}
+
 function parseTokenReviewLimits(setting: (flag: ValueFlag) => Setting | undefined): TokenReviewLimitSettings {
   const qpsPerAddress = parseQps(setting('token-review-qps-per-address'), DEFAULT_TOKEN_REVIEW_QPS_PER_ADDRESS);
   const qps = parseQps(setting('token-review-qps'), DEFAULT_TOKEN_REVIEW_QPS);
-  /** A bucket that limits must hold a token: a burst of 0 would refuse every review (rate.Limiter's Allow at burst 0). */
-  const burst = (flag: ValueFlag, fallback: number, limited: boolean): number => {
-    const s = setting(flag);
-    const n = parseCount(s, fallback);
-    if (limited && n < 1 && s !== undefined) {
-      throw new CliError(
-        `${s.from}: a burst of 0 would refuse every review`,
-        'Give 1 or more, or set the matching qps flag to 0 for no limit.',
-      );
-    }
-    return n;
-  };
+  const burst = (flag: ValueFlag, fallback: number, limited: boolean): number => parseBurst(setting(flag), fallback, limited);
   return {
     qpsPerAddress,
     burstPerAddress: burst('token-review-burst-per-address', DEFAULT_TOKEN_REVIEW_BURST_PER_ADDRESS, qpsPerAddress > 0),

@@ -7,6 +7,7 @@ import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
 import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
+import type { AnonymousRefusalLimitSettings } from '../server/pass-through/anonymous-refusals.ts';
 
 /** pino's levels, as Fastify's logger takes them. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -83,6 +84,8 @@ export interface SharedServing {
   readonly tokenReviewLimits: TokenReviewLimitSettings;
   /** What large request heads may cost per source address (server/pass-through/request-head-limits.ts). */
   readonly requestHeadLimits: RequestHeadLimitSettings;
+  /** What anonymous requests the apiserver refuses may cost per source address (server/pass-through/anonymous-refusals.ts). */
+  readonly anonymousRefusalLimits: AnonymousRefusalLimitSettings;
 }
 
 /**

@@ -34,8 +34,10 @@ import { newSubjectAccessReviewAuthorizer } from '../auth/subject-access-review.
 import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
 import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
 import { newRequestHeadLimits } from '../server/pass-through/request-head-limits.ts';
+import { newAnonymousRefusalLimits } from '../server/pass-through/anonymous-refusals.ts';
 import { newFlowTurns } from '../server/pass-through/flow-turns.ts';
 import type { Fairness } from '../server/pass-through/shared-gate.ts';
+import { ANONYMOUS_REFUSALS_PER_ADDRESS } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { readClientCa, resolveServingTls } from './serving-tls.ts';
@@ -103,6 +105,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     flows: newFlowLimits(options.flowLimits),
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
     requestHeads: options.shared === undefined ? undefined : newRequestHeadLimits(options.shared.requestHeadLimits),
+    anonymousRefusals: options.shared === undefined ? undefined : newAnonymousRefusalLimits(options.shared.anonymousRefusalLimits),
     turns: options.shared === undefined ? undefined : newFlowTurns(),
   };
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.
@@ -165,7 +168,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     version: PACKAGE_VERSION,
     pool: poolMember?.status,
     limits: () => {
-      const { flows, tokenReviews } = fairness;
+      const { flows, tokenReviews, requestHeads, anonymousRefusals } = fairness;
       return {
         flow: access === undefined ? 'connection' : 'user at address',
         maxRequestsInflightPerFlow: flows.settings.maxRequestsInflight,
@@ -173,7 +176,12 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
         maxReviewsInflightPerFlow: access === undefined ? null : flows.settings.maxReviewsInflight,
         tokenReviews: tokenReviews?.settings ?? null,
         flows: flows.flows(),
-        rejected: { ...flows.rejected(), ...tokenReviews?.rejected() },
+        rejected: {
+          ...flows.rejected(),
+          ...tokenReviews?.rejected(),
+          ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
+          ...(anonymousRefusals === undefined ? {} : { [ANONYMOUS_REFUSALS_PER_ADDRESS]: anonymousRefusals.rejected() }),
+        },
       };
     },
   });

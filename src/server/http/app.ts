@@ -387,6 +387,12 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       as = admission.as;
       holdUntilClosed(res, admission.seat);
+      // An anonymous request's answer: only the apiserver's refusals spend its address's bucket (anonymous-refusals.ts).
+      const answered = admission.kind === 'forward' ? admission.answered : undefined;
+      if (answered !== undefined)
+        res.once('close', () => {
+          answered(res.statusCode);
+        });
       idleConnections?.flowIs(res, admission.flow);
       // Gone while it waited for its flow's turn: nothing to answer.
       if (res.closed) return;

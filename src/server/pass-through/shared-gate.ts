@@ -26,6 +26,7 @@ import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import type { FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
+import type { AnonymousRefusalLimits } from './anonymous-refusals.ts';
 import type { RequestHeadLimits } from './request-head-limits.ts';
 import type { FlowTurns } from './flow-turns.ts';
 import { writeTooManyRequests } from './too-many-requests.ts';
@@ -38,13 +39,22 @@ export type Admission =
   /** Over a limit: the apiserver's 429 (too-many-requests.ts), nothing sent upstream. */
   | {
       readonly kind: 'rejected';
-      readonly reason: FlowRejection | TokenReviewRejection;
+      readonly reason: FlowRejection | TokenReviewRejection | typeof ANONYMOUS_REFUSALS_PER_ADDRESS;
       readonly retryAfterSeconds: number;
       /** What becomes of the connection (too-many-requests.ts): a flow's bounds close it, the limits on reviews hold it unread. */
       readonly after: AfterTooManyRequests;
     }
-  /** The apiserver's to answer, as the client; `seat` (of `flow`) is held until the answer ends. */
-  | { readonly kind: 'forward'; readonly as: ForwardIdentity; readonly seat: Seat; readonly flow: string }
+  /**
+   * The apiserver's to answer, as the client; `seat` (of `flow`) is held until the answer ends.
+   * `answered`, when given (an anonymous request), is to be told the answer's status.
+   */
+  | {
+      readonly kind: 'forward';
+      readonly as: ForwardIdentity;
+      readonly seat: Seat;
+      readonly flow: string;
+      readonly answered?: (statusCode: number) => void;
+    }
   /** An authorized read: the cache may answer it; if it does not, it goes upstream as the client. */
   | { readonly kind: 'read'; readonly as: ForwardIdentity; readonly seat: Seat; readonly flow: string };
 
@@ -58,6 +68,8 @@ export interface Fairness {
   readonly flows: FlowLimits;
   /** Shared mode: reviews of tokens the token cache does not know; none: unlimited. */
   readonly tokenReviews?: TokenReviewLimits | undefined;
+  /** Shared mode: anonymous requests the apiserver refuses, per source address; none: unlimited. */
+  readonly anonymousRefusals?: AnonymousRefusalLimits | undefined;
   /** Shared mode: what large request heads may cost, per source address; none: unlimited. */
   readonly requestHeads?: RequestHeadLimits | undefined;
   /** Shared mode: each flow's share of each turn of the event loop (flow-turns.ts); none: first come, first served. */
@@ -71,6 +83,9 @@ export interface Fairness {
  * always get an answer."
  */
 const EXEMPT_GROUP = 'system:masters';
+
+/** The reason counted when an address's refused anonymous requests are over their limit (anonymous-refusals.ts). */
+export const ANONYMOUS_REFUSALS_PER_ADDRESS = 'anonymous-refusals-per-address';
 
 /** The client's address: the flow of a client not identified, and the TokenReview bucket of its unknown tokens. */
 export function sourceAddress(req: IncomingMessage): string {
@@ -145,16 +160,24 @@ export async function admit(
   const who = await identify(access, req, fairness?.tokenReviews);
   if (who.kind === 'refused' || who.kind === 'rejected') return who;
   const address = sourceAddress(req);
+  const anonymous = who.kind === 'forward' && who.why === 'anonymous' ? fairness?.anonymousRefusals?.take(address) : undefined;
+  if (typeof anonymous === 'number')
+    return { kind: 'rejected', reason: ANONYMOUS_REFUSALS_PER_ADDRESS, retryAfterSeconds: anonymous, after: 'hold-unread' };
   const exempt = who.kind === 'user' && who.user.groups.includes(EXEMPT_GROUP);
   // An address has no space in it, so `address user` never equals another flow's key.
   const flow = who.kind === 'user' ? `${address} ${who.user.username}` : address;
   const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
-  if (typeof taken === 'string') return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS, after: 'close' };
+  if (typeof taken === 'string') {
+    // Not sent upstream: not a refusal of the apiserver's.
+    anonymous?.answered(0);
+    return { kind: 'rejected', reason: taken, retryAfterSeconds: FLOW_RETRY_AFTER_SECONDS, after: 'close' };
+  }
   const seat = taken;
   // Past its share of this turn of the loop, the flow's request waits for a later one.
   const turn = exempt ? undefined : fairness?.turns?.enter(flow);
   if (turn !== undefined) await turn;
-  if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat, flow };
+  if (who.kind !== 'user')
+    return { kind: 'forward', as: who.as, seat, flow, ...(anonymous === undefined ? {} : { answered: anonymous.answered }) };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
   if (asksImpersonation(req.headers)) {
     if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat, flow };

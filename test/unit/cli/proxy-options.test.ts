@@ -100,7 +100,12 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     unauthorizedTtlMs: 30_000,
     tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
     requestHeadLimits: { bytesPerSecond: 64 * 1024, burstBytes: (1 << 20) + 4096, maxInflightBytes: 2 * 1024 * 1024 + 8192 },
+    anonymousRefusalLimits: { qpsPerAddress: 2, burstPerAddress: 20 },
   });
+  const anonymous = parseProxyOptions(['--shared', '--anonymous-refusals-qps-per-address', '0.5'], {
+    KCP_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS: '5',
+  }).shared?.anonymousRefusalLimits;
+  assert.deepEqual(anonymous, { qpsPerAddress: 0.5, burstPerAddress: 5 });
   // Any Host, no path refused: the apiserver authorizes each client, exec and attach included.
   assert.deepEqual(sources(o.filter.acceptHosts), ['^.*$']);
   assert.deepEqual(sources(o.filter.rejectPaths), ['^$']);
@@ -181,6 +186,8 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'token-review-qps',
     'token-review-burst',
     'max-token-reviews-inflight',
+    'anonymous-refusals-qps-per-address',
+    'anonymous-refusals-burst-per-address',
     'large-request-heads-per-address',
     'large-request-heads-burst-per-address',
     'max-large-request-heads-inflight-per-address',
@@ -225,7 +232,8 @@ test('proxy options: per-flow limits (any mode) and TokenReview limits (shared m
   fails(['--max-watches-per-flow=-1'], /--max-watches-per-flow "-1": not a whole number/);
   fails(['--max-requests-inflight-per-flow', '1.5'], /not a whole number/);
   fails(['--shared', '--token-review-qps', 'fast'], /--token-review-qps "fast": not a rate/);
-  fails(['--shared', '--token-review-burst-per-address', '0'], /a burst of 0 would refuse every review/);
+  fails(['--shared', '--token-review-burst-per-address', '0'], /a burst of 0 would refuse every request/);
+  fails(['--shared', '--anonymous-refusals-burst-per-address', '0'], /a burst of 0 would refuse every request/);
   fails(['--token-review-qps', '1'], /only for shared mode/);
   fails(['--max-reviews-inflight-per-flow', '1'], /only for shared mode/);
   // Large request heads: quantities of bytes; a limit smaller than the largest head refuses it for good.

@@ -20,6 +20,7 @@ import { MAX_IDLE_CONNECTIONS_PER_FLOW } from '../../../../src/server/http/idle-
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
 import type { FlowLimitSettings } from '../../../../src/server/pass-through/flow-limits.ts';
 import type { Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
+import { newAnonymousRefusalLimits } from '../../../../src/server/pass-through/anonymous-refusals.ts';
 import { closeUpgradedConnections } from '../../../../src/server/pass-through/upgrade.ts';
 import { newUpstreamClient } from '../../../../src/upstream/client.ts';
 import { eventually } from '../../../helpers/eventually.ts';
@@ -196,6 +197,15 @@ const access: SharedAccess = {
   authorizeRead: () => Promise.resolve({ kind: 'allowed' }),
 };
 
+/** `access`, with a request without credentials anonymous: the apiserver's to decide. */
+const anonymousOrUser: SharedAccess = {
+  ...access,
+  identify: (req) =>
+    req.headers.authorization === undefined
+      ? Promise.resolve({ kind: 'forward', why: 'anonymous', as: { kind: 'anonymous' } })
+      : access.identify(req),
+};
+
 function upgradeRequest(user: string): string {
   return `POST /api/v1/namespaces/x/pods/y/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${user}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`;
 }
@@ -260,4 +270,37 @@ test('fairness, shared mode: a flow’s idle keep-alive connections past its bou
   api.answerAll();
   await eventually('every second answer', () => kept.every((c) => responses(c.received()).length === 2));
   assert.equal(closed.size, extra);
+});
+
+test('fairness, shared mode: anonymous requests the apiserver refuses spend their address’s bucket; its answers below 400 do not; past it, the 429 and nothing upstream', async (t) => {
+  const api = await startFakeApiserver(t);
+  const anonymousRefusals = newAnonymousRefusalLimits({ qpsPerAddress: 0.5, burstPerAddress: 2 });
+  const port = await startProxy(t, api.url, { ...limits({}), anonymousRefusals }, anonymousOrUser);
+  /** One request on a connection of its own, answered by the apiserver with `code` (undefined: not sent upstream). */
+  const ask = async (headers: string, code: number | undefined): Promise<string> => {
+    const client = await open(t, port);
+    client.socket.write(get('/api/v1/junk', headers));
+    if (code !== undefined) {
+      await eventually('the request upstream', () => api.held.length === 1);
+      api.held.splice(0)[0]?.writeHead(code, { 'content-length': 0 }).end();
+    }
+    await eventually('the answer', () => responses(client.received()).length === 1);
+    return responses(client.received())[0]?.head[0] ?? '';
+  };
+  for (let i = 0; i < 3; i++) assert.equal(await ask('', 200), 'HTTP/1.1 200 OK', 'answers below 400 give their token back');
+  assert.equal(await ask('', 403), 'HTTP/1.1 403 Forbidden');
+  assert.equal(await ask('', 404), 'HTTP/1.1 404 Not Found');
+  const refused = await open(t, port);
+  refused.socket.write(get('/api/v1/junk'));
+  await eventually('the 429', () => responses(refused.received()).length === 1);
+  const [answer] = responses(refused.received());
+  assert.equal(answer?.head[0], 'HTTP/1.1 429 Too Many Requests');
+  assert.ok(answer.head.includes('retry-after: 2'), answer.head.join('\n'));
+  assert.equal(api.held.length, 0, 'nothing sent upstream');
+  assert.equal(anonymousRefusals.rejected(), 1);
+  assert.equal(
+    await ask('Authorization: Bearer alice\r\n', 403),
+    'HTTP/1.1 403 Forbidden',
+    'a client with credentials meets no such limit',
+  );
 });

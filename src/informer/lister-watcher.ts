@@ -51,6 +51,12 @@ export interface Watch {
   next(): Promise<WatchEvent | undefined>;
   /** Ends the watch and closes its connection; a pending next() resolves undefined. */
   stop(): void;
+  /**
+   * True when the watch ended because its upstream moved (routed-lister-watcher.ts: a pool's
+   * route to another target): a close of the proxy's own making, after which the reflector
+   * resumes from its RV on the new target, never the server's "very short watch".
+   */
+  readonly rerouted?: () => boolean;
 }
 
 export interface ListerWatcher {

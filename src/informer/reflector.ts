@@ -358,7 +358,8 @@ class ReflectorImpl implements Reflector {
         if (isAborted(signal)) return undefined;
         // As client-go's watchHandler: an empty stream closed at once is an error, not retried
         // here, so this attempt falls back to LIST (retrying at once would loop without backoff).
-        if (end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
+        // Not when its route moved: that close is the proxy's, and the new target is tried at once.
+        if (end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS && watch.rerouted?.() !== true) {
           throw new Error(
             `very short watch: ${this.name}: unexpected watch-list close - watch lasted less than a second and no items received`,
           );
@@ -502,12 +503,16 @@ class ReflectorImpl implements Reflector {
         this.#metrics.relist('watch-error');
         return;
       }
+      // A watch ended because its route moved resumes on the new target from its RV (a pool's
+      // follower moving between its leader and the apiserver): not a very short watch, whose
+      // relist would end every client watch of the cache.
+      const rerouted = watch.rerouted?.() === true;
       watch.stop();
       watch = undefined;
       // A broken connection may not come back soon: the store stops trusting itself now.
       if (end.kind !== 'closed' || end.broken) state.disconnected();
       if (isAborted(signal)) return;
-      if (end.kind === 'closed' && end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS) {
+      if (end.kind === 'closed' && end.events === 0 && this.#clock.now() - start < VERY_SHORT_WATCH_MS && !rerouted) {
         this.#metrics.relist('very-short-watch');
         throw new Error(`very short watch: ${this.name}: unexpected watch close - watch lasted less than a second and no items received`);
       }

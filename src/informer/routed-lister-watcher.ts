@@ -171,6 +171,7 @@ export function newRoutedListerWatcher(options: RoutedListerWatcherOptions): Lis
           inner.stop();
           end();
         },
+        rerouted: () => !sameTarget(scope.target(), target),
       };
     },
   };

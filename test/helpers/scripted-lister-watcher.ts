@@ -116,10 +116,19 @@ export class ScriptedWatch implements Watch {
   #wake: (() => void) | undefined;
   #ended = false;
   #stopped = false;
+  #rerouted = false;
 
   constructor(options: ListOptions) {
     this.options = options;
   }
+
+  /** The proxy ends the stream because its route moved (routed-lister-watcher.ts). */
+  reroute(): void {
+    this.#rerouted = true;
+    this.close();
+  }
+
+  readonly rerouted = (): boolean => this.#rerouted;
 
   emit(...events: WatchEvent[]): void {
     for (const event of events) this.#push({ event });

@@ -453,6 +453,20 @@ test('Reflector: a watch closed in under a second with no events is a very short
   await h.stop();
 });
 
+test('Reflector: a watch ended in under a second because its route moved is reopened at once from its RV, without a relist', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  h.clock.step(10);
+  watch.reroute();
+  const second = await lw.nextWatch();
+  assert.equal(second.options.resourceVersion, '10');
+  assert.equal(lw.listCalls.length, 1, 'no relist');
+  assert.deepEqual(h.clock.delays, [], 'no backoff');
+  await h.stop();
+});
+
 test('Reflector: a connection error thrown mid-stream is a close: the watch reopens from the last RV without relisting', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]));
   const h = start({}, lw);

@@ -110,8 +110,12 @@ test('routed ListerWatcher: a change of leader ends the open watch; the next one
   first?.emit({ type: 'ADDED', object: obj('ns', 'a', '8') });
   assert.equal((await watch.next())?.type, 'ADDED');
   const ended = watch.next();
+  const rerouted = watch.rerouted;
+  assert.ok(rerouted !== undefined);
+  assert.equal(rerouted(), false);
   route.setLeader(NEXT);
   assert.equal(await ended, undefined, 'ended as a watch the server closed');
+  assert.equal(rerouted(), true, 'ended because its route moved: no very short watch, whatever it lasted');
   assert.equal(first?.isStopped(), true);
   await lw.watch({ resourceVersion: '8' });
   assert.deepEqual(leaders.get(NEXT)?.watchCalls[0]?.options, { resourceVersion: '8' });
@@ -137,6 +141,7 @@ test('routed ListerWatcher: becoming the leader moves the watch to the apiserver
   // Ended as a watch the server closed: the reflector resumes on the apiserver from its RV, no relist.
   assert.equal(await again.next(), undefined);
   await flushUntil('the route to leave the leader', () => route.target().kind === 'apiserver');
+  assert.equal(again.rerouted?.(), true);
   assert.deepEqual(route.target(), { kind: 'apiserver', reason: 'leader-unreachable', detail: 'connect ECONNRESET 127.0.0.1:6443' });
 });
 

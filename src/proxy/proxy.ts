@@ -37,7 +37,7 @@ import { newRequestHeadLimits } from '../server/pass-through/request-head-limits
 import { newAnonymousRefusalLimits } from '../server/pass-through/anonymous-refusals.ts';
 import { newFlowTurns } from '../server/pass-through/flow-turns.ts';
 import type { Fairness } from '../server/pass-through/shared-gate.ts';
-import { ANONYMOUS_REFUSALS_PER_ADDRESS } from '../server/pass-through/shared-gate.ts';
+import { rejectedByReason } from '../server/pass-through/shared-gate.ts';
 import { CliError } from './cli-error.ts';
 import { appKubeconfig, writeFileAtomically } from './app-kubeconfig.ts';
 import { readClientCa, resolveServingTls } from './serving-tls.ts';
@@ -168,7 +168,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     version: PACKAGE_VERSION,
     pool: poolMember?.status,
     limits: () => {
-      const { flows, tokenReviews, requestHeads, anonymousRefusals } = fairness;
+      const { flows, tokenReviews } = fairness;
       return {
         flow: access === undefined ? 'connection' : 'user at address',
         maxRequestsInflightPerFlow: flows.settings.maxRequestsInflight,
@@ -176,12 +176,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
         maxReviewsInflightPerFlow: access === undefined ? null : flows.settings.maxReviewsInflight,
         tokenReviews: tokenReviews?.settings ?? null,
         flows: flows.flows(),
-        rejected: {
-          ...flows.rejected(),
-          ...tokenReviews?.rejected(),
-          ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
-          ...(anonymousRefusals === undefined ? {} : { [ANONYMOUS_REFUSALS_PER_ADDRESS]: anonymousRefusals.rejected() }),
-        },
+        rejected: rejectedByReason(fairness),
       };
     },
   });

@@ -15,7 +15,7 @@ import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
-import { ANONYMOUS_REFUSALS_PER_ADDRESS } from '../pass-through/shared-gate.ts';
+import { rejectedByReason } from '../pass-through/shared-gate.ts';
 import type { HandshakePacing } from './tls-handshakes.ts';
 import type { IdleConnections } from './idle-connections.ts';
 import { EXCESS_IDLE_MS, MAX_IDLE_CONNECTIONS_PER_FLOW } from './idle-connections.ts';
@@ -412,22 +412,18 @@ function memoryMetrics(registry: Registry, budget: MemoryBudget, valve: Collecti
  */
 function fairnessMetrics(
   registry: Registry,
-  { flows, tokenReviews, anonymousRefusals, requestHeads, turns }: Fairness,
+  fairness: Fairness,
   reviews: (() => { readonly tokenReviews: number; readonly subjectAccessReviews: number }) | undefined,
 ): void {
+  const { flows, tokenReviews, turns } = fairness;
   const counted: Record<string, number> = {};
   new Counter({
     name: 'kube_cache_proxy_rejected_requests_total',
-    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight) on large request heads per address (large-request-heads) and on anonymous requests the apiserver refuses per address (anonymous-refusals-per-address), by reason.",
+    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight), on large request heads per address (large-request-heads) and on anonymous requests the apiserver refuses per address (anonymous-refusals-per-address), by reason.",
     labelNames: ['reason'] as const,
     registers: [registry],
     collect() {
-      const now: Record<string, number> = {
-        ...flows.rejected(),
-        ...tokenReviews?.rejected(),
-        ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
-        ...(anonymousRefusals === undefined ? {} : { [ANONYMOUS_REFUSALS_PER_ADDRESS]: anonymousRefusals.rejected() }),
-      };
+      const now = rejectedByReason(fairness);
       for (const [reason, count] of Object.entries(now)) {
         this.inc({ reason }, count - (counted[reason] ?? 0));
         counted[reason] = count;

@@ -13,10 +13,10 @@
  * 400 gives the token back (answered): only refused anonymous requests spend the bucket, as only
  * refused tokens spend token-review-limits.ts's. What anonymous clients are meant to read (the
  * apiserver's system:public-info-viewer paths: /version, /healthz, /livez, /readyz) is answered
- * 200 and never drains it. Past it, the
- * apiserver's 429 with Retry-After, nothing sent upstream, and the connection held unread for the
- * Retry-After (too-many-requests.ts), so an address's refused anonymous requests reach the
- * apiserver at the refill rate at most, however many connections it sends them on.
+ * 200 and never drains it. Past it, the apiserver's 429 with Retry-After, nothing sent upstream,
+ * and the connection held unread for the Retry-After (too-many-requests.ts), so an address's
+ * refused anonymous requests reach the apiserver at the refill rate at most, however many
+ * connections it sends them on.
  *
  * By source address: an anonymous client has nothing else to tell it by. Pods that share an
  * address (hostNetwork agents, a NAT) share the bucket, which only refusals spend: a client with
@@ -28,6 +28,8 @@
 import { LRUCache } from 'lru-cache';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
+import { tokensNow } from './token-review-limits.ts';
+import type { Bucket } from './token-review-limits.ts';
 
 /**
  * Defaults: 2 refusals a second per address after a burst of 20. A person or a script without
@@ -68,12 +70,6 @@ export interface AnonymousRefusalLimits {
   rejected(): number;
 }
 
-/** A token bucket at `at` (ms). */
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
 const UNLIMITED: AnonymousPass = { answered: () => undefined };
 
 export function newAnonymousRefusalLimits(options: AnonymousRefusalLimitsOptions): AnonymousRefusalLimits {
@@ -81,9 +77,8 @@ export function newAnonymousRefusalLimits(options: AnonymousRefusalLimitsOptions
   const settings: AnonymousRefusalLimitSettings = { qpsPerAddress: options.qpsPerAddress, burstPerAddress: options.burstPerAddress };
   const { qpsPerAddress: qps, burstPerAddress: burst } = settings;
   const buckets = new LRUCache<string, Bucket>({ max: options.maxAddresses ?? MAX_ANONYMOUS_ADDRESSES });
-  /** Tokens now: refilled at `qps` since `at`, at most `burst` (rate.go advance). */
   const refill = (bucket: Bucket, now: number): void => {
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * qps) / 1000);
+    bucket.tokens = tokensNow(bucket, qps, burst, now);
     bucket.at = now;
   };
   let rejected = 0;

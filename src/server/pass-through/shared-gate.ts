@@ -87,6 +87,16 @@ const EXEMPT_GROUP = 'system:masters';
 /** The reason counted when an address's refused anonymous requests are over their limit (anonymous-refusals.ts). */
 export const ANONYMOUS_REFUSALS_PER_ADDRESS = 'anonymous-refusals-per-address';
 
+/** Requests answered 429 since start by the limits at the door, by reason (kube_cache_proxy_rejected_requests_total). */
+export function rejectedByReason({ flows, tokenReviews, requestHeads, anonymousRefusals }: Fairness): Record<string, number> {
+  return {
+    ...flows.rejected(),
+    ...tokenReviews?.rejected(),
+    ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
+    ...(anonymousRefusals === undefined ? {} : { [ANONYMOUS_REFUSALS_PER_ADDRESS]: anonymousRefusals.rejected() }),
+  };
+}
+
 /** The client's address: the flow of a client not identified, and the TokenReview bucket of its unknown tokens. */
 export function sourceAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? '';

@@ -112,13 +112,13 @@ export const MAX_ADDRESSES = 10_000;
 const INFLIGHT_RETRY_AFTER_SECONDS = 1;
 
 /** A token bucket at `at` (ms): `tokens` then, refilling since. */
-interface Bucket {
+export interface Bucket {
   tokens: number;
   at: number;
 }
 
 /** Tokens now: refilled at `qps` since `at`, at most `burst` (rate.go advance). */
-function tokensNow(bucket: Bucket, qps: number, burst: number, now: number): number {
+export function tokensNow(bucket: Bucket, qps: number, burst: number, now: number): number {
   return Math.min(burst, bucket.tokens + ((now - bucket.at) * qps) / 1000);
 }
 

@@ -3,8 +3,11 @@
 // Node (20 here) before node_modules exists.
 //
 //  1. `npm ci` when node_modules is missing or older than package-lock.json;
-//  2. builds the local control plane (kube-apiserver, kubectl, etcd) from Go modules when its
-//     binaries are not cached yet (~/.cache/kube-cache-proxy/), through the project's own CLI;
+//  2. before `npm test` only: builds the local control plane (kube-apiserver, kubectl, etcd) from
+//     Go modules when its binaries are not cached yet (~/.cache/kube-cache-proxy/), through the
+//     project's own CLI. `npm start` needs it only when no cluster is configured, and then
+//     `kube-cache-proxy start` builds it itself (src/cli/start.ts): with a cluster it serves
+//     in seconds, with no Go on the machine;
 //  3. before `npm test` only: installs Debian's chromium when no Chromium is found (the status
 //     page is tested in a real browser, test/helpers/browser.ts), with apt-get when running as
 //     root; otherwise it says what to install, and the browser test fails with the same words;
@@ -36,7 +39,7 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
-if (process.env.KCP_SKIP_CONTROL_PLANE_BUILD !== '1') {
+if (process.env.npm_lifecycle_event === 'pretest' && process.env.KCP_SKIP_CONTROL_PLANE_BUILD !== '1') {
   run(process.execPath, [join(root, 'bin', 'kube-cache-proxy.mjs'), 'dev-cluster', 'build']);
 }
 

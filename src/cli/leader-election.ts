@@ -32,6 +32,8 @@ import { newUpstreamClient } from '../upstream/client.ts';
 import { loadUpstreamConfig } from '../upstream/config.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
 import { CliError } from '../proxy/cli-error.ts';
+import { parseGoDurationMs } from '../kube/go-duration.ts';
+import { takeBooleanValues } from './boolean-flags.ts';
 import { isProcessAlive } from './dev-cluster/processes.ts';
 
 export const LEADER_ELECTION_USAGE = `Usage: kube-cache-proxy leader-election --lease NAME --namespace NS [options]
@@ -45,9 +47,10 @@ Options:
   --identity ID              this candidate's identity (default: ${hostname()}_<pid>)
   --kubeconfig FILE          default: $KUBECONFIG, then ~/.kube/config, then in-cluster
   --context NAME             a context of the kubeconfig (default: its current context)
-  --lease-duration SECONDS   how long others wait before taking over an unrenewed lease (default ${String(DEFAULT_LEASE_DURATION_MS / 1000)})
-  --renew-deadline SECONDS   how long the leader retries renewing before it stops leading (default ${String(DEFAULT_RENEW_DEADLINE_MS / 1000)})
-  --retry-period SECONDS     between attempts (default ${String(DEFAULT_RETRY_PERIOD_MS / 1000)})
+  --lease-duration DURATION  how long others wait before taking over an unrenewed lease, whole seconds (default ${String(DEFAULT_LEASE_DURATION_MS / 1000)}s)
+  --renew-deadline DURATION  how long the leader retries renewing before it stops leading (default ${String(DEFAULT_RENEW_DEADLINE_MS / 1000)}s)
+  --retry-period DURATION    between attempts (default ${String(DEFAULT_RETRY_PERIOD_MS / 1000)}s)
+                             (durations as Go writes them: 15s, 1m, 500ms)
   --release-on-cancel        on SIGTERM/SIGINT, release the lease so another candidate takes over at once
   --owner-pid PID            stop (as on SIGTERM) when process PID exits (test harnesses)`;
 
@@ -71,8 +74,9 @@ export interface LeaderElectionArgs {
 
 /** Parses the command's arguments; undefined for --help. Throws CliError for bad ones. */
 export function parseLeaderElectionArgs(argv: readonly string[]): LeaderElectionArgs | undefined {
+  const booleans = takeBooleanValues(argv, new Set(['release-on-cancel', 'help']));
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: booleans.args,
     allowPositionals: true,
     options: {
       lease: { type: 'string' },
@@ -88,7 +92,7 @@ export function parseLeaderElectionArgs(argv: readonly string[]): LeaderElection
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help === true) return undefined;
+  if (values.help === true && booleans.given.get('help')?.value !== false) return undefined;
   if (positionals.length > 0) throw new CliError(`unexpected arguments: ${positionals.join(' ')}`, LEADER_ELECTION_USAGE);
   if (values.lease === undefined || values.lease === '') throw new CliError('--lease is required', LEADER_ELECTION_USAGE);
   if (values.namespace === undefined || values.namespace === '') throw new CliError('--namespace is required', LEADER_ELECTION_USAGE);
@@ -98,15 +102,19 @@ export function parseLeaderElectionArgs(argv: readonly string[]): LeaderElection
     ownerPid = Number(values['owner-pid']);
     if (!Number.isInteger(ownerPid) || ownerPid <= 0) throw new CliError(`--owner-pid must be a process id, not ${values['owner-pid']}`);
   }
-  const leaseDurationMs = seconds('--lease-duration', values['lease-duration'], DEFAULT_LEASE_DURATION_MS);
-  const renewDeadlineMs = seconds('--renew-deadline', values['renew-deadline'], DEFAULT_RENEW_DEADLINE_MS);
-  const retryPeriodMs = seconds('--retry-period', values['retry-period'], DEFAULT_RETRY_PERIOD_MS);
+  const leaseDurationMs = duration('--lease-duration', values['lease-duration'], DEFAULT_LEASE_DURATION_MS);
+  if (leaseDurationMs % 1000 !== 0)
+    throw new CliError(
+      `--lease-duration must be whole seconds (a Lease stores leaseDurationSeconds), not ${values['lease-duration'] ?? ''}`,
+    );
+  const renewDeadlineMs = duration('--renew-deadline', values['renew-deadline'], DEFAULT_RENEW_DEADLINE_MS);
+  const retryPeriodMs = duration('--retry-period', values['retry-period'], DEFAULT_RETRY_PERIOD_MS);
   try {
     validateLeaderElectionTiming({ leaseDurationMs, renewDeadlineMs, retryPeriodMs });
   } catch (error) {
     throw new CliError(
       error instanceof Error ? error.message : String(error),
-      'Durations are in seconds: --lease-duration (whole seconds) > --renew-deadline > 1.2 × --retry-period.',
+      'Give --lease-duration (whole seconds) > --renew-deadline > 1.2 × --retry-period, e.g. 15s, 10s and 2s.',
     );
   }
   return {
@@ -118,17 +126,17 @@ export function parseLeaderElectionArgs(argv: readonly string[]): LeaderElection
     leaseDurationMs,
     renewDeadlineMs,
     retryPeriodMs,
-    releaseOnCancel: values['release-on-cancel'] ?? false,
+    releaseOnCancel: booleans.given.get('release-on-cancel')?.value ?? false,
     ownerPid,
   };
 }
 
-function seconds(flag: string, value: string | undefined, defaultMs: number): number {
+/** A Go duration flag (time.ParseDuration) in milliseconds, > 0. */
+function duration(flag: string, value: string | undefined, defaultMs: number): number {
   if (value === undefined) return defaultMs;
-  const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0)
-    throw new CliError(`${flag} must be a number of seconds > 0, not ${value}`);
-  return Math.round(parsed * 1000);
+  const ms = parseGoDurationMs(value);
+  if (ms === undefined || ms <= 0) throw new CliError(`${flag} must be a duration > 0 with a unit (e.g. 15s, 500ms), not ${value}`);
+  return ms;
 }
 
 export async function leaderElectionCommand(argv: readonly string[]): Promise<number> {

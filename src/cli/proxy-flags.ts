@@ -442,6 +442,9 @@ export const PARSE_OPTIONS = Object.fromEntries(
   PROXY_FLAGS.map((f: TableFlag) => [f.name, 'short' in f ? { type: f.type, short: f.short } : { type: f.type }]),
 ) as ParseOptions;
 
+/** The boolean flags' names: each also takes `=true` or `=false` (boolean-flags.ts). */
+export const BOOLEAN_FLAGS: ReadonlySet<string> = new Set(PROXY_FLAGS.filter((f: TableFlag) => f.type === 'boolean').map((f) => f.name));
+
 /** `--accept-hosts` → `KCP_ACCEPT_HOSTS`. */
 export function envName(flag: string): string {
   return `KCP_${flag.toUpperCase().replaceAll('-', '_')}`;

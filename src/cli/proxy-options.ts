@@ -26,6 +26,7 @@ import {
   DEFAULT_LOG_LEVEL,
   DEFAULT_POOL_NAMESPACE,
   DEFAULT_PORT,
+  BOOLEAN_FLAGS,
   PARSE_OPTIONS,
   SHARED_ONLY_FLAGS,
   envName,
@@ -61,6 +62,8 @@ import {
   DEFAULT_LARGE_HEADS_INFLIGHT_BYTES,
 } from '../server/pass-through/request-head-limits.ts';
 import { MAX_HEADER_BYTES } from '../request/client-errors.ts';
+import { parseGoDurationMs } from '../kube/go-duration.ts';
+import { goParseBool, takeBooleanValues } from './boolean-flags.ts';
 import { DEFAULT_TLS_HANDSHAKES_PER_SECOND } from '../server/http/tls-handshakes.ts';
 
 /** A value and where it came from, for error messages (`--port 70000` or `KCP_PORT=70000`). */
@@ -75,8 +78,9 @@ const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 
 export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ProxyOptions {
   let parsed;
+  const booleans = takeBooleanValues(argv, BOOLEAN_FLAGS);
   try {
-    parsed = parseArgs({ args: [...argv], options: PARSE_OPTIONS, allowPositionals: false, strict: true });
+    parsed = parseArgs({ args: booleans.args, options: PARSE_OPTIONS, allowPositionals: false, strict: true });
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(error.message, 'See kube-cache-proxy proxy --help.');
     throw error;
@@ -93,7 +97,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
 
   /** A boolean flag, or its variable as Go's strconv.ParseBool reads it. */
   const flagOrEnv = (flag: Exclude<BooleanFlag, 'help'>): Setting | undefined => {
-    if (values[flag] === true) return { value: 'true', from: `--${flag}` };
+    const given = booleans.given.get(flag);
+    if (given !== undefined) return { value: String(given.value), from: given.arg };
     const name = envName(flag);
     const fromEnv = env[name];
     if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, from: `${name}=${JSON.stringify(fromEnv)}` };
@@ -200,7 +205,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
     writeKubeconfig: writeKubeconfig?.value,
     shared,
-    help: values.help === true,
+    help: values.help === true && booleans.given.get('help')?.value !== false,
   };
 }
 
@@ -242,7 +247,7 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
   const duration = (flag: ValueFlag, fallback: number): number => {
     const s = setting(flag);
     if (s === undefined) return fallback;
-    const ms = parseDurationMs(s.value);
+    const ms = parseGoDurationMs(s.value);
     if (ms === undefined || ms <= 0)
       throw new CliError(`${s.from}: not a duration`, 'Give a positive duration with a unit, e.g. 30s, 2m or 1m30s.');
     return ms;
@@ -396,7 +401,7 @@ function parsePool(setting: (flag: ValueFlag) => Setting | undefined): PoolMembe
   const duration = setting('pool-lease-duration');
   let leaseDurationMs = DEFAULT_LEASE_DURATION_MS;
   if (duration !== undefined) {
-    const ms = parseDurationMs(duration.value);
+    const ms = parseGoDurationMs(duration.value);
     // The Lease stores whole seconds; below 3 s the renew deadline and retry period would be under a second.
     if (ms === undefined || ms % 1000 !== 0 || ms < 3000) {
       throw new CliError(`${duration.from}: not a duration of whole seconds, at least 3s`, 'Give e.g. 15s (the default) or 1m.');
@@ -440,8 +445,8 @@ function parseServer(s: Setting | undefined): string | undefined {
 
 /** Go's strconv.ParseBool. */
 function parseBool(s: Setting): boolean {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s.value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s.value)) return false;
+  const value = goParseBool(s.value);
+  if (value !== undefined) return value;
   throw new CliError(`${s.from}: not a boolean`, 'Use true or false.');
 }
 
@@ -536,22 +541,9 @@ function parseReadConsistency(s: Setting | undefined): ReadConsistency {
   throw new CliError(`${s.from}: unknown read consistency`, 'Use bounded (the default) or strong.');
 }
 
-/** Go's time.ParseDuration units this flag takes. */
-const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A Go duration (`75s`, `1m30s`, `500ms`), as the apiserver's and kubectl's duration flags take them. */
-export function parseDurationMs(text: string): number | undefined {
-  if (!/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const [, value = '', unit = ''] of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)) {
-    total += Number(value) * (DURATION_UNITS_MS[unit] ?? Number.NaN);
-  }
-  return Number.isFinite(total) ? total : undefined;
-}
-
 function parseMaxStaleness(s: Setting | undefined): number {
   if (s === undefined) return DEFAULT_MAX_STALENESS_MS;
-  const ms = parseDurationMs(s.value);
+  const ms = parseGoDurationMs(s.value);
   if (ms === undefined || ms <= 0) {
     throw new CliError(`${s.from}: not a duration`, 'Give a positive duration with a unit, e.g. 75s, 2m or 1m30s.');
   }

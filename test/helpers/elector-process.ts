@@ -70,9 +70,9 @@ export async function startElector(t: TestContext, options: ElectorOptions): Pro
     `--namespace=${options.namespace}`,
     `--lease=${options.lease}`,
     `--identity=${options.identity}`,
-    `--lease-duration=${String(options.leaseDurationSeconds)}`,
-    `--renew-deadline=${String(options.renewDeadlineSeconds)}`,
-    `--retry-period=${String(options.retryPeriodSeconds)}`,
+    `--lease-duration=${String(options.leaseDurationSeconds)}s`,
+    `--renew-deadline=${String(options.renewDeadlineSeconds)}s`,
+    `--retry-period=${String(options.retryPeriodSeconds)}s`,
     `--owner-pid=${String(process.pid)}`,
     ...(options.releaseOnCancel === true ? ['--release-on-cancel'] : []),
   ];

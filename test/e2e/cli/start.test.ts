@@ -1,20 +1,25 @@
 /**
  * `kube-cache-proxy start` (what `npm start` runs), as a person uses it: with no cluster
  * configured it brings up a control plane, serves the proxy in front of it in the foreground,
- * and Ctrl-C (SIGINT) stops everything it started.
+ * and Ctrl-C (SIGINT) stops everything it started; with one configured, `npm start` on a fresh
+ * clone serves it without Go. And the bare command and `--version`.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { cacheRoot } from '../../../src/cli/dev-cluster/build.ts';
+import { ETCD_VERSION, KUBERNETES_VERSION } from '../../../src/cli/dev-cluster/versions.ts';
 import { readState } from '../../../src/cli/dev-cluster/control-plane.ts';
 import { isRunning } from '../../../src/cli/dev-cluster/processes.ts';
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
-import { spawnCli } from '../../helpers/cli.ts';
+import { runCli, spawnCli } from '../../helpers/cli.ts';
+import { testControlPlane } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 
 test('start: with no cluster configured, proxies a local control plane until SIGINT, then stops both', { timeout: 120_000 }, async (t) => {
@@ -58,4 +63,95 @@ test('start: with no cluster configured, proxies a local control plane until SIG
   for (const p of state.processes) assert.ok(!isRunning(p), `${p.name} (pid ${p.pid}) stopped`);
   assert.match(cli.output(), /proxy stopped/);
   assert.match(cli.output(), /stopped etcd, kube-apiserver, reaper/);
+});
+
+/** A copy of the checkout as a fresh clone holds it: tracked and new files, not what git ignores. */
+function freshCopy(root: string): string {
+  const repo = fileURLToPath(new URL('../../../', import.meta.url));
+  const copy = join(root, 'clone');
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo }).toString().split('\0');
+  for (const file of files) {
+    if (file === '' || !existsSync(join(repo, file))) continue; // deleted in the working tree
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    cpSync(join(repo, file), join(copy, file), { preserveTimestamps: true });
+  }
+  // The set-up step's `npm ci` is the registry's business, not this test's: the checkout's own
+  // node_modules, newer than the copied package-lock.json, so the step finds it installed.
+  symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'));
+  return copy;
+}
+
+test(
+  'npm start on a fresh clone with KUBECONFIG set and no Go on the PATH: serves the cluster in seconds, builds nothing',
+  { timeout: 120_000 },
+  async (t) => {
+    const cp = await testControlPlane();
+    const root = mkdtempSync(join(tmpdir(), 'kcp-npm-start-'));
+    t.after(() => {
+      rmSync(root, { recursive: true, force: true });
+    });
+    const copy = freshCopy(root);
+    const noGo = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '' && !existsSync(join(dir, 'go')))
+      .join(delimiter);
+    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
+    Object.assign(env, {
+      PATH: noGo,
+      HOME: root,
+      KUBECONFIG: cp.kubeconfig,
+      KCP_PORT: '0',
+      // An empty binary cache: were the control plane built or started, it would show.
+      KCP_CACHE_DIR: join(root, 'cache'),
+      KCP_DEV_CLUSTER_DIR: join(root, 'dev-cluster'),
+    });
+    const child = spawn('npm', ['start'], { cwd: copy, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<void>((resolve) =>
+      child.on('exit', () => {
+        resolve();
+      }),
+    );
+    const group = child.pid;
+    assert.ok(group !== undefined);
+    t.after(() => {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+
+    await eventually('the start banner', () => output.includes('Press Ctrl-C to stop') || child.exitCode !== null, 60_000);
+    assert.match(output, new RegExp(`Proxying the cluster of \\$KUBECONFIG \\(${cp.kubeconfig}\\)`), output);
+    const proxy = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(proxy !== undefined, output);
+    const res = await request(`http://${proxy}/api/v1/namespaces/default`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(((await res.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
+    assert.doesNotMatch(output, /build|control plane/i, 'nothing built, no control plane started');
+    assert.equal(existsSync(join(root, 'cache')), false, 'the binary cache untouched');
+
+    process.kill(-group, 'SIGINT');
+    await exited;
+    assert.match(output, /Starting to serve on/);
+  },
+);
+
+test('a bare kube-cache-proxy prints its usage and starts nothing; --version names the Kubernetes version it is tested against', async () => {
+  const bare = await runCli([], 30_000);
+  assert.equal(bare.code, 0, bare.stderr);
+  assert.match(bare.stdout, /^Usage: kube-cache-proxy <command>/);
+  assert.match(bare.stdout, /^ {2}start /m);
+  for (const args of [['--version'], ['version']]) {
+    const version = await runCli(args, 30_000);
+    assert.equal(version.code, 0, version.stderr);
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.equal(
+      version.stdout,
+      `kube-cache-proxy v${pkg.version}\ntested against Kubernetes ${KUBERNETES_VERSION} (kube-apiserver, kubectl; etcd ${ETCD_VERSION})\n`,
+    );
+  }
 });

@@ -19,17 +19,17 @@ test("leader-election CLI: client-go's defaults (15/10/2 s) and identity hostnam
   });
 });
 
-test('leader-election CLI: durations in seconds, fractions allowed; every flag read', () => {
+test('leader-election CLI: Go durations, fractions allowed; every flag read', () => {
   const args = parseLeaderElectionArgs([
     '--lease=l',
     '--namespace=ns',
     '--identity=me',
     '--kubeconfig=/k',
     '--context=c',
-    '--lease-duration=4',
-    '--renew-deadline=2',
-    '--retry-period=0.5',
-    '--release-on-cancel',
+    '--lease-duration=4s',
+    '--renew-deadline=2000ms',
+    '--retry-period=0.5s',
+    '--release-on-cancel=true',
     '--owner-pid=42',
   ]);
   assert.deepEqual(args, {
@@ -56,11 +56,17 @@ test('leader-election CLI: missing or bad flags are errors for a person; --help 
   };
   rejects(['--namespace', 'ns'], /--lease is required/);
   rejects(['--lease', 'l'], /--namespace is required/);
-  rejects(['--lease', 'l', '--namespace', 'ns', '--retry-period', 'soon'], /--retry-period must be a number of seconds > 0, not soon/);
-  rejects(['--lease', 'l', '--namespace', 'ns', '--lease-duration', '0'], /--lease-duration must be a number of seconds > 0/);
+  rejects(
+    ['--lease', 'l', '--namespace', 'ns', '--retry-period', 'soon'],
+    /--retry-period must be a duration > 0 with a unit \(e.g. 15s, 500ms\), not soon/,
+  );
+  rejects(['--lease', 'l', '--namespace', 'ns', '--retry-period', '2'], /--retry-period must be a duration > 0/);
+  rejects(['--lease', 'l', '--namespace', 'ns', '--lease-duration', '0'], /--lease-duration must be a duration > 0/);
+  rejects(['--lease', 'l', '--namespace', 'ns', '--lease-duration', '4500ms'], /--lease-duration must be whole seconds/);
+  rejects(['--lease', 'l', '--namespace', 'ns', '--release-on-cancel=maybe'], /invalid argument "maybe" for "--release-on-cancel" flag/);
   rejects(['--lease', 'l', '--namespace', 'ns', '--owner-pid=0'], /--owner-pid must be a process id/);
   rejects(
-    ['--lease', 'l', '--namespace', 'ns', '--lease-duration=2', '--renew-deadline=2'],
+    ['--lease', 'l', '--namespace', 'ns', '--lease-duration=2s', '--renew-deadline=2s'],
     /leaseDuration \(2000 ms\) must be greater than renewDeadline/,
   );
   rejects(['--lease', 'l', '--namespace', 'ns', 'extra'], /unexpected arguments: extra/);

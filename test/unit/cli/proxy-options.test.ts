@@ -297,3 +297,24 @@ test('proxy options: --pool, shared mode only, with its advertised URL; the elec
   fails(['--shared', '--pool-advertise', 'https://10.0.0.7:8443'], /only with --pool/);
   fails([...base, '--pool-lease-duration', '1500ms'], /whole seconds/);
 });
+
+test("proxy options: boolean flags take pflag's =true and =false (the last one given wins, over its variable); = with anything else is an error", () => {
+  assert.ok(parseProxyOptions(['--shared=true'], {}).shared !== undefined);
+  assert.ok(parseProxyOptions(['--shared=1'], {}).shared !== undefined);
+  assert.equal(parseProxyOptions(['--shared=false'], {}).shared, undefined);
+  assert.equal(parseProxyOptions(['--shared=false'], { KCP_SHARED: 'true' }).shared, undefined, 'the flag wins over its variable');
+  assert.equal(parseProxyOptions(['--shared', '--shared=false'], {}).shared, undefined, 'the last one wins');
+  assert.ok(parseProxyOptions(['--shared=false', '--shared'], {}).shared !== undefined, 'the last one wins');
+  assert.deepEqual(parseProxyOptions(['--tls-generate=True'], {}).tls, { kind: 'generate' });
+  assert.equal(parseProxyOptions(['--tls-generate=F'], {}).tls, undefined);
+  assert.equal(parseProxyOptions(['--help=false'], {}).help, false);
+  assert.throws(
+    () => parseProxyOptions(['--shared=yes'], {}),
+    (error: unknown) =>
+      error instanceof CliError &&
+      error.message === 'invalid argument "yes" for "--shared" flag: strconv.ParseBool: parsing "yes": invalid syntax' &&
+      error.hint === 'Use --shared, --shared=true or --shared=false.',
+  );
+  // A string flag's `=` is its value, as before.
+  assert.equal(parseProxyOptions(['--port=0'], {}).port, 0);
+});

@@ -49,6 +49,7 @@ export async function proxyCommand(argv: readonly string[]): Promise<number> {
   const proxy = await startProxy(options, await loadUpstream(options));
   // kubectl proxy's line (RunProxy), so scripts that read the chosen port (--port 0) keep working.
   console.log(`Starting to serve on ${proxy.address}`);
+  if (proxy.metricsAddress !== undefined) console.log(`Serving metrics and health on ${proxy.metricsAddress}`);
   const signal = await waitForSignal();
   proxy.app.log.info({ signal }, 'shutting down');
   await proxy.stop();

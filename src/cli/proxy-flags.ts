@@ -86,6 +86,26 @@ export const PROXY_FLAGS = [
   },
   { name: 'unix-socket', type: 'string', short: 'u', arg: 'PATH', help: ['serve on a Unix socket instead of address:port'] },
   {
+    name: 'metrics-bind-address',
+    type: 'string',
+    arg: 'IP:PORT',
+    help: [
+      'a second listener, plain HTTP, for /metrics, /livez and /readyz only (never the API), so that',
+      'a sidecar is scraped and probed from outside its pod: 0.0.0.0:10249 (:PORT: every interface);',
+      'empty or 0: none (default)',
+    ],
+  },
+  {
+    name: 'shutdown-delay-duration',
+    type: 'string',
+    arg: 'DURATION',
+    help: [
+      "the apiserver's flag: on SIGTERM, /readyz fails at once and the proxy serves on for this",
+      "long (Endpoints drop it, clients move away), then drains; set it below the pod's",
+      'terminationGracePeriodSeconds (default: 0s)',
+    ],
+  },
+  {
     name: 'tls-cert-file',
     type: 'string',
     arg: 'FILE',

@@ -34,6 +34,7 @@ import {
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
 import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
+import type { BindAddress } from '../server/http/metrics-listener.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
 import {
@@ -200,6 +201,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     flowLimits: parseFlowLimits(setting),
+    metricsBindAddress: parseBindAddress(setting('metrics-bind-address')),
+    shutdownDelayMs: parseShutdownDelay(setting('shutdown-delay-duration')),
     pool: parsePool(setting),
     tls,
     tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
@@ -484,6 +487,28 @@ function parsePort(s: Setting | undefined): number {
     throw new CliError(`${s.from}: the port must be a number from 0 to 65535`, 'Use 0 to let the system pick a free port.');
   }
   return port;
+}
+
+/**
+ * --metrics-bind-address as kube-proxy reads it (an IP and a port, `[IPv6]:PORT`), plus
+ * controller-runtime's `:PORT` (every interface) and its `0` (none); empty: none.
+ */
+function parseBindAddress(s: Setting | undefined): BindAddress | undefined {
+  if (s === undefined || s.value === '' || s.value === '0') return undefined;
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(s.value);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  if (match === null || host === undefined || !(port >= 0 && port <= 65535) || (host !== '' && isIP(host) === 0)) {
+    throw new CliError(`${s.from}: not an IP:PORT`, 'Use e.g. 0.0.0.0:10249, [::]:10249 or :10249 (every interface), or 0 for none.');
+  }
+  return { host: host === '' ? undefined : host, port };
+}
+
+function parseShutdownDelay(s: Setting | undefined): number {
+  if (s === undefined) return 0;
+  const ms = parseGoDurationMs(s.value);
+  if (ms === undefined || ms < 0) throw new CliError(`${s.from}: not a duration`, 'Give a duration with a unit, e.g. 5s or 0s (none).');
+  return ms;
 }
 
 function regexps(s: Setting | undefined, fallback: string): RegExp[] {

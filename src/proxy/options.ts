@@ -2,6 +2,7 @@
  * What the proxy is started with (startProxy): the options the command line and the `KCP_*`
  * variables set (src/cli/proxy-options.ts parses them), as values.
  */
+import type { BindAddress } from '../server/http/metrics-listener.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
@@ -30,6 +31,10 @@ export interface ProxyOptions {
   readonly port: number;
   /** A Unix socket to serve on instead of address:port. */
   readonly unixSocket: string | undefined;
+  /** --metrics-bind-address: a second listener for /metrics and health only (server/http/metrics-listener.ts); undefined: none. */
+  readonly metricsBindAddress?: BindAddress | undefined;
+  /** --shutdown-delay-duration: how long the proxy keeps serving, not ready, after SIGTERM before it drains; undefined or 0: none. */
+  readonly shutdownDelayMs?: number | undefined;
   readonly filter: RequestFilterOptions;
   /**
    * Resources to cache, as `resource` (core group) or `resource.group`, e.g. `deployments.apps`;

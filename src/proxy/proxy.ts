@@ -24,6 +24,9 @@ import { startCollectionValve } from '../cache/collection-valve.ts';
 import { newPiecePool } from '../cache/piece-writer.ts';
 import { newFaults } from '../cache/faults.ts';
 import { newProxyMetrics } from '../server/http/metrics.ts';
+import { listenMetrics } from '../server/http/metrics-listener.ts';
+import type { MetricsListener } from '../server/http/metrics-listener.ts';
+import { proxyHealthChecks } from '../server/http/health.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
@@ -66,9 +69,12 @@ export interface RunningProxy {
   readonly app: FastifyInstance;
   /** The proxy's metrics, also served at its /metrics. */
   readonly metrics: ProxyMetrics;
+  /** Where --metrics-bind-address's listener serves (`IP:PORT`); undefined: none. */
+  readonly metricsAddress: string | undefined;
   /**
-   * Stops accepting, waits up to graceMs for in-flight requests, then closes the remaining
-   * connections and the upstream pool.
+   * Fails /readyz at once, keeps serving for --shutdown-delay-duration, then stops accepting,
+   * waits up to graceMs for in-flight requests, then closes the remaining connections and the
+   * upstream pool.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -180,8 +186,16 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       };
     },
   });
+  /** Set once the proxy stops: /readyz fails from then on, on both listeners. */
+  let shuttingDown: string | undefined;
+  const healthChecks = proxyHealthChecks({
+    memoryState: () => memory.state(),
+    caches: () => cachedReads.reads.checks(),
+    shuttingDown: () => shuttingDown,
+  });
   const app = newProxyServer({
     tls: tls === undefined ? undefined : { ...tls, handshakesPerSecond: options.tlsHandshakesPerSecond },
+    healthChecks,
     client,
     logger,
     filter: options.filter,
@@ -190,7 +204,6 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     status,
     access,
     fairness,
-    memoryState: () => memory.state(),
     faults,
   });
   try {
@@ -241,6 +254,29 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     }
     app.log.info({ path: options.writeKubeconfig }, 'wrote the kubeconfig for apps');
   }
+  // After the apps' kubeconfig: a sidecar's startup probe on this listener passing means the
+  // file its apps read is there.
+  let metricsListener: MetricsListener | undefined;
+  if (options.metricsBindAddress !== undefined) {
+    try {
+      metricsListener = await listenMetrics(options.metricsBindAddress, metrics.registry, healthChecks, (error) => {
+        app.log.error({ err: error }, 'metrics listener');
+      });
+    } catch (error) {
+      await app.close();
+      await cachedReads.reads.stop();
+      await poolMember?.stop();
+      await poolMember?.close();
+      await client.close();
+      const { host, port } = options.metricsBindAddress;
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `cannot serve metrics on ${host ?? ''}:${String(port)}: ${detail}`,
+        'Pick another --metrics-bind-address (port 0 picks a free one), or drop it.',
+      );
+    }
+    app.log.info({ address: metricsListener.address }, 'serving /metrics, /livez and /readyz (--metrics-bind-address)');
+  }
   const { sizes } = memory;
   app.log.info(
     memoryLimit === undefined
@@ -271,6 +307,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
 
   let stopping: Promise<void> | undefined;
   const stop = async (graceMs: number): Promise<void> => {
+    // The apiserver's --shutdown-delay-duration: not ready at once, so that Endpoints and load
+    // balancers stop sending new clients, while those already sent are still served.
+    shuttingDown = 'the proxy is shutting down';
+    if (options.shutdownDelayMs !== undefined && options.shutdownDelayMs > 0) {
+      app.log.info({ delayMs: options.shutdownDelayMs }, 'not ready; serving on for --shutdown-delay-duration');
+      await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
+    }
     // Fastify's close stops accepting, closes idle keep-alive sockets and waits for requests.
     const closed = app.close();
     // A pool leader hands the Lease over at once, so that its followers move on while it drains.
@@ -290,6 +333,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     await cachedReads.reads.stop();
     await poolMember?.close();
     await client.close();
+    await metricsListener?.close();
     valve?.stop();
   };
   return {
@@ -298,6 +342,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     ca: tls?.ca,
     app,
     metrics,
+    metricsAddress: metricsListener?.address,
     stop(graceMs = SHUTDOWN_GRACE_MS) {
       stopping ??= stop(graceMs);
       return stopping;

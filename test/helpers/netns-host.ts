@@ -26,13 +26,19 @@ function ip(...args: string[]): void {
     throw new Error(`ip ${args.join(' ')} failed (${String(result.status)}): ${result.stderr.trim()} (network namespaces need root)`);
 }
 
-/**
- * Starts `handler` (the source of a `(req, res) => void` function for node:http, run in a Node
- * process of its own inside the namespace) on `port` of a new host. Stopped and removed after `t`.
- */
-export async function startNetnsHttpServer(t: TestContext, handler: string, port = 8080): Promise<NetnsHttpServer> {
+/** A host in a network namespace of the test's own, joined to the machine by a veth pair. */
+export interface NetnsHost {
+  /** The namespace's name (`ip netns exec NAME ...`). */
+  readonly name: string;
+  /** The machine's address on the pair, as the host reaches it. */
+  readonly outside: string;
+  /** The host's address, as the machine (and so the apiserver) reaches it. */
+  readonly inside: string;
+}
+
+/** Makes a host: a namespace, its pair on a /30 of its own (.1 the machine's side, .2 the host's). Removed after `t`. */
+export function newNetnsHost(t: TestContext): NetnsHost {
   const name = `kcp-${randomBytes(4).toString('hex')}`;
-  // A /30 of its own: .1 the machine's side, .2 the host's.
   const block = randomInt(0, 16384) * 4;
   const net = `10.213.${String(Math.floor(block / 256))}.${String(block % 256)}`;
   const prefix = net.slice(0, net.lastIndexOf('.') + 1);
@@ -40,9 +46,7 @@ export async function startNetnsHttpServer(t: TestContext, handler: string, port
   const outside = `${prefix}${String(last + 1)}`;
   const inside = `${prefix}${String(last + 2)}`;
   const veth = `v${name.slice(4)}`;
-  const running: { child?: ChildProcess } = {};
   t.after(() => {
-    running.child?.kill('SIGKILL');
     spawnSync('ip', ['link', 'del', `${veth}a`]);
     spawnSync('ip', ['netns', 'del', name]);
   });
@@ -54,6 +58,17 @@ export async function startNetnsHttpServer(t: TestContext, handler: string, port
   ip('netns', 'exec', name, 'ip', 'addr', 'add', `${inside}/30`, 'dev', `${veth}b`);
   ip('netns', 'exec', name, 'ip', 'link', 'set', `${veth}b`, 'up');
   ip('netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up');
+  return { name, outside, inside };
+}
+
+/**
+ * Starts `handler` (the source of a `(req, res) => void` function for node:http, run in a Node
+ * process of its own inside the namespace) on `port` of a new host. Stopped and removed after `t`.
+ */
+export async function startNetnsHttpServer(t: TestContext, handler: string, port = 8080): Promise<NetnsHttpServer> {
+  const { name, inside } = newNetnsHost(t);
+  const running: { child?: ChildProcess } = {};
+  t.after(() => running.child?.kill('SIGKILL'));
   const source = `require('node:http').createServer(${handler}).listen(${String(port)}, '${inside}', () => console.log('ready'));`;
   const started = spawn('ip', ['netns', 'exec', name, process.execPath, '-e', source], { stdio: ['ignore', 'pipe', 'pipe'] });
   running.child = started;

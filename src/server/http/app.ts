@@ -39,7 +39,7 @@ import { filterRequest, installRequestFilter, logFilterDecision } from '../../re
 import type { RequestFilterOptions } from '../../request/request-filter.ts';
 import { installUpgradeProxy } from '../pass-through/upgrade.ts';
 import { parseEveryHttpVersion } from '../../request/http-versions.ts';
-import { PING, rootHealth, singleHealth } from './health.ts';
+import { HEALTH_ENDPOINTS, healthAnswer, proxyHealthChecks } from './health.ts';
 import { firstAccept } from '../../request/negotiation.ts';
 import type { HealthCheck } from './health.ts';
 import { installStatusRoutes } from '../../status/status-routes.ts';
@@ -74,6 +74,8 @@ export interface ProxyServerOptions {
    * None: no limits.
    */
   readonly fairness?: Fairness | undefined;
+  /** The checks of /livez, /readyz and /healthz (health.ts proxyHealthChecks); none: made from memoryState and the caches. */
+  readonly healthChecks?: ((endpoint: string) => readonly HealthCheck[]) | undefined;
   /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
   readonly memoryState?: (() => string) | undefined;
   /** Where the read-your-writes observer's failures are reported (cache/faults.ts); default: stderr, once each. */
@@ -284,32 +286,22 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   });
   // The proxy's own health, for the sidecar's probes (health.ts). The apiserver's own checks stay
   // reachable through the pass-through as /livez/<check> and /readyz/<check> (etcd, ...).
-  const { memoryState } = options;
-  const healthChecks = (endpoint: string): readonly HealthCheck[] =>
-    endpoint === 'readyz'
-      ? [
-          PING,
-          ...(memoryState === undefined ? [] : [{ name: 'memory', failure: undefined, state: memoryState() }]),
-          ...(options.cachedReads?.checks() ?? []),
-        ]
-      : [PING];
-  for (const endpoint of ['livez', 'readyz', 'healthz']) {
-    app.get(`/${endpoint}`, (request, reply) => {
-      const mark = request.url.indexOf('?');
-      const query = new URLSearchParams(mark < 0 ? '' : request.url.slice(mark + 1));
-      const { statusCode, headers, body } = rootHealth(endpoint, healthChecks(endpoint), query);
-      return reply.code(statusCode).headers(headers).send(body);
-    });
-    app.get(`/${endpoint}/*`, (request, reply) => {
-      const path = request.url.split('?', 1)[0] ?? '';
-      const check = healthChecks(endpoint).find((c) => path === `/${endpoint}/${c.name}`);
-      reply.hijack();
-      if (check === undefined) return handle(request.raw, reply.raw, request.log);
-      const { statusCode, headers, body } = singleHealth(check);
-      reply.raw.writeHead(statusCode, headers);
-      reply.raw.end(body);
-      return undefined;
-    });
+  const healthChecks =
+    options.healthChecks ?? proxyHealthChecks({ memoryState: options.memoryState, caches: () => options.cachedReads?.checks() ?? [] });
+  for (const endpoint of HEALTH_ENDPOINTS) {
+    for (const route of [`/${endpoint}`, `/${endpoint}/*`]) {
+      app.get(route, (request, reply) => {
+        const mark = request.url.indexOf('?');
+        const answer = healthAnswer(
+          healthChecks,
+          mark < 0 ? request.url : request.url.slice(0, mark),
+          mark < 0 ? '' : request.url.slice(mark + 1),
+        );
+        if (answer !== undefined) return reply.code(answer.statusCode).headers(answer.headers).send(answer.body);
+        reply.hijack();
+        return handle(request.raw, reply.raw, request.log);
+      });
+    }
   }
   const reads = options.cachedReads;
   const metrics = options.metrics;

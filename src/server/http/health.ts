@@ -58,6 +58,50 @@ export function rootHealth(endpoint: string, checks: readonly HealthCheck[], que
   return { statusCode: 200, headers: PLAIN, body: `${lines}${endpoint} check passed\n` };
 }
 
+/** What the proxy's checks are made of: its memory budget's state and its caches' checks. */
+export interface HealthSources {
+  /** The memory budget's state, a /readyz check that always passes and says how full it is. */
+  readonly memoryState?: (() => string) | undefined;
+  /** The caches' checks (/readyz only). */
+  readonly caches?: (() => readonly HealthCheck[]) | undefined;
+  /** While the proxy shuts down, why it is not ready (a failing /readyz check, so that no new client is sent to it). */
+  readonly shuttingDown?: (() => string | undefined) | undefined;
+}
+
+/** The checks of `/<endpoint>`: ping for /livez and /healthz; for /readyz, ping, shutdown, memory and the caches. */
+export function proxyHealthChecks(sources: HealthSources): (endpoint: string) => readonly HealthCheck[] {
+  return (endpoint) => {
+    if (endpoint !== 'readyz') return [PING];
+    const { memoryState, caches, shuttingDown } = sources;
+    return [
+      PING,
+      ...(shuttingDown === undefined ? [] : [{ name: 'shutdown', failure: shuttingDown(), state: '' }]),
+      ...(memoryState === undefined ? [] : [{ name: 'memory', failure: undefined, state: memoryState() }]),
+      ...(caches?.() ?? []),
+    ];
+  };
+}
+
+/** The health endpoints the proxy answers itself. */
+export const HEALTH_ENDPOINTS = ['livez', 'readyz', 'healthz'] as const;
+
+/**
+ * The answer to a health path (`/readyz`, `/readyz/<check>`, …) and its query; undefined for a
+ * path that is not one of the proxy's endpoints or checks.
+ */
+export function healthAnswer(
+  checksOf: (endpoint: string) => readonly HealthCheck[],
+  path: string,
+  query: string,
+): HealthAnswer | undefined {
+  const endpoint = HEALTH_ENDPOINTS.find((e) => path === `/${e}` || path.startsWith(`/${e}/`));
+  if (endpoint === undefined) return undefined;
+  const checks = checksOf(endpoint);
+  if (path === `/${endpoint}`) return rootHealth(endpoint, checks, new URLSearchParams(query));
+  const check = checks.find((c) => path === `/${endpoint}/${c.name}`);
+  return check === undefined ? undefined : singleHealth(check);
+}
+
 /** The answer to `/<endpoint>/<check>`. */
 export function singleHealth(check: HealthCheck): HealthAnswer {
   if (check.failure === undefined) return { statusCode: 200, headers: PLAIN, body: 'ok' };

@@ -7,13 +7,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { CoreV1Api, KubeConfig, V1Container, V1ObjectMeta, V1Pod, V1PodSpec, loadYaml, makeInformer } from '@kubernetes/client-node';
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { runCommand, spawnCli } from '../../helpers/cli.ts';
 import type { CliRun, RunningCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
@@ -24,12 +26,17 @@ const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 /** Where deploy/ has the sidecar write the kubeconfig, and the app read it. */
 const DEPLOYED_PATH = '/var/run/kube-cache-proxy/kubeconfig';
 
+interface HttpGetProbe {
+  readonly httpGet?: { readonly path: string; readonly port: string; readonly scheme?: string };
+}
 interface ProbedContainer {
   readonly name: string;
   readonly command?: string[];
   readonly env?: { name: string; value?: string }[];
-  readonly startupProbe?: { exec?: { command: string[] } };
-  readonly readinessProbe?: { exec?: { command: string[] } };
+  readonly ports?: { name: string; containerPort: number }[];
+  readonly startupProbe?: HttpGetProbe;
+  readonly livenessProbe?: HttpGetProbe;
+  readonly readinessProbe?: HttpGetProbe;
 }
 interface PodTemplate {
   readonly spec: { template: { spec: { initContainers?: ProbedContainer[]; containers?: ProbedContainer[] } } };
@@ -109,14 +116,22 @@ test(
     const dir = tempDir(t);
     const path = join(dir, 'kubeconfig');
     const sidecar = deployedContainer('sidecar/sidecar.yaml', 'kube-cache-proxy');
-    const startup = sidecar.startupProbe?.exec?.command ?? [];
-    const readiness = sidecar.readinessProbe?.exec?.command ?? [];
-    // deploy/sidecar's startup probe fails until the kubeconfig is written.
-    assert.notEqual((await runDeployed(startup, path)).code, 0);
-    const { address } = await startProxy(t, ['--tls-generate', '--write-kubeconfig', path]);
-    for (const probe of [startup, readiness]) {
-      const run = await runDeployed(probe, path);
-      assert.equal(run.code, 0, run.stderr);
+    // The kubelet's probes: an HTTP GET of the probe's path on the container's port of that name,
+    // the metrics listener, which the manifest opens on every interface (its port made free here).
+    const bind = sidecar.env?.find((e) => e.name === 'KCP_METRICS_BIND_ADDRESS')?.value;
+    assert.equal(bind, `:${String(sidecar.ports?.find((p) => p.name === 'metrics')?.containerPort)}`);
+    const probes = [sidecar.startupProbe, sidecar.livenessProbe, sidecar.readinessProbe].map((probe) => probe?.httpGet);
+    const { address, cli } = await startProxy(t, ['--tls-generate', '--write-kubeconfig', path, '--metrics-bind-address', ':0']);
+    await eventually('the metrics line', () => /Serving metrics and health on /.test(cli.output()), 10_000);
+    const metricsPort = /Serving metrics and health on \S*:(\d+)/.exec(cli.output())?.[1];
+    assert.ok(metricsPort !== undefined, cli.output());
+    // Its startup probe passing means the apps' kubeconfig is written: the listener opens after it.
+    assert.ok(existsSync(path));
+    for (const probe of probes) {
+      assert.ok(probe !== undefined && probe.port === 'metrics' && (probe.scheme ?? 'HTTP') === 'HTTP', JSON.stringify(probe));
+      const res: Dispatcher.ResponseData = await request(`http://127.0.0.1:${metricsPort}${probe.path}`);
+      assert.equal(res.statusCode, 200, probe.path);
+      assert.equal(await res.body.text(), 'ok');
     }
 
     // Written before the serving line, whole (no temporary file left), readable by other users.

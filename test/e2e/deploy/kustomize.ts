@@ -67,7 +67,7 @@ export interface Workload extends KubeObject {
     replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: {
-      metadata: { labels: Record<string, string> };
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
       spec: {
         serviceAccountName?: string;
         containers: Container[];

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
+import { mustRun } from './run.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import type { Container, KubeObject, PolicyRule, Probe } from './kustomize.ts';
 import { parseMemoryQuantity } from '../../../src/cli/proxy-options.ts';
 import { sidecarMemory } from '../../helpers/sidecar-manifest.ts';
@@ -25,6 +27,7 @@ function dryRun(dir: string, namespace?: string): Promise<KubeObject[]> {
 interface Deployment extends KubeObject {
   readonly spec: {
     template: {
+      metadata?: { annotations?: Record<string, string> };
       spec: {
         serviceAccountName?: string;
         containers: Container[];
@@ -89,16 +92,25 @@ function assertSidecar(deployment: Deployment): Container {
   assert.deepEqual(proxy.volumeMounts, [{ name: 'kube-cache-proxy', mountPath: '/var/run/kube-cache-proxy' }]);
   const volume = (pod.volumes ?? []).find((v) => v.name === 'kube-cache-proxy');
   assert.ok(volume?.emptyDir !== undefined, 'an emptyDir shared with the app containers');
-  // The probes trust the written kubeconfig's CA (test/e2e/cli/app-kubeconfig.test.ts runs them).
-  const probed = (probe: Probe | undefined): string => (probe?.exec?.command ?? []).join(' ');
-  for (const [probe, path] of [
-    [proxy.livenessProbe, '/livez'],
-    [proxy.readinessProbe, '/readyz'],
-    [proxy.startupProbe, '/livez'],
-  ] as const) {
-    assert.match(probed(probe), /readFileSync\('\/var\/run\/kube-cache-proxy\/kubeconfig'/);
-    assert.match(probed(probe), new RegExp(`require\\('https'\\)\\.get\\(c\\.server \\+ '${path}', \\{ ca: `));
-  }
+  // The kubelet's probes reach the metrics listener (the API listens on loopback only), which is
+  // what Prometheus scrapes by the pod's annotations (test/e2e/cli/app-kubeconfig.test.ts probes it).
+  const probed = (probe: Probe | undefined): unknown =>
+    probe?.httpGet === undefined ? undefined : { path: probe.httpGet.path, port: probe.httpGet.port };
+  assert.deepEqual(
+    [probed(proxy.startupProbe), probed(proxy.livenessProbe), probed(proxy.readinessProbe)],
+    [
+      { path: '/livez', port: 'metrics' },
+      { path: '/livez', port: 'metrics' },
+      { path: '/readyz', port: 'metrics' },
+    ],
+  );
+  assert.equal(env.KCP_METRICS_BIND_ADDRESS, ':10249');
+  assert.equal(proxy.ports?.find((p) => p.name === 'metrics')?.containerPort, 10249);
+  assert.deepEqual(deployment.spec.template.metadata?.annotations, {
+    'prometheus.io/scrape': 'true',
+    'prometheus.io/port': '10249',
+    'prometheus.io/path': '/metrics',
+  });
   for (const resource of ['cpu', 'memory']) {
     assert.ok(proxy.resources?.requests?.[resource] !== undefined, `requests.${resource}`);
     assert.ok(proxy.resources.limits?.[resource] !== undefined, `limits.${resource}`);
@@ -220,3 +232,65 @@ test(
     );
   },
 );
+
+test("deploy/monitoring: the PodMonitor applies as its header says (the Prometheus Operator's CRD stood in by one of its group and kind) and scrapes the proxy's metrics port by name", async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  // The operator's CRD, its schema left open: what is checked is that the manifest is a
+  // PodMonitor the apiserver takes, and that it names what deploy/ gives the proxy.
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'podmonitors.monitoring.coreos.com' },
+    spec: {
+      group: 'monitoring.coreos.com',
+      scope: 'Namespaced',
+      names: { plural: 'podmonitors', singular: 'podmonitor', kind: 'PodMonitor', listKind: 'PodMonitorList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+  const created = await shared.admin.request({
+    method: 'POST',
+    path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    body: JSON.stringify(crd),
+  });
+  assert.ok(created.statusCode === 201 || created.statusCode === 409, created.body.toString());
+  await eventually('the PodMonitor type served', async () => {
+    const res = await shared.admin.request({ method: 'GET', path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/podmonitors` });
+    return res.statusCode === 200;
+  });
+  const out = await mustRun(shared.cp.binaries.kubectl, [
+    'apply',
+    '-n',
+    ns,
+    '-f',
+    join(DEPLOY, 'monitoring', 'pod-monitor.yaml'),
+    '--dry-run=server',
+    '-o',
+    'json',
+    '--kubeconfig',
+    shared.cp.kubeconfig,
+  ]);
+  const monitor = JSON.parse(out) as KubeObject & {
+    spec: { podMetricsEndpoints: { port: string; path: string; relabelings: { regex: string; action: string }[] }[] };
+  };
+  assert.equal(monitor.kind, 'PodMonitor');
+  const [endpoint] = monitor.spec.podMetricsEndpoints;
+  // The sidecar's and the shared proxy's container: a port named so, serving that path.
+  const sidecar = (await dryRun(overlay(t, { namespace: ns, resources: [join(DEPLOY, 'example')] }))).find(
+    (o) => o.kind === 'Deployment',
+  ) as Deployment;
+  const container = (sidecar.spec.template.spec.initContainers ?? []).find((c) => c.name === 'kube-cache-proxy');
+  assert.ok(container?.ports?.some((p) => p.name === endpoint?.port) === true);
+  assert.equal(endpoint?.path, '/metrics');
+  assert.deepEqual(
+    endpoint.relabelings.map((r) => [r.regex, r.action]),
+    [[container.name, 'keep']],
+  );
+});

@@ -189,6 +189,7 @@ test(
         KCP_TLS_CERT_FILE: pki.certFile,
         KCP_TLS_PRIVATE_KEY_FILE: pki.keyFile,
         KCP_PORT: String(port),
+        KCP_METRICS_BIND_ADDRESS: '127.0.0.1:0',
         KCP_POOL_ADVERTISE: `https://127.0.0.1:${String(port)}`,
         KUBERNETES_SERVICE_HOST: apiserver.hostname,
         KUBERNETES_SERVICE_PORT: apiserver.port,

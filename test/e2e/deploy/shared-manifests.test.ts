@@ -248,6 +248,7 @@ test(
       KCP_TLS_CERT_FILE: serving.certFile,
       KCP_TLS_PRIVATE_KEY_FILE: serving.keyFile,
       KCP_PORT: '0',
+      KCP_METRICS_BIND_ADDRESS: containerEnv.KCP_METRICS_BIND_ADDRESS?.replace(/:\d+$/, ':0'),
       KUBERNETES_SERVICE_HOST: apiserver.hostname,
       KUBERNETES_SERVICE_PORT: apiserver.port,
       [IN_CLUSTER_PATH_PREFIX_ENV]: root,
@@ -281,6 +282,18 @@ test(
       const name = `cache-${entry.replace(':', '-where-')}`;
       assert.ok(checks.includes(`[+]${name} ok`), `${name} in ${checks}`);
     }
+    // Prometheus scrapes the metrics port the pod's annotations name with no credentials, in plain
+    // HTTP; the API port's /metrics asks for them.
+    assert.equal(containerEnv.KCP_METRICS_BIND_ADDRESS, ':10249');
+    await eventually('the metrics line', () => /Serving metrics and health on /.test(cli.output()), 10_000);
+    const metricsPort = /Serving metrics and health on \S*:(\d+)/.exec(cli.output())?.[1];
+    assert.ok(metricsPort !== undefined, cli.output());
+    const scraped = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(scraped.statusCode, 200);
+    assert.match(await scraped.body.text(), /^# TYPE kube_cache_proxy_requests_total counter$/m);
+    const guarded = await request(`${url}/metrics`, { dispatcher: anonymous.dispatcher });
+    assert.equal(guarded.statusCode, 401);
+    await guarded.body.dump();
 
     // A client with a namespaced Role reads its node's pods from the cache; one with nothing gets
     // the apiserver's 403 (the reviews ran with the proxy's own, least, rights).

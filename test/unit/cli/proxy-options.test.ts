@@ -318,3 +318,25 @@ test("proxy options: boolean flags take pflag's =true and =false (the last one g
   // A string flag's `=` is its value, as before.
   assert.equal(parseProxyOptions(['--port=0'], {}).port, 0);
 });
+
+test('proxy options: --metrics-bind-address as kube-proxy reads it (IP:PORT, [IPv6]:PORT) plus :PORT and 0; --shutdown-delay-duration a Go duration', () => {
+  assert.equal(parseProxyOptions([], {}).metricsBindAddress, undefined);
+  assert.deepEqual(parseProxyOptions(['--metrics-bind-address', '0.0.0.0:10249'], {}).metricsBindAddress, { host: '0.0.0.0', port: 10249 });
+  assert.deepEqual(parseProxyOptions(['--metrics-bind-address', '[::]:10249'], {}).metricsBindAddress, { host: '::', port: 10249 });
+  assert.deepEqual(parseProxyOptions([], { KCP_METRICS_BIND_ADDRESS: ':0' }).metricsBindAddress, { host: undefined, port: 0 });
+  assert.equal(parseProxyOptions(['--metrics-bind-address', '0'], {}).metricsBindAddress, undefined);
+  assert.equal(parseProxyOptions(['--metrics-bind-address', ''], {}).metricsBindAddress, undefined);
+  for (const bad of ['10249', 'localhost:10249', '0.0.0.0:70000', '::1:10249', '0.0.0.0:']) {
+    assert.throws(
+      () => parseProxyOptions(['--metrics-bind-address', bad], {}),
+      (error: unknown) => error instanceof CliError && /not an IP:PORT/.test(error.message),
+      bad,
+    );
+  }
+  assert.equal(parseProxyOptions([], {}).shutdownDelayMs, 0);
+  assert.equal(parseProxyOptions(['--shutdown-delay-duration', '5s'], {}).shutdownDelayMs, 5_000);
+  assert.throws(
+    () => parseProxyOptions(['--shutdown-delay-duration', '5'], {}),
+    (error: unknown) => error instanceof CliError && /not a duration/.test(error.message),
+  );
+});

@@ -28,6 +28,7 @@ import {
   LARGE_HEAD_BYTES,
 } from '../server/pass-through/request-head-limits.ts';
 import { DEFAULT_TLS_HANDSHAKES_PER_SECOND } from '../server/http/tls-handshakes.ts';
+import { DEFAULT_TLS_MIN_VERSION } from '../server/tls/tls-settings.ts';
 import {
   DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
   DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS,
@@ -121,6 +122,25 @@ export const PROXY_FLAGS = [
     help: [
       'serve HTTPS with a CA and a certificate for localhost, 127.0.0.1 and ::1 (and',
       "--address) made at start; the CA's key is dropped once it has signed",
+    ],
+  },
+  {
+    name: 'tls-min-version',
+    type: 'string',
+    arg: 'VERSION',
+    help: [
+      "the apiserver's flag: the lowest TLS version served: VersionTLS10, VersionTLS11, VersionTLS12",
+      `or VersionTLS13 (default: ${DEFAULT_TLS_MIN_VERSION})`,
+    ],
+  },
+  {
+    name: 'tls-cipher-suites',
+    type: 'string',
+    arg: 'LIST',
+    help: [
+      "the apiserver's flag: TLS 1.2 cipher suites in Go's names, comma-separated, in the server's",
+      "order of preference, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (default: Node's); TLS 1.3's",
+      'are always on, as in Go',
     ],
   },
   {

@@ -35,6 +35,8 @@ import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PER
 import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
 import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
+import { DEFAULT_TLS_MIN_VERSION, TLS_CIPHER_SUITE_NAMES, TLS_VERSIONS, tlsCiphers, tlsMinVersion } from '../server/tls/tls-settings.ts';
+import type { NodeTlsVersion } from '../server/tls/tls-settings.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
 import { DEFAULT_ALLOWED_TTL_MS, DEFAULT_DENIED_TTL_MS } from '../auth/subject-access-review.ts';
 import {
@@ -118,9 +120,10 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
 
   const tls = parseTls(setting('tls-cert-file'), setting('tls-private-key-file'), flagOrEnv('tls-generate'));
   const handshakes = setting('tls-handshakes-per-second');
-  if (handshakes !== undefined && tls === undefined)
+  const httpsOnly = [handshakes, setting('tls-min-version'), setting('tls-cipher-suites')].find((s) => s !== undefined);
+  if (httpsOnly !== undefined && tls === undefined)
     throw new CliError(
-      `${handshakes.from}: only for HTTPS serving`,
+      `${httpsOnly.from}: only for HTTPS serving`,
       'Add --tls-cert-file and --tls-private-key-file (or --tls-generate), or drop it.',
     );
   const addressValue = address?.value ?? DEFAULT_ADDRESS;
@@ -206,6 +209,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     pool: parsePool(setting),
     tls,
     tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
+    tlsMinVersion: parseTlsMinVersion(setting('tls-min-version')),
+    tlsCiphers: parseTlsCipherSuites(setting('tls-cipher-suites')),
     writeKubeconfig: writeKubeconfig?.value,
     shared,
     help: values.help === true && booleans.given.get('help')?.value !== false,
@@ -502,6 +507,23 @@ function parseBindAddress(s: Setting | undefined): BindAddress | undefined {
     throw new CliError(`${s.from}: not an IP:PORT`, 'Use e.g. 0.0.0.0:10249, [::]:10249 or :10249 (every interface), or 0 for none.');
   }
   return { host: host === '' ? undefined : host, port };
+}
+
+function parseTlsMinVersion(s: Setting | undefined): NodeTlsVersion {
+  const version = tlsMinVersion(s?.value ?? DEFAULT_TLS_MIN_VERSION);
+  if (!(version instanceof Error)) return version;
+  throw new CliError(`${s?.from ?? ''}: ${version.message}`, `Use one of ${Object.keys(TLS_VERSIONS).join(', ')}.`);
+}
+
+/** pflag's StringSlice: comma-separated, each name trimmed of nothing (Go's csv reader keeps spaces). */
+function parseTlsCipherSuites(s: Setting | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  const ciphers = tlsCiphers(s.value.split(','));
+  if (!(ciphers instanceof Error)) return ciphers;
+  throw new CliError(
+    `${s.from}: ${ciphers.message}`,
+    `Use Go's names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; all: ${TLS_CIPHER_SUITE_NAMES.join(', ')}.`,
+  );
 }
 
 function parseShutdownDelay(s: Setting | undefined): number {

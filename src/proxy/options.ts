@@ -2,6 +2,7 @@
  * What the proxy is started with (startProxy): the options the command line and the `KCP_*`
  * variables set (src/cli/proxy-options.ts parses them), as values.
  */
+import type { NodeTlsVersion } from '../server/tls/tls-settings.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
@@ -54,6 +55,10 @@ export interface ProxyOptions {
   readonly maxStalenessMs: number;
   /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
   readonly tls: TlsServing | undefined;
+  /** --tls-min-version, as Node names it; undefined: TLS 1.2 (the apiserver's default). */
+  readonly tlsMinVersion?: NodeTlsVersion | undefined;
+  /** --tls-cipher-suites as Node's `ciphers` string (server/tls/tls-settings.ts); undefined: Node's defaults. */
+  readonly tlsCiphers?: string | undefined;
   /** --tls-handshakes-per-second: new TLS connections handed to the handshake a second (server/http/tls-handshakes.ts); 0: no pacing; undefined: the default. */
   readonly tlsHandshakesPerSecond?: number | undefined;
   /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */

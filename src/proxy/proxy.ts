@@ -8,7 +8,7 @@ import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { newProxyServer } from '../server/http/app.ts';
+import { newProxyServer, secureContextOptions } from '../server/http/app.ts';
 import { closeUpgradedConnections } from '../server/pass-through/upgrade.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
 import { newUpstreamClient } from '../upstream/client.ts';
@@ -27,6 +27,9 @@ import { newProxyMetrics } from '../server/http/metrics.ts';
 import { listenMetrics } from '../server/http/metrics-listener.ts';
 import type { MetricsListener } from '../server/http/metrics-listener.ts';
 import { proxyHealthChecks } from '../server/http/health.ts';
+import type { ServingTls } from '../server/http/app.ts';
+import type { Server as TlsServer } from 'node:tls';
+import { watchServingFiles } from './certificate-reload.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
@@ -193,8 +196,12 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     caches: () => cachedReads.reads.checks(),
     shuttingDown: () => shuttingDown,
   });
+  const servingTls: ServingTls | undefined =
+    tls === undefined
+      ? undefined
+      : { ...tls, handshakesPerSecond: options.tlsHandshakesPerSecond, minVersion: options.tlsMinVersion, ciphers: options.tlsCiphers };
   const app = newProxyServer({
-    tls: tls === undefined ? undefined : { ...tls, handshakesPerSecond: options.tlsHandshakesPerSecond },
+    tls: servingTls,
     healthChecks,
     client,
     logger,
@@ -305,6 +312,22 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     access === undefined ? 'proxying to the apiserver' : 'proxying to the apiserver, each client as itself (shared mode)',
   );
 
+  // Certificate, key and client CA files followed as they change (certificate-reload.ts).
+  const reload =
+    options.tls?.kind === 'files' && servingTls !== undefined
+      ? watchServingFiles({
+          files: { certFile: options.tls.certFile, keyFile: options.tls.keyFile, clientCaFile },
+          install: (material) => {
+            (app.server as unknown as TlsServer).setSecureContext(
+              secureContextOptions({ ...servingTls, cert: material.cert, key: material.key, clientCa: material.clientCa }),
+            );
+          },
+          log: (level, fields, message) => {
+            app.log[level](fields, message);
+          },
+        })
+      : undefined;
+
   let stopping: Promise<void> | undefined;
   const stop = async (graceMs: number): Promise<void> => {
     // The apiserver's --shutdown-delay-duration: not ready at once, so that Endpoints and load
@@ -334,6 +357,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     await poolMember?.close();
     await client.close();
     await metricsListener?.close();
+    reload?.stop();
     valve?.stop();
   };
   return {

@@ -11,6 +11,8 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
+import type { NodeTlsVersion } from '../tls/tls-settings.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamClient } from '../../upstream/client.ts';
 import { onlyIfCachedRefusal } from '../serving/cached-reads.ts';
@@ -90,6 +92,24 @@ export interface ServingTls {
   readonly clientCa?: string | undefined;
   /** New TLS connections handed to the handshake a second, at most (tls-handshakes.ts); 0: no pacing; undefined: the default. */
   readonly handshakesPerSecond?: number | undefined;
+  /** --tls-min-version, Node's name; undefined: TLS 1.2. */
+  readonly minVersion?: NodeTlsVersion | undefined;
+  /** --tls-cipher-suites as Node's `ciphers` string; undefined: Node's defaults. */
+  readonly ciphers?: string | undefined;
+}
+
+/**
+ * The TLS context options of a server serving `tls` (its certificate, key, client CA, version and
+ * suites), as at start and as a reload (setSecureContext) gives them again.
+ */
+export function secureContextOptions(tls: ServingTls): SecureContextOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    minVersion: tls.minVersion ?? 'TLSv1.2',
+    ...(tls.ciphers === undefined ? {} : { ciphers: tls.ciphers }),
+    ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa }),
+  };
 }
 
 /** Fastify's own refusals of a request's Content-Type (fastify lib/handle-request.js), made before any handler. */
@@ -243,12 +263,11 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
       const http = { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false };
       if (options.tls === undefined) return parseEveryHttpVersion(createServer(http, listener));
-      const { cert, key, clientCa } = options.tls;
       // A client certificate is asked for, never required: a client may present a token instead
       // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
       // authenticator refuses it, not by the handshake.
-      const clientCertificates = clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCa };
-      const server = createHttpsServer({ ...http, cert, key, minVersion: 'TLSv1.2', ...clientCertificates }, listener);
+      const clientCertificates = options.tls.clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false };
+      const server = createHttpsServer({ ...http, ...secureContextOptions(options.tls), ...clientCertificates }, listener);
       // Handshakes paced in time, so that one client's burst of connections never holds the loop (tls-handshakes.ts).
       const pacing = pacingForRate(options.tls.handshakesPerSecond ?? DEFAULT_TLS_HANDSHAKES_PER_SECOND);
       if (pacing !== undefined) options.metrics?.handshakes(paceTlsHandshakes(server, pacing));

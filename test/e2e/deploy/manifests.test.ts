@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
 import { mustRun } from './run.ts';
+import { loadAllYaml } from '@kubernetes/client-node';
 import { eventually } from '../../helpers/eventually.ts';
 import type { Container, KubeObject, PolicyRule, Probe } from './kustomize.ts';
 import { parseMemoryQuantity } from '../../../src/cli/proxy-options.ts';
@@ -233,18 +234,20 @@ test(
   },
 );
 
-test("deploy/monitoring: the PodMonitor applies as its header says (the Prometheus Operator's CRD stood in by one of its group and kind) and scrapes the proxy's metrics port by name", async (t) => {
-  const ns = await testNamespace(t, shared.admin);
-  // The operator's CRD, its schema left open: what is checked is that the manifest is a
-  // PodMonitor the apiserver takes, and that it names what deploy/ gives the proxy.
+/**
+ * A stand-in for another project's CRD (the Prometheus Operator's, cert-manager's): its group and
+ * kind with an open schema, so that the apiserver takes a manifest of that kind as it is; left in
+ * place for other tests (it changes nothing else).
+ */
+async function stubCrd(ns: string, group: string, kind: string, plural: string): Promise<void> {
   const crd = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: 'podmonitors.monitoring.coreos.com' },
+    metadata: { name: `${plural}.${group}` },
     spec: {
-      group: 'monitoring.coreos.com',
+      group,
       scope: 'Namespaced',
-      names: { plural: 'podmonitors', singular: 'podmonitor', kind: 'PodMonitor', listKind: 'PodMonitorList' },
+      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
       versions: [
         {
           name: 'v1',
@@ -261,26 +264,76 @@ test("deploy/monitoring: the PodMonitor applies as its header says (the Promethe
     body: JSON.stringify(crd),
   });
   assert.ok(created.statusCode === 201 || created.statusCode === 409, created.body.toString());
-  await eventually('the PodMonitor type served', async () => {
-    const res = await shared.admin.request({ method: 'GET', path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/podmonitors` });
+  await eventually(`the ${kind} type served`, async () => {
+    const res = await shared.admin.request({ method: 'GET', path: `/apis/${group}/v1/namespaces/${ns}/${plural}` });
     return res.statusCode === 200;
   });
+}
+
+/** `kubectl apply -f FILE --dry-run=server` in `ns`: the objects as the apiserver would store them. */
+async function dryRunFile(ns: string, file: string): Promise<KubeObject[]> {
   const out = await mustRun(shared.cp.binaries.kubectl, [
     'apply',
     '-n',
     ns,
     '-f',
-    join(DEPLOY, 'monitoring', 'pod-monitor.yaml'),
+    file,
     '--dry-run=server',
     '-o',
     'json',
     '--kubeconfig',
     shared.cp.kubeconfig,
   ]);
-  const monitor = JSON.parse(out) as KubeObject & {
-    spec: { podMetricsEndpoints: { port: string; path: string; relabelings: { regex: string; action: string }[] }[] };
+  const parsed = JSON.parse(out) as KubeObject & { items?: KubeObject[] };
+  return parsed.kind === 'List' ? (parsed.items ?? []) : [parsed];
+}
+
+test("deploy/cert-manager: applies as its header says (cert-manager's CRDs stood in) and issues the Secret deploy/shared-proxy mounts, for the names of node/ and cluster/ Services in kube-cache-proxy", async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await stubCrd(ns, 'cert-manager.io', 'Issuer', 'issuers');
+  await stubCrd(ns, 'cert-manager.io', 'Certificate', 'certificates');
+  const objects = await dryRunFile(ns, join(DEPLOY, 'cert-manager', 'certificates.yaml'));
+  assert.deepEqual(
+    objects.map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      'Issuer/kube-cache-proxy-selfsigned',
+      'Certificate/kube-cache-proxy-ca',
+      'Issuer/kube-cache-proxy-ca',
+      'Certificate/kube-cache-proxy-tls',
+    ],
+  );
+  const serving = only(objects, 'Certificate', 'kube-cache-proxy-tls') as KubeObject & {
+    spec: { secretName: string; dnsNames: string[]; issuerRef: { name: string } };
   };
-  assert.equal(monitor.kind, 'PodMonitor');
+  // The shared proxies as kustomize makes them (their namespace is the overlay's: kube-cache-proxy here).
+  const proxy = (
+    await Promise.all(['node', 'cluster'].map((dir) => mustRun(shared.cp.binaries.kubectl, ['kustomize', join(DEPLOY, dir)])))
+  ).flatMap((yaml) => loadAllYaml(yaml) as KubeObject[]);
+  const services = proxy.filter((o) => o.kind === 'Service').map((o) => `${o.metadata.name}.kube-cache-proxy.svc`);
+  assert.deepEqual([...new Set(services)].sort(), ['kube-cache-proxy-node.kube-cache-proxy.svc', 'kube-cache-proxy.kube-cache-proxy.svc']);
+  for (const name of services) {
+    assert.ok(serving.spec.dnsNames.includes(name), name);
+    assert.ok(serving.spec.dnsNames.includes(`${name}.cluster.local`), name);
+  }
+  const secrets = proxy
+    .filter((o) => o.kind === 'DaemonSet' || o.kind === 'Deployment')
+    .flatMap(
+      (o) =>
+        (o as unknown as { spec: { template: { spec: { volumes?: { secret?: { secretName: string } }[] } } } }).spec.template.spec
+          .volumes ?? [],
+    )
+    .flatMap((v) => (v.secret === undefined ? [] : [v.secret.secretName]));
+  assert.ok(secrets.length > 0 && secrets.every((name) => name === serving.spec.secretName), secrets.join(','));
+  assert.equal(serving.spec.issuerRef.name, 'kube-cache-proxy-ca');
+});
+
+test("deploy/monitoring: the PodMonitor applies as its header says (the Prometheus Operator's CRD stood in by one of its group and kind) and scrapes the proxy's metrics port by name", async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  await stubCrd(ns, 'monitoring.coreos.com', 'PodMonitor', 'podmonitors');
+  const [monitor] = (await dryRunFile(ns, join(DEPLOY, 'monitoring', 'pod-monitor.yaml'))) as (KubeObject & {
+    spec: { podMetricsEndpoints: { port: string; path: string; relabelings: { regex: string; action: string }[] }[] };
+  })[];
+  assert.equal(monitor?.kind, 'PodMonitor');
   const [endpoint] = monitor.spec.podMetricsEndpoints;
   // The sidecar's and the shared proxy's container: a port named so, serving that path.
   const sidecar = (await dryRun(overlay(t, { namespace: ns, resources: [join(DEPLOY, 'example')] }))).find(

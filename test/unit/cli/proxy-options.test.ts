@@ -340,3 +340,30 @@ test('proxy options: --metrics-bind-address as kube-proxy reads it (IP:PORT, [IP
     (error: unknown) => error instanceof CliError && /not a duration/.test(error.message),
   );
 });
+
+test("proxy options: --tls-min-version and --tls-cipher-suites in the apiserver's names, HTTPS only", () => {
+  assert.equal(parseProxyOptions(['--tls-generate'], {}).tlsMinVersion, 'TLSv1.2');
+  assert.equal(parseProxyOptions(['--tls-generate'], {}).tlsCiphers, undefined);
+  const o = parseProxyOptions(
+    [
+      '--tls-generate',
+      '--tls-min-version',
+      'VersionTLS13',
+      '--tls-cipher-suites',
+      'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256',
+    ],
+    {},
+  );
+  assert.equal(o.tlsMinVersion, 'TLSv1.3');
+  assert.equal(o.tlsCiphers, 'ECDHE-RSA-AES128-GCM-SHA256');
+  const fails = (argv: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, {}),
+      (error: unknown) => error instanceof CliError && message.test(error.message),
+    );
+  };
+  fails(['--tls-generate', '--tls-min-version', 'TLSv1.3'], /--tls-min-version "TLSv1.3": unknown tls version "TLSv1.3"/);
+  fails(['--tls-generate', '--tls-cipher-suites', 'TLS_FOO'], /Cipher suite TLS_FOO not supported or doesn't exist/);
+  fails(['--tls-min-version', 'VersionTLS13'], /only for HTTPS serving/);
+  fails(['--tls-cipher-suites', 'TLS_AES_128_GCM_SHA256'], /only for HTTPS serving/);
+});

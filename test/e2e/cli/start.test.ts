@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,12 +71,17 @@ function freshCopy(root: string): string {
   const copy = join(root, 'clone');
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo }).toString().split('\0');
   for (const file of files) {
-    if (file === '' || !existsSync(join(repo, file))) continue; // deleted in the working tree
+    // node_modules is no file of the clone (a symlink to it is not ignored by `node_modules/`).
+    if (file === '' || file === 'node_modules' || !existsSync(join(repo, file))) continue; // '' or deleted in the working tree
     mkdirSync(dirname(join(copy, file)), { recursive: true });
-    cpSync(join(repo, file), join(copy, file), { preserveTimestamps: true });
+    cpSync(join(repo, file), join(copy, file));
   }
   // The set-up step's `npm ci` is the registry's business, not this test's: the checkout's own
-  // node_modules, newer than the copied package-lock.json, so the step finds it installed.
+  // node_modules, linked. Its package-lock.json is made older than what is installed, so the step
+  // finds it installed: an `npm ci` through the link would empty the checkout's node_modules.
+  const installed = statSync(join(repo, 'node_modules', '.package-lock.json')).mtime;
+  const older = new Date(installed.getTime() - 60_000);
+  utimesSync(join(copy, 'package-lock.json'), older, older);
   symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'));
   return copy;
 }
@@ -132,6 +137,7 @@ test(
     assert.equal(res.statusCode, 200);
     assert.equal(((await res.body.json()) as { metadata: { name: string } }).metadata.name, 'default');
     assert.doesNotMatch(output, /build|control plane/i, 'nothing built, no control plane started');
+    assert.doesNotMatch(output, /npm ci/, 'node_modules found installed');
     assert.equal(existsSync(join(root, 'cache')), false, 'the binary cache untouched');
 
     process.kill(-group, 'SIGINT');

@@ -4,6 +4,7 @@
  * can cut, refuse or silence every upstream connection of the proxy (its informers', its probes'
  * and its pass-through) while the apiserver itself stays up. Its log goes to DIR/proxy.log (kept after the run).
  */
+import { parseKlogLine } from '../test/helpers/klog.ts';
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -110,13 +111,9 @@ export async function startProxyChild(options: ProxyChildOptions): Promise<Proxy
       const lines = readFileSync(logFile).subarray(mark).toString('utf8').split('\n');
       const messages: string[] = [];
       for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const entry = JSON.parse(line) as { msg?: string; req?: unknown; res?: unknown };
-          if (entry.msg !== undefined && entry.req === undefined && entry.res === undefined) messages.push(entry.msg);
-        } catch {
-          // a line cut by the end of the read
-        }
+        // klog's text lines; a line cut by the end of the read is none.
+        const entry = parseKlogLine(line);
+        if (entry !== undefined && entry.msg !== 'request') messages.push(entry.msg);
       }
       return messages;
     },

@@ -8,6 +8,7 @@
  *
  * Its log (warnings and errors) goes to `logFile`; /metrics is read with the admin's token.
  */
+import { parseKlogLine } from '../../test/helpers/klog.ts';
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -248,13 +249,9 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
       }
       const out: string[] = [];
       for (const line of text.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const entry = JSON.parse(line) as { level?: number; msg?: string };
-          if ((entry.level ?? 0) >= 40) out.push(entry.msg ?? line.slice(0, 200));
-        } catch {
-          // a line cut by the end of the read
-        }
+        // klog's text lines, warnings and errors; a line cut by the end of the read is none.
+        const entry = parseKlogLine(line);
+        if (entry !== undefined && entry.severity !== 'I') out.push(entry.msg);
       }
       return out;
     },

@@ -8,6 +8,7 @@
 import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import { LOG_LEVELS } from '../proxy/options.ts';
+import { DEBUG_VERBOSITY } from '../proxy/logging.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
 import {
   DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW,
@@ -455,7 +456,25 @@ export const PROXY_FLAGS = [
       `(${String(DEFAULT_RENEW_DEADLINE_MS / 1000)}s and ${String(DEFAULT_RETRY_PERIOD_MS / 1000)}s at the default, client-go's)`,
     ],
   },
-  { name: 'log-level', type: 'string', arg: 'LEVEL', help: [`${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL})`] },
+  {
+    name: 'logging-format',
+    type: 'string',
+    arg: 'FORMAT',
+    help: ["component-base's: text (klog's lines, the default) or json (its JSON: ts, v, msg, err)"],
+  },
+  {
+    name: 'v',
+    type: 'string',
+    short: 'v',
+    arg: 'LEVEL',
+    help: [`klog's verbosity: ${String(DEBUG_VERBOSITY)} and above logs the debug lines, one per request among them (default: 0)`],
+  },
+  {
+    name: 'log-level',
+    type: 'string',
+    arg: 'LEVEL',
+    help: [`what is logged at all: ${LOG_LEVELS.join(', ')} (default: ${DEFAULT_LOG_LEVEL}; -v ${String(DEBUG_VERBOSITY)}: debug)`],
+  },
   { name: 'help', type: 'boolean', short: 'h', help: ['print this help'] },
 ] as const satisfies readonly Flag[];
 

@@ -35,6 +35,8 @@ import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PER
 import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
 import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
+import { DEBUG_VERBOSITY, LOGGING_FORMATS } from '../proxy/logging.ts';
+import type { LoggingFormat } from '../proxy/logging.ts';
 import { DEFAULT_TLS_MIN_VERSION, TLS_CIPHER_SUITE_NAMES, TLS_VERSIONS, tlsCiphers, tlsMinVersion } from '../server/tls/tls-settings.ts';
 import type { NodeTlsVersion } from '../server/tls/tls-settings.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../auth/token-review.ts';
@@ -198,7 +200,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     },
     resources: parseResources(setting('resources'), true),
     namespace: namespace?.value,
-    logLevel: parseLogLevel(setting('log-level')),
+    logLevel: parseVerbosity(setting('v')) >= DEBUG_VERBOSITY ? 'debug' : parseLogLevel(setting('log-level')),
+    loggingFormat: parseLoggingFormat(setting('logging-format')),
     readConsistency: parseReadConsistency(setting('read-consistency')),
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
@@ -573,6 +576,23 @@ function parseResources(s: Setting | undefined, scoped = false): string[] {
     }
   }
   return [...new Set(resources)];
+}
+
+/** klog's -v: a level, a non-negative integer (klog.Level is an int32). */
+function parseVerbosity(s: Setting | undefined): number {
+  if (s === undefined) return 0;
+  const v = /^\d{1,9}$/.test(s.value) ? Number(s.value) : NaN;
+  if (Number.isNaN(v))
+    throw new CliError(`${s.from}: not a verbosity`, `Give a level, e.g. -v 2 (${String(DEBUG_VERBOSITY)} and above: debug lines).`);
+  return v;
+}
+
+function parseLoggingFormat(s: Setting | undefined): LoggingFormat {
+  if (s === undefined) return 'text';
+  const format = LOGGING_FORMATS.find((f) => f === s.value);
+  // component-base's words (logs/api/v1 validate: unsupported log format).
+  if (format === undefined) throw new CliError(`${s.from}: unsupported log format`, `Use ${LOGGING_FORMATS.join(' or ')}.`);
+  return format;
 }
 
 function parseLogLevel(s: Setting | undefined): LogLevel {

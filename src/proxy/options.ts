@@ -2,6 +2,7 @@
  * What the proxy is started with (startProxy): the options the command line and the `KCP_*`
  * variables set (src/cli/proxy-options.ts parses them), as values.
  */
+import type { LoggingFormat } from './logging.ts';
 import type { NodeTlsVersion } from '../server/tls/tls-settings.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
@@ -46,7 +47,10 @@ export interface ProxyOptions {
   readonly resources: readonly string[];
   /** Cache only this namespace; undefined: all namespaces. */
   readonly namespace: string | undefined;
+  /** What is logged at all: --log-level, or debug at -v 4 and above. */
   readonly logLevel: LogLevel;
+  /** --logging-format (component-base's): klog's text lines (default) or its JSON. */
+  readonly loggingFormat?: LoggingFormat | undefined;
   /** How RV-unset ("most recent") reads are answered (cache/consistency.ts). */
   readonly readConsistency: ReadConsistency;
   /** Types (`resource` or `resource.group`) whose RV-unset reads are strong whatever readConsistency says. */

@@ -6,8 +6,7 @@
  */
 import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import type { FastifyInstance } from 'fastify';
 import { newProxyServer, secureContextOptions } from '../server/http/app.ts';
 import { closeUpgradedConnections } from '../server/pass-through/upgrade.ts';
 import type { UpstreamConfig } from '../upstream/config.ts';
@@ -30,6 +29,7 @@ import { proxyHealthChecks } from '../server/http/health.ts';
 import type { ServingTls } from '../server/http/app.ts';
 import type { Server as TlsServer } from 'node:tls';
 import { watchServingFiles } from './certificate-reload.ts';
+import { newProxyLogger } from './logging.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
@@ -82,19 +82,6 @@ export interface RunningProxy {
   stop(graceMs?: number): Promise<void>;
 }
 
-/**
- * The proxy's logger: JSON lines for log collectors (a container's stdout is no TTY), and on a
- * terminal one readable line per event (pino-pretty, in pino's worker thread). The level is the
- * same either way; requests are logged at debug only (app.ts).
- */
-export function newProxyLogger(level: string, tty: boolean): FastifyBaseLogger {
-  if (!tty) return pino({ level });
-  return pino({
-    level,
-    transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } },
-  });
-}
-
 /** Starts the server on the options' address, port or socket. */
 export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig): Promise<RunningProxy> {
   // First: a certificate that cannot be read stops the start before anything is opened.
@@ -102,7 +89,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const clientCaFile = options.shared?.clientCaFile;
   const tls = served === undefined || clientCaFile === undefined ? served : { ...served, clientCa: readClientCa(clientCaFile) };
   // The logger before anything that logs: discovery, the caches and the memory budget speak at start-up.
-  const logger = newProxyLogger(options.logLevel, process.stdout.isTTY);
+  const logger = newProxyLogger({ level: options.logLevel, format: options.loggingFormat ?? 'text' });
   const log: CacheRegistryLog = (level, message, fields) => {
     logger[level](fields ?? {}, message);
   };

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { spawnCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { testControlPlane } from '../../helpers/control-plane.ts';
+import { parseKlogLine } from '../../helpers/klog.ts';
 
 test(
   'proxy: serves the --kubeconfig cluster on --port 0; SIGTERM closes a watch after the grace period and exits 0',
@@ -63,16 +64,19 @@ test('proxy: --resources caches built-in types resolved by discovery, skips the 
   const { child, exited } = cli;
   try {
     await eventually('the caches to sync', () => cli.output().includes('caches synced'), 30_000);
-    assert.match(cli.output(), /"resources":\["configmaps","leases.coordination.k8s.io"\]/);
-    assert.match(cli.output(), /"resource":"nosuchthings".*not cached: the apiserver does not serve it/);
-    assert.match(cli.output(), /"resource":"selfsubjectreviews.authentication.k8s.io".*not cached: it cannot be listed and watched/);
+    assert.match(cli.output(), /"caches synced" resources=\["configmaps","leases.coordination.k8s.io"\]/);
+    assert.match(cli.output(), /"not cached: the apiserver does not serve it; its reads are passed through" resource="nosuchthings"/);
+    assert.match(
+      cli.output(),
+      /"not cached: it cannot be listed and watched; its reads are passed through" resource="selfsubjectreviews.authentication.k8s.io"/,
+    );
     const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(cli.output())?.[1];
     assert.ok(address !== undefined, cli.output());
 
     const res = await request(`http://${address}/api/v1/namespaces/kube-system/configmaps?resourceVersion=0`);
     assert.equal(res.statusCode, 200);
     assert.equal(((await res.body.json()) as { kind: string }).kind, 'ConfigMapList');
-    await eventually('the request log', () => /"servedFrom":"cache"/.test(cli.output()));
+    await eventually('the request log', () => / servedFrom="cache"/.test(cli.output()));
   } finally {
     child.kill('SIGTERM');
     assert.equal(await exited, 0, cli.output());
@@ -100,30 +104,45 @@ async function outputAround(command: string, args: readonly string[], requests: 
 }
 
 test(
-  'proxy: one log line per request only at --log-level debug; JSON lines when not on a terminal, readable lines on one',
+  "proxy: klog's text lines by default, on a terminal or not; one line per request only at -v 4; --logging-format=json is component-base's JSON",
   { timeout: 90_000 },
   async () => {
     const cp = await testControlPlane();
     const bin = fileURLToPath(new URL('../../../bin/kube-cache-proxy.mjs', import.meta.url));
     const args = ['proxy', '--kubeconfig', cp.kubeconfig, '--port', '0', '--resources', 'configmaps'];
+    /** The log's lines: all but the serving lines the command prints itself. */
+    const logLines = (output: string): string[] =>
+      output.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('Starting to serve on') && !l.startsWith('Serving metrics'));
+
     const info = await outputAround(process.execPath, [bin, ...args], 5);
-    const lines = info.split('\n').filter((l) => l.startsWith('{'));
+    const lines = logLines(info);
     assert.ok(lines.length > 0, info);
-    assert.ok(
-      lines.every((l) => (JSON.parse(l) as { msg?: string }).msg !== 'request'),
-      `no request lines at info:\n${info}`,
-    );
-    assert.ok(!info.includes('incoming request') && !info.includes('request completed'), info);
-    const debug = await outputAround(process.execPath, [bin, ...args, '--log-level', 'debug'], 5);
-    const requestLines = debug.split('\n').filter((l) => l.startsWith('{') && (JSON.parse(l) as { msg?: string }).msg === 'request');
-    assert.ok(requestLines.length >= 5, `one line per request at debug:\n${debug}`);
+    for (const line of lines) assert.ok(parseKlogLine(line) !== undefined, `a klog line: ${line}`);
+    assert.match(info, /^I\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ kube-cache-proxy\] "proxying to the apiserver" upstream="/m);
+    assert.ok(!lines.some((l) => parseKlogLine(l)?.msg === 'request'), `no request lines at -v 0:\n${info}`);
+
+    const debug = await outputAround(process.execPath, [bin, ...args, '-v', '4'], 5);
+    const requestLines = logLines(debug).filter((l) => parseKlogLine(l)?.msg === 'request');
+    assert.ok(requestLines.length >= 5, `one line per request at -v 4:\n${debug}`);
     assert.ok(
       requestLines.every((l) => !/authorization|bearer/i.test(l)),
       'no credentials',
     );
-    // On a terminal (script(1) gives the proxy a pty): readable lines, no JSON.
+
+    const json = await outputAround(process.execPath, [bin, ...args, '--logging-format=json', '--v=4'], 5);
+    const entries = logLines(json).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(entries.length > 0, json);
+    for (const entry of entries) {
+      assert.equal(typeof entry.ts, 'number', JSON.stringify(entry));
+      assert.equal(typeof entry.msg, 'string', JSON.stringify(entry));
+      // No pino keys: component-base's are ts, v, msg, err and the entry's own.
+      for (const key of ['level', 'time', 'pid', 'hostname']) assert.ok(!(key in entry), `${key} in ${JSON.stringify(entry)}`);
+    }
+    assert.ok(entries.some((e) => e.msg === 'proxying to the apiserver' && e.v === 0));
+    assert.ok(entries.some((e) => e.msg === 'request' && e.v === 4));
+
+    // On a terminal (script(1) gives the proxy a pty): the same klog lines.
     const tty = await outputAround('script', ['-qec', [process.execPath, bin, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], 5);
-    assert.match(tty, /INFO.*proxying to the apiserver/, tty);
-    assert.ok(!tty.split('\n').some((l) => l.trimStart().startsWith('{"level"')), `no JSON lines on a terminal:\n${tty}`);
+    assert.match(tty, /^I\d{4} .* kube-cache-proxy\] "proxying to the apiserver"/m, tty);
   },
 );

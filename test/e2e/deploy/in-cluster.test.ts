@@ -120,7 +120,7 @@ test(
     const address = /Starting to serve on (127\.0\.0\.1:\d+)/.exec(cli.output())?.[1];
     assert.ok(address !== undefined, cli.output());
     // The log is written asynchronously (pino), the serving line synchronously: wait for it.
-    const source = new RegExp(`"source":"in-cluster service account in ${root}/${SERVICE_ACCOUNT_DIR}`);
+    const source = new RegExp(` source="in-cluster service account in ${root}/${SERVICE_ACCOUNT_DIR}`);
     await eventually('the in-cluster source in the log', () => source.test(cli.output()), 10_000);
     const base = `http://${address}`;
     const get = async (path: string, accept = 'application/json'): Promise<{ status: number; body: string }> => {

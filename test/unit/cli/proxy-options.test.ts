@@ -367,3 +367,22 @@ test("proxy options: --tls-min-version and --tls-cipher-suites in the apiserver'
   fails(['--tls-min-version', 'VersionTLS13'], /only for HTTPS serving/);
   fails(['--tls-cipher-suites', 'TLS_AES_128_GCM_SHA256'], /only for HTTPS serving/);
 });
+
+test("proxy options: klog's -v (4 and above: debug) and component-base's --logging-format", () => {
+  assert.equal(parseProxyOptions([], {}).logLevel, 'info');
+  assert.equal(parseProxyOptions([], {}).loggingFormat, 'text');
+  assert.equal(parseProxyOptions(['-v', '2'], {}).logLevel, 'info');
+  assert.equal(parseProxyOptions(['-v', '4'], {}).logLevel, 'debug');
+  assert.equal(parseProxyOptions(['--v=5', '--log-level', 'warn'], {}).logLevel, 'debug');
+  assert.equal(parseProxyOptions(['--log-level', 'warn'], {}).logLevel, 'warn');
+  assert.equal(parseProxyOptions(['--logging-format=json'], {}).loggingFormat, 'json');
+  assert.equal(parseProxyOptions([], { KCP_LOGGING_FORMAT: 'json' }).loggingFormat, 'json');
+  assert.throws(
+    () => parseProxyOptions(['--logging-format', 'logfmt'], {}),
+    (error: unknown) => error instanceof CliError && error.message === '--logging-format "logfmt": unsupported log format',
+  );
+  assert.throws(
+    () => parseProxyOptions(['-v', 'debug'], {}),
+    (error: unknown) => error instanceof CliError && /not a verbosity/.test(error.message),
+  );
+});

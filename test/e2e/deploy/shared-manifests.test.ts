@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { parseMemoryQuantity } from '../../../src/cli/proxy-options.ts';
+import { parseGoDurationMs } from '../../../src/kube/go-duration.ts';
+import { SHUTDOWN_GRACE_MS } from '../../../src/proxy/proxy.ts';
 import { IN_CLUSTER_PATH_PREFIX_ENV } from '../../../src/upstream/config.ts';
 import { signedCertificate } from '../../helpers/certificates.ts';
 import { spawnCli } from '../../helpers/cli.ts';
@@ -43,11 +45,10 @@ function grantedTypes(rules: readonly PolicyRule[], verbs: readonly string[]): S
 }
 
 /**
- * The shared proxy's container in `workload`, checked for what shared mode needs; returns it.
- * `readsOnlyCached`: the role grants reads of exactly the cached types (else of at least those:
- * the node proxy caches fewer types than the role it shares with cluster/ grants).
+ * The shared proxy's container in `workload`, checked for what shared mode needs (its roles grant
+ * reads of exactly the types it caches); returns it.
  */
-function assertSharedProxy(workload: Workload, objects: readonly KubeObject[], readsOnlyCached = true): Container {
+function assertSharedProxy(workload: Workload, objects: readonly KubeObject[]): Container {
   const pod = workload.spec.template.spec;
   const account = only(objects, 'ServiceAccount');
   assert.equal(pod.serviceAccountName, account.metadata.name);
@@ -84,9 +85,11 @@ function assertSharedProxy(workload: Workload, objects: readonly KubeObject[], r
   assert.deepEqual(security.capabilities?.drop, ['ALL']);
 
   // Least RBAC: reads of exactly what KCP_RESOURCES caches (no secrets, no wildcard), discovery,
-  // and create on tokenreviews and subjectaccessreviews; bound to this ServiceAccount.
-  const role = only(objects, 'ClusterRole') as KubeObject & { rules: PolicyRule[] };
-  for (const rule of role.rules) {
+  // and create on tokenreviews and subjectaccessreviews, over its ClusterRoles (shared-rbac's and
+  // its own reads), each bound to this ServiceAccount.
+  const roles = objects.filter((o) => o.kind === 'ClusterRole') as (KubeObject & { rules: PolicyRule[] })[];
+  const rules = roles.flatMap((r) => r.rules);
+  for (const rule of rules) {
     for (const field of [rule.apiGroups, rule.resources, rule.nonResourceURLs, rule.verbs]) {
       assert.ok(!(field ?? []).includes('*'), `no wildcard: ${JSON.stringify(rule)}`);
     }
@@ -99,22 +102,41 @@ function assertSharedProxy(workload: Workload, objects: readonly KubeObject[], r
         `reads only: ${JSON.stringify(rule)}`,
       );
   }
-  const read = grantedTypes(role.rules, ['get', 'list', 'watch']);
+  const read = grantedTypes(rules, ['get', 'list', 'watch']);
   read.delete('apiservices.apiregistration.k8s.io');
-  const cached = cachedTypes(env.KCP_RESOURCES ?? '');
-  if (readsOnlyCached) assert.deepEqual([...read].sort(), cached.sort(), 'the types read are the types cached');
-  else for (const type of cached) assert.ok(read.has(type), `the role grants reads of ${type}`);
-  const created = grantedTypes(role.rules, ['create']);
+  assert.deepEqual([...read].sort(), cachedTypes(env.KCP_RESOURCES ?? '').sort(), 'the types read are the types cached');
+  const created = grantedTypes(rules, ['create']);
   assert.deepEqual([...created].sort(), ['subjectaccessreviews.authorization.k8s.io', 'tokenreviews.authentication.k8s.io']);
-  const binding = only(objects, 'ClusterRoleBinding') as KubeObject & {
+  const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding') as (KubeObject & {
     roleRef: { name: string };
     subjects: { kind: string; name: string; namespace?: string }[];
+  })[];
+  assert.deepEqual(bindings.map((b) => b.roleRef.name).sort(), roles.map((r) => r.metadata.name).sort(), 'each role bound');
+  for (const binding of bindings) {
+    assert.deepEqual(
+      binding.subjects.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`),
+      [`ServiceAccount/${account.metadata.namespace ?? ''}/${account.metadata.name}`],
+    );
+  }
+  // A rollout drops nothing: on SIGTERM it is not ready at once and serves on for the delay,
+  // then drains for the 10 s grace, within the pod's termination grace period (30 s by default).
+  const delayMs = parseGoDurationMs(env.KCP_SHUTDOWN_DELAY_DURATION ?? '') ?? 0;
+  assert.ok(delayMs > 0, 'a shutdown delay');
+  const graceSeconds = (pod as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? 30;
+  assert.ok(delayMs + SHUTDOWN_GRACE_MS < graceSeconds * 1000, `${String(delayMs)} ms + the drain within ${String(graceSeconds)} s`);
+  // Its NetworkPolicy lets in its two ports only, to its own pods.
+  const policy = only(objects, 'NetworkPolicy').spec as {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: { ports: { port: string }[] }[];
   };
-  assert.equal(binding.roleRef.name, role.metadata.name);
+  assert.deepEqual(policy.podSelector.matchLabels, workload.spec.selector.matchLabels);
+  assert.deepEqual(policy.policyTypes, ['Ingress']);
   assert.deepEqual(
-    binding.subjects.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`),
-    [`ServiceAccount/${account.metadata.namespace ?? ''}/${account.metadata.name}`],
+    policy.ingress.flatMap((rule) => rule.ports.map((p) => p.port)),
+    ['https', 'metrics'],
   );
+  assert.deepEqual((proxy.ports ?? []).map((p) => p.name).sort(), ['https', 'metrics']);
   return proxy;
 }
 
@@ -138,7 +160,13 @@ test(
     const objects = await applyKustomization(shared.cp, overlay(t, { namespace: ns, resources: [join(DEPLOY, 'node')] }));
     const daemonSet = only(objects, 'DaemonSet') as Workload;
     assert.equal(daemonSet.metadata.namespace, ns);
-    const proxy = assertSharedProxy(daemonSet, objects, false);
+    const proxy = assertSharedProxy(daemonSet, objects);
+    // A node is never without its proxy during a rollout (a new pod beside the old one), and the
+    // node's agents depend on it as on kube-proxy.
+    const strategy = (daemonSet.spec as { updateStrategy?: { rollingUpdate?: { maxSurge?: number; maxUnavailable?: number } } })
+      .updateStrategy?.rollingUpdate;
+    assert.deepEqual([strategy?.maxSurge, strategy?.maxUnavailable], [1, 0]);
+    assert.equal((daemonSet.spec.template.spec as { priorityClassName?: string }).priorityClassName, 'system-node-critical');
     // Pods of its own node (the downward API names it), the types node agents read whole.
     assert.deepEqual(proxy.env?.find((e) => e.name === 'NODE_NAME')?.valueFrom, {
       fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' },
@@ -166,7 +194,10 @@ test(
     const deployment = only(objects, 'Deployment') as Workload;
     assert.ok((deployment.spec.replicas ?? 1) >= 2, 'replicas for availability');
     assertSharedProxy(deployment, objects);
-    assertServiceFor(only(objects, 'Service'), deployment);
+    const service = only(objects, 'Service');
+    assertServiceFor(service, deployment);
+    // Read-your-writes holds within a replica: a client stays on one.
+    assert.equal((service.spec as { sessionAffinity?: string }).sessionAffinity, 'ClientIP');
     const pdb = only(objects, 'PodDisruptionBudget').spec as { maxUnavailable?: number; selector: { matchLabels: Record<string, string> } };
     assert.deepEqual(pdb.selector.matchLabels, deployment.spec.selector.matchLabels);
     assert.equal(pdb.maxUnavailable, 1);

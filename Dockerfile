@@ -3,7 +3,7 @@
 # JavaScript compiled from src/ by scripts/build.mjs, which `npm pack` runs as prepack, with the
 # library's types; the example controller) and the production dependencies of package-lock.json,
 # nothing else. It runs the JavaScript, not the TypeScript sources: type stripping costs every
-# process ~27 MiB of RSS and ~0.25 s of start-up (README "Memory").
+# process ~27 MiB of RSS and ~0.25 s of start-up (docs/memory.md).
 # test/e2e/deploy/packed-install.test.ts repeats these steps (pack, unpack, `npm ci --omit=dev`,
 # start) against a real apiserver, and test/unit/deploy/dockerfile.test.ts checks this file. The
 # Node version is the one the tests run on (the node@24 devDependency in package-lock.json).

@@ -318,7 +318,7 @@ interface PoolMetrics {
  * resource, upstream}`: the informers' watches open on each, per type (the apiserver's figure is
  * what the pool costs it: 1 per type on the leader, 0 on a follower once it reads from the leader).
  */
-function poolMetrics(registry: Registry, pool: string): PoolMetrics {
+export function poolMetrics(registry: Registry, pool: string): PoolMetrics {
   const upstream = new Gauge<'pool' | 'upstream'>({
     name: 'kube_cache_proxy_pool_upstream',
     help: 'Node pool: 1 for the upstream the pool-wide types are read from now (leader or apiserver).',

@@ -327,7 +327,7 @@ test("deploy/cert-manager: applies as its header says (cert-manager's CRDs stood
   assert.equal(serving.spec.issuerRef.name, 'kube-cache-proxy-ca');
 });
 
-test("deploy/monitoring: the PodMonitor applies as its header says (the Prometheus Operator's CRD stood in by one of its group and kind) and scrapes the proxy's metrics port by name", async (t) => {
+test("deploy/monitoring: the PodMonitor and the alert rules apply as their headers say (the Prometheus Operator's CRD stood in by one of its group and kind) and scrapes the proxy's metrics port by name", async (t) => {
   const ns = await testNamespace(t, shared.admin);
   await stubCrd(ns, 'monitoring.coreos.com', 'PodMonitor', 'podmonitors');
   const [monitor] = (await dryRunFile(ns, join(DEPLOY, 'monitoring', 'pod-monitor.yaml'))) as (KubeObject & {
@@ -346,4 +346,9 @@ test("deploy/monitoring: the PodMonitor applies as its header says (the Promethe
     endpoint.relabelings.map((r) => [r.regex, r.action]),
     [[container.name, 'keep']],
   );
+  // The alert rules, as their header says (their queries are checked against a running proxy's
+  // metrics by test/e2e/server/metrics-reference.test.ts).
+  await stubCrd(ns, 'monitoring.coreos.com', 'PrometheusRule', 'prometheusrules');
+  const [rules] = await dryRunFile(ns, join(DEPLOY, 'monitoring', 'alerts.yaml'));
+  assert.equal(rules?.kind, 'PrometheusRule');
 });

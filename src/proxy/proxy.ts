@@ -30,6 +30,7 @@ import type { ServingTls } from '../server/http/app.ts';
 import type { Server as TlsServer } from 'node:tls';
 import { watchServingFiles } from './certificate-reload.ts';
 import { newProxyLogger } from './logging.ts';
+import { serverVersion, versionWarning } from '../upstream/server-version.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
@@ -294,6 +295,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       'MALLOC_MMAP_THRESHOLD_ is not set: memory the proxy frees may stay resident; set it as the image does',
     );
   }
+  // The apiserver's version, said once; a release older than the proxy is made for, warned of.
+  void serverVersion(client).then((version) => {
+    if (version === undefined) return;
+    const warning = versionWarning(version);
+    if (warning === undefined) app.log.info({ version: version.gitVersion }, 'apiserver version');
+    else app.log.warn({ version: version.gitVersion }, warning);
+  });
   app.log.info(
     { upstream: upstream.server.origin, source: upstream.source, mode: access === undefined ? 'sidecar' : 'shared' },
     access === undefined ? 'proxying to the apiserver' : 'proxying to the apiserver, each client as itself (shared mode)',

@@ -5,8 +5,9 @@
  * sidecar needs: probes, resources, a locked-down securityContext, and no more RBAC than reads.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { DEPLOY, applyKustomization, only, overlay } from './kustomize.ts';
@@ -81,7 +82,6 @@ function assertLeastRbac(objects: readonly KubeObject[], namespace: string): voi
 /** The proxy container the sidecar component adds, checked for what a sidecar needs. */
 function assertSidecar(deployment: Deployment): Container {
   const pod = deployment.spec.template.spec;
-  assert.equal(pod.serviceAccountName, 'kube-cache-proxy');
   const proxy = (pod.initContainers ?? []).find((c) => c.name === 'kube-cache-proxy');
   assert.ok(proxy !== undefined, 'the proxy is added as a native sidecar');
   assert.equal(proxy.restartPolicy, 'Always');
@@ -140,34 +140,55 @@ test('deploy/rbac: accepted by the apiserver, as is and in an overlay; reads onl
 });
 
 test(
-  'deploy/sidecar: added to any Deployment, which keeps its own containers; accepted by the apiserver',
+  'deploy/sidecar: added to any Deployment, StatefulSet, DaemonSet and Job, each keeping its own containers and ServiceAccount; accepted by the apiserver',
   { timeout: 60_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    const web = [
-      'apiVersion: apps/v1',
-      'kind: Deployment',
-      'metadata: { name: web }',
-      'spec:',
-      '  selector: { matchLabels: { app: web } }',
-      '  template:',
-      '    metadata: { labels: { app: web } }',
-      '    spec:',
-      '      initContainers: [{ name: migrate, image: busybox, command: ["true"] }]',
-      '      containers: [{ name: web, image: nginx }]',
-      '      volumes: [{ name: data, emptyDir: {} }]',
-      '',
-    ].join('\n');
-    const dir = overlay(t, { namespace: ns, resources: ['web.yaml'], components: [join(DEPLOY, 'sidecar')], extra: { 'web.yaml': web } });
+    /** A workload of `kind` whose pod template has an init container, a container and a volume of its own. */
+    const workload = (apiVersion: string, kind: string, name: string, serviceAccount?: string): string =>
+      [
+        `apiVersion: ${apiVersion}`,
+        `kind: ${kind}`,
+        `metadata: { name: ${name} }`,
+        'spec:',
+        ...(kind === 'Job' ? [] : [`  selector: { matchLabels: { app: ${name} } }`]),
+        ...(kind === 'StatefulSet' ? [`  serviceName: ${name}`] : []),
+        '  template:',
+        `    metadata: { labels: { app: ${name} } }`,
+        '    spec:',
+        ...(serviceAccount === undefined ? [] : [`      serviceAccountName: ${serviceAccount}`]),
+        ...(kind === 'Job' ? ['      restartPolicy: Never'] : []),
+        '      initContainers: [{ name: migrate, image: busybox, command: ["true"] }]',
+        `      containers: [{ name: ${name}, image: nginx }]`,
+        '      volumes: [{ name: data, emptyDir: {} }]',
+        '',
+      ].join('\n');
+    const files = {
+      'web.yaml': workload('apps/v1', 'Deployment', 'web'),
+      'db.yaml': workload('apps/v1', 'StatefulSet', 'db', 'db-account'),
+      'agent.yaml': workload('apps/v1', 'DaemonSet', 'agent', 'agent-account'),
+      'batch.yaml': workload('batch/v1', 'Job', 'batch', 'batch-account'),
+    };
+    const dir = overlay(t, { namespace: ns, resources: Object.keys(files), components: [join(DEPLOY, 'sidecar')], extra: files });
     const objects = await dryRun(dir);
-    const deployment = only(objects, 'Deployment', 'web') as Deployment;
-    assertSidecar(deployment);
-    assert.deepEqual(
-      deployment.spec.template.spec.containers.map((c) => c.name),
-      ['web'],
-    );
-    assert.deepEqual((deployment.spec.template.spec.initContainers ?? []).map((c) => c.name).sort(), ['kube-cache-proxy', 'migrate']);
-    assert.deepEqual((deployment.spec.template.spec.volumes ?? []).map((v) => v.name).sort(), ['data', 'kube-cache-proxy']);
+    for (const [kind, name, account] of [
+      ['Deployment', 'web', undefined],
+      ['StatefulSet', 'db', 'db-account'],
+      ['DaemonSet', 'agent', 'agent-account'],
+      ['Job', 'batch', 'batch-account'],
+    ] as const) {
+      const made = only(objects, kind, name) as Deployment;
+      assertSidecar(made);
+      const pod = made.spec.template.spec;
+      // The app's identity is kept: the proxy acts upstream as it.
+      assert.equal(pod.serviceAccountName, account, `${kind} ${name} keeps its ServiceAccount`);
+      assert.deepEqual(
+        pod.containers.map((c) => c.name),
+        [name],
+      );
+      assert.deepEqual((pod.initContainers ?? []).map((c) => c.name).sort(), ['kube-cache-proxy', 'migrate']);
+      assert.deepEqual((pod.volumes ?? []).map((v) => v.name).sort(), ['data', 'kube-cache-proxy']);
+    }
   },
 );
 
@@ -351,4 +372,62 @@ test("deploy/monitoring: the PodMonitor and the alert rules apply as their heade
   await stubCrd(ns, 'monitoring.coreos.com', 'PrometheusRule', 'prometheusrules');
   const [rules] = await dryRunFile(ns, join(DEPLOY, 'monitoring', 'alerts.yaml'));
   assert.equal(rules?.kind, 'PrometheusRule');
+});
+
+test("deploy/rbac bound to an app's own ServiceAccount with docs/deploy.md's patch, as written there; accepted by the apiserver", async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  const guide = readFileSync(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
+  const written = /```yaml\n(patches:.*\n[\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(written !== undefined, "docs/deploy.md's patches block");
+  // The guide's namespace (its overlay's, my-app) is this test's.
+  const patches = written.replace('"/subjects/0/namespace", "value": "my-app"', `"/subjects/0/namespace", "value": "${ns}"`);
+  assert.notEqual(patches, written);
+  const dir = mkdtempSync(join(tmpdir(), 'kcp-own-account-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  writeFileSync(
+    join(dir, 'app.yaml'),
+    [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: { name: my-app }',
+      'spec:',
+      '  selector: { matchLabels: { app: my-app } }',
+      '  template:',
+      '    metadata: { labels: { app: my-app } }',
+      '    spec:',
+      '      serviceAccountName: my-app',
+      '      containers: [{ name: app, image: nginx }]',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      `namespace: ${ns}`,
+      'resources:',
+      '  - app.yaml',
+      `  - ${relative(dir, join(DEPLOY, 'rbac'))}`,
+      'components:',
+      `  - ${relative(dir, join(DEPLOY, 'sidecar'))}`,
+      patches,
+    ].join('\n'),
+  );
+  const objects = await dryRun(dir);
+  const app = only(objects, 'Deployment', 'my-app') as Deployment;
+  assert.equal(app.spec.template.spec.serviceAccountName, 'my-app');
+  assertSidecar(app);
+  for (const [kind, name] of [
+    ['RoleBinding', 'kube-cache-proxy'],
+    ['ClusterRoleBinding', 'kube-cache-proxy-discovery'],
+  ] as const) {
+    const binding = only(objects, kind, name) as KubeObject & { subjects: { kind: string; name: string; namespace?: string }[] };
+    assert.deepEqual(
+      binding.subjects.map((s) => `${s.kind}/${s.namespace ?? ns}/${s.name}`),
+      [`ServiceAccount/${ns}/my-app`],
+    );
+  }
 });

@@ -74,6 +74,15 @@ export const PROXY_FLAGS = [
   },
   { name: 'certificate-authority', type: 'string', arg: 'FILE', help: ["the CA that --server's certificate is verified against (PEM)"] },
   {
+    name: 'fallback-to-apiserver',
+    type: 'boolean',
+    help: [
+      "with --server: while that proxy cannot be reached, send every request to the kubeconfig's",
+      'apiserver instead (same credentials), and go back once its /readyz answers; on by default,',
+      '=false to turn it off',
+    ],
+  },
+  {
     name: 'address',
     type: 'string',
     arg: 'IP',

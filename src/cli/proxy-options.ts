@@ -207,6 +207,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     flowLimits: parseFlowLimits(setting),
+    fallbackToApiserver: parseFallback(flagOrEnv('fallback-to-apiserver'), setting('server')),
     metricsBindAddress: parseBindAddress(setting('metrics-bind-address')),
     shutdownDelayMs: parseShutdownDelay(setting('shutdown-delay-duration')),
     pool: parsePool(setting),
@@ -527,6 +528,13 @@ function parseTlsCipherSuites(s: Setting | undefined): string | undefined {
     `${s.from}: ${ciphers.message}`,
     `Use Go's names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; all: ${TLS_CIPHER_SUITE_NAMES.join(', ')}.`,
   );
+}
+
+/** --fallback-to-apiserver: on by default with --server, meaningless without it. */
+function parseFallback(s: Setting | undefined, server: Setting | undefined): boolean {
+  if (s === undefined) return true;
+  if (server === undefined) throw new CliError(`${s.from}: only with --server`, 'Add --server URL (another proxy), or drop it.');
+  return parseBool(s);
 }
 
 function parseShutdownDelay(s: Setting | undefined): number {

@@ -28,6 +28,8 @@ export interface ProxyOptions {
   readonly server: string | undefined;
   /** kubectl's --certificate-authority: the CA file the upstream's certificate is verified against. */
   readonly certificateAuthority: string | undefined;
+  /** With --server: while that upstream cannot be reached, use the kubeconfig's apiserver (--fallback-to-apiserver, default true). */
+  readonly fallbackToApiserver?: boolean | undefined;
   readonly address: string;
   /** 0: the system picks a free port. */
   readonly port: number;

@@ -31,6 +31,9 @@ import type { Server as TlsServer } from 'node:tls';
 import { watchServingFiles } from './certificate-reload.ts';
 import { newProxyLogger } from './logging.ts';
 import { serverVersion, versionWarning } from '../upstream/server-version.ts';
+import { newFallbackClient } from '../upstream/fallback-client.ts';
+import type { FallbackClient } from '../upstream/fallback-client.ts';
+import type { FallbackStatus } from '../status/status-report.ts';
 import type { ProxyMetrics } from '../server/http/metrics.ts';
 import { newStatusReporter } from '../status/status-report.ts';
 import { reviewSelf } from '../upstream/identity.ts';
@@ -94,8 +97,20 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const log: CacheRegistryLog = (level, message, fields) => {
     logger[level](fields ?? {}, message);
   };
-  const client = newUpstreamClient(upstream);
+  // A chained proxy's upstream (--server), with the apiserver behind it while it cannot be reached.
+  const fallback =
+    upstream.fallback === undefined
+      ? undefined
+      : newFallbackClient({
+          upstream: newUpstreamClient(upstream),
+          apiserver: newUpstreamClient(upstream.fallback),
+          log: (level, fields, message) => {
+            logger[level](fields, message);
+          },
+        });
+  const client: UpstreamClient = fallback ?? newUpstreamClient(upstream);
   const metrics = newProxyMetrics();
+  if (fallback !== undefined) metrics.upstreamFallback(() => fallback.state());
   // Per-flow limits (a user at an address in shared mode, a connection in sidecar mode), and in
   // shared mode the limits on reviews of unknown tokens.
   const fairness: Fairness = {
@@ -156,6 +171,8 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     registry: metrics.registry,
     caches: () => cachedReads.reads.checks(),
     upstream: { server: upstream.server.origin, source: upstream.source },
+    fallback:
+      fallback === undefined || upstream.fallback === undefined ? undefined : fallbackStatus(fallback, upstream.fallback.server.origin),
     consistency: {
       mode: options.readConsistency,
       strongResources: options.strongResources,
@@ -420,4 +437,12 @@ async function listenUnix(app: FastifyInstance, path: string): Promise<void> {
   } finally {
     process.umask(old);
   }
+}
+
+/** The status page's view of a chained proxy's fallback. */
+function fallbackStatus(client: FallbackClient, apiserver: string): () => FallbackStatus {
+  return () => {
+    const { target, sinceMs, reason, fallbacks } = client.state();
+    return { target, apiserver, since: new Date(sinceMs).toISOString(), reason: reason ?? null, fallbacks };
+  };
 }

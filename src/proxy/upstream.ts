@@ -10,7 +10,8 @@ import type { ProxyOptions } from './options.ts';
 
 /** Loads the upstream from the options' kubeconfig/context, with an error that says what to do. */
 export async function loadUpstream(
-  options: Pick<ProxyOptions, 'kubeconfig' | 'context'> & Partial<Pick<ProxyOptions, 'server' | 'certificateAuthority'>>,
+  options: Pick<ProxyOptions, 'kubeconfig' | 'context'> &
+    Partial<Pick<ProxyOptions, 'server' | 'certificateAuthority' | 'fallbackToApiserver'>>,
 ): Promise<UpstreamConfig> {
   let config: UpstreamConfig;
   try {
@@ -22,7 +23,10 @@ export async function loadUpstream(
       'Pass --kubeconfig FILE (and --context NAME), set $KUBECONFIG, or run in a pod with a service account.',
     );
   }
-  return withServer(config, options.server, options.certificateAuthority);
+  const chained = withServer(config, options.server, options.certificateAuthority);
+  // A chained proxy (--server) keeps the kubeconfig's apiserver to fall back on (fallback-client.ts).
+  if (options.server === undefined || options.fallbackToApiserver === false) return chained;
+  return { ...chained, fallback: config };
 }
 
 /**

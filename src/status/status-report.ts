@@ -25,11 +25,25 @@ const IDENTITY_RETRY_MS = 60_000;
 /** How long a report waits for a SelfSubjectReview in flight before answering without it. */
 const IDENTITY_WAIT_MS = 1_000;
 
+/** A chained proxy's fallback: where its requests go now, and since when. */
+export interface FallbackStatus {
+  /** `upstream` (the --server proxy) or `apiserver` (while that proxy cannot be reached). */
+  readonly target: 'upstream' | 'apiserver';
+  readonly apiserver: string;
+  readonly since: string;
+  /** Why the upstream proxy was left, while on the apiserver. */
+  readonly reason: string | null;
+  /** Times it was left since start. */
+  readonly fallbacks: number;
+}
+
 export interface StatusSources {
   readonly registry: Registry;
   /** The caches' states; none when the proxy caches nothing. */
   readonly caches: () => readonly CacheStatus[];
   readonly upstream: { readonly server: string; readonly source: string };
+  /** With --server and its fallback: whether requests go to the apiserver now (fallback-client.ts); none: no fallback. */
+  readonly fallback?: (() => FallbackStatus) | undefined;
   readonly consistency: { readonly mode: string; readonly strongResources: readonly string[]; readonly maxStalenessSeconds: number };
   /** Who the proxy is upstream (a SelfSubjectReview); asked on the first report. */
   readonly identity?: (() => Promise<UpstreamIdentity>) | undefined;
@@ -121,6 +135,8 @@ export interface StatusReport {
     readonly source: string;
     /** The proxy's user upstream; null until known (or when the apiserver does not say). */
     readonly identity: UpstreamIdentity | null;
+    /** A chained proxy's fallback to the apiserver; null without one. */
+    readonly fallback: FallbackStatus | null;
   };
   readonly consistency: StatusSources['consistency'];
   /** The node pool, if the proxy is a member of one; null otherwise. */
@@ -287,7 +303,12 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
         generatedAt: new Date(clock.wallNow()).toISOString(),
         version: sources.version,
         uptimeSeconds: Math.round((now - startedAt) / 1000),
-        upstream: { server: sources.upstream.server, source: sources.upstream.source, identity: identity ?? null },
+        upstream: {
+          server: sources.upstream.server,
+          source: sources.upstream.source,
+          identity: identity ?? null,
+          fallback: sources.fallback?.() ?? null,
+        },
         consistency: sources.consistency,
         pool: sources.pool?.() ?? null,
         limits: sources.limits?.() ?? null,

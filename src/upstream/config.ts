@@ -38,6 +38,11 @@ export interface UpstreamConfig {
   authorization(): Promise<string | undefined>;
   /** For logs and errors: which kubeconfig and context, or in-cluster. */
   readonly source: string;
+  /**
+   * Where to go while `server` cannot be reached (fallback-client.ts): the kubeconfig's own
+   * apiserver when `server` is another proxy (kubectl's --server); undefined: nowhere.
+   */
+  readonly fallback?: UpstreamConfig | undefined;
 }
 
 /** How long an Authorization header is reused before asking the kubeconfig's auth again. */

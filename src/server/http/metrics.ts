@@ -43,6 +43,8 @@ export interface ProxyMetrics {
   handshakes(pacing: HandshakePacing): void;
   /** Serves the idle keep-alive connections and those let go past their address's bound (idle-connections.ts). */
   idleConnections(idle: IdleConnections): void;
+  /** Serves a chained proxy's fallback: whether its requests go to the apiserver now, and how often they did (fallback-client.ts). */
+  upstreamFallback(state: () => { readonly target: 'upstream' | 'apiserver'; readonly fallbacks: number }): void;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
@@ -290,6 +292,27 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     idleConnections: (idle) => {
       idleConnectionMetrics(registry, idle);
     },
+    upstreamFallback: (state) => {
+      new Gauge({
+        name: 'kube_cache_proxy_upstream_fallback',
+        help: 'A chained proxy (--server): 1 while its upstream proxy cannot be reached and its requests go to the apiserver, 0 while they go to the upstream proxy.',
+        registers: [registry],
+        collect() {
+          this.set(state().target === 'apiserver' ? 1 : 0);
+        },
+      });
+      let counted = 0;
+      new Counter({
+        name: 'kube_cache_proxy_upstream_fallbacks_total',
+        help: 'A chained proxy (--server): times its upstream proxy could not be reached and it turned to the apiserver.',
+        registers: [registry],
+        collect() {
+          const now = state().fallbacks;
+          this.inc(now - counted);
+          counted = now;
+        },
+      });
+    },
     fairness: (fairness, reviews) => {
       fairnessMetrics(registry, fairness, reviews);
     },
@@ -536,6 +559,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   fairness: () => undefined,
   handshakes: () => undefined,
   idleConnections: () => undefined,
+  upstreamFallback: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,

@@ -70,6 +70,8 @@ test('metrics reference, alert rules and dashboard: every metric and label they 
   const options = parseProxyOptions(['--port', '0', '--shared', '--tls-generate', '--resources', 'configmaps', '--log-level', 'warn']);
   const proxy = await startProxy(options, await upstreamConfigFor(shared.cp));
   t.after(() => proxy.stop(1_000));
+  // A chained proxy's fallback, registered only with --server.
+  proxy.metrics.upstreamFallback(() => ({ target: 'upstream', fallbacks: 0 }));
   const names = exported(proxy.metrics.registry);
   // A pool member's, registered only with --pool.
   for (const [name, labels] of exported(((registry) => (poolMetrics(registry, 'p'), registry))(new Registry()))) names.set(name, labels);

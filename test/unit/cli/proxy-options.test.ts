@@ -386,3 +386,13 @@ test("proxy options: klog's -v (4 and above: debug) and component-base's --loggi
     (error: unknown) => error instanceof CliError && /not a verbosity/.test(error.message),
   );
 });
+
+test('proxy options: --fallback-to-apiserver, on by default with --server, only with it', () => {
+  assert.equal(parseProxyOptions(['--server', 'https://node-proxy:443'], {}).fallbackToApiserver, true);
+  assert.equal(parseProxyOptions(['--server', 'https://node-proxy:443', '--fallback-to-apiserver=false'], {}).fallbackToApiserver, false);
+  assert.equal(parseProxyOptions([], {}).fallbackToApiserver, true);
+  assert.throws(
+    () => parseProxyOptions(['--fallback-to-apiserver'], {}),
+    (error: unknown) => error instanceof CliError && /--fallback-to-apiserver: only with --server/.test(error.message),
+  );
+});

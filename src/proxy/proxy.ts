@@ -208,6 +208,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const app = newProxyServer({
     tls: servingTls,
     healthChecks,
+    draining: () => shuttingDown !== undefined,
     client,
     logger,
     filter: options.filter,

@@ -76,6 +76,8 @@ export interface ProxyServerOptions {
    * None: no limits.
    */
   readonly fairness?: Fairness | undefined;
+  /** True once the proxy shuts down: every answer then closes its connection (`Connection: close`). */
+  readonly draining?: (() => boolean) | undefined;
   /** The checks of /livez, /readyz and /healthz (health.ts proxyHealthChecks); none: made from memoryState and the caches. */
   readonly healthChecks?: ((endpoint: string) => readonly HealthCheck[]) | undefined;
   /** The memory budget's state (memory-budget.ts), a /readyz check that always passes and says how full it is; none: no such check. */
@@ -287,6 +289,16 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   app.addContentTypeParser('*', (_request, _payload, done) => {
     done(null);
   });
+  // While the proxy shuts down (--shutdown-delay-duration), every answer closes its connection,
+  // so that clients open their next request's elsewhere (the Service's other endpoints) instead
+  // of racing the drain's close of their idle keep-alive connection.
+  const { draining } = options;
+  if (draining !== undefined) {
+    app.addHook('onRequest', (request, reply, done) => {
+      if (draining()) reply.raw.setHeader('connection', 'close');
+      done();
+    });
+  }
   if (options.filter !== undefined) installRequestFilter(app, options.filter);
   // Expect: 100-continue. Go sends the interim 100 when a handler first reads the body, so a GET
   // (its body never read) gets none, where Node would send one at once; a write's body is read by

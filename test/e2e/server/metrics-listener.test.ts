@@ -109,6 +109,10 @@ test('--shutdown-delay-duration: on stop /readyz fails at once on both listeners
   assert.ok(api !== undefined);
   await eventually('the caches to sync', async () => (await request(`${api}/readyz`)).statusCode === 200);
 
+  const before = await request(`${api}/api/v1/namespaces/default/configmaps`);
+  assert.notEqual(before.headers.connection, 'close', 'kept alive before the stop');
+  await before.body.dump();
+
   let done = false;
   const stopped = proxy.stop(5_000).then(() => {
     done = true;
@@ -125,6 +129,8 @@ test('--shutdown-delay-duration: on stop /readyz fails at once on both listeners
   }
   const read = await request(`${api}/api/v1/namespaces/default/configmaps`);
   assert.equal(read.statusCode, 200, 'clients already sent here are still served during the delay');
+  // Each answer closes its connection: the client's next request opens one elsewhere.
+  assert.equal(read.headers.connection, 'close');
   await read.body.dump();
   assert.equal(done, false, 'the delay still running');
 

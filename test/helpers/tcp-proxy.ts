@@ -25,10 +25,14 @@ export interface TcpProxy {
    * (0: at once again, after what is already delayed).
    */
   setDelay(ms: number): void;
+  /** New connections go to this target from now on; open ones stay where they are (a Service's endpoints changing). */
+  retarget(host: string, port: number): void;
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(host: string, port: number): Promise<TcpProxy> {
+  let targetHost = host;
+  let targetPort = port;
   const open = new Set<Socket>();
   let accepted = 0;
   let blocked = false;
@@ -97,6 +101,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     open.clear();
   };
   return {
+    retarget(newHost, newPort) {
+      targetHost = newHost;
+      targetPort = newPort;
+    },
     port: address.port,
     connections: () => accepted,
     cut,

@@ -12,7 +12,9 @@
  *   is the string `err`; warnings are info lines at `v` 0, as klog writes them in JSON.
  *
  * `-v N` is klog's verbosity: 4 and above shows the debug lines (one per request among them), at
- * `v` 4. The entries come from pino (Fastify's logger), written to `out` synchronously.
+ * `v` 4. The entries come from pino (Fastify's logger), written to `out` synchronously: stderr,
+ * as klog's, so that stdout holds only what the command itself prints (kubectl proxy's
+ * `Starting to serve on ADDRESS`, which scripts read) and a log collector reads one format.
  */
 import { pino } from 'pino';
 import type { DestinationStream, LoggerOptions } from 'pino';
@@ -35,7 +37,7 @@ export interface LoggerSettings {
   /** pino's level name (what is written at all). */
   readonly level: string;
   readonly format: LoggingFormat;
-  /** Where lines go; default: stdout. */
+  /** Where lines go; default: stderr, as klog writes (stdout has the command's own lines: `Starting to serve on`). */
   readonly out?: { write(line: string): unknown };
 }
 
@@ -85,7 +87,7 @@ function errorText(error: unknown): string {
 }
 
 export function newProxyLogger(settings: LoggerSettings): FastifyBaseLogger {
-  const out = settings.out ?? process.stdout;
+  const out = settings.out ?? process.stderr;
   const common: LoggerOptions = {
     level: settings.level,
     // No pid and hostname on every line: klog's header has the pid; a pod's name is its own.

@@ -84,10 +84,13 @@ test('proxy: --resources caches built-in types resolved by discovery, skips the 
 });
 
 /** Runs the proxy until it serves, sends a few requests, stops it; its whole output. */
-async function outputAround(command: string, args: readonly string[], requests: number): Promise<string> {
+async function outputAround(command: string, args: readonly string[], requests: number, stdoutOnly?: { text: string }): Promise<string> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+    if (stdoutOnly !== undefined) stdoutOnly.text += c.toString();
+  });
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
@@ -114,7 +117,10 @@ test(
     const logLines = (output: string): string[] =>
       output.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('Starting to serve on') && !l.startsWith('Serving metrics'));
 
-    const info = await outputAround(process.execPath, [bin, ...args], 5);
+    const stdout = { text: '' };
+    const info = await outputAround(process.execPath, [bin, ...args], 5, stdout);
+    // The log on stderr, as klog's; stdout has the command's own line only (kubectl proxy's).
+    assert.match(stdout.text, /^Starting to serve on 127\.0\.0\.1:\d+\n$/);
     const lines = logLines(info);
     assert.ok(lines.length > 0, info);
     for (const line of lines) assert.ok(parseKlogLine(line) !== undefined, `a klog line: ${line}`);

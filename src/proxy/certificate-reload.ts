@@ -1,5 +1,6 @@
 /**
- * Serving certificate, key and client CA reloaded when their files change, as kube-apiserver's
+ * Serving certificate, key and client CA reloaded when their files change (the client CA alone
+ * with --tls-generate, whose pair is made in memory), as kube-apiserver's
  * dynamic certificate files are (k8s.io/apiserver pkg/server/dynamiccertificates:
  * DynamicCertKeyPairContent, DynamicFileCAContent): a cert-manager renewal or a Secret volume's
  * update reaches the proxy without a restart.
@@ -20,9 +21,9 @@ import { pemCertificates } from '../server/tls/serving-certificate.ts';
 /** How often the files are looked at: well within a minute, the bound an operator is told. */
 export const RELOAD_INTERVAL_MS = 10_000;
 
+/** The files followed: the serving pair (undefined with --tls-generate, whose pair is made in memory) and the client CA. */
 export interface ServingFiles {
-  readonly certFile: string;
-  readonly keyFile: string;
+  readonly pair?: { readonly certFile: string; readonly keyFile: string } | undefined;
   /** --client-ca-file; undefined: none. */
   readonly clientCaFile?: string | undefined;
 }
@@ -36,6 +37,8 @@ export interface ServingMaterial {
 
 export interface CertificateReloadOptions {
   readonly files: ServingFiles;
+  /** The pair served when the files hold none (--tls-generate's). */
+  readonly generated?: { readonly cert: string; readonly key: string } | undefined;
   /** Installs new material (the server's setSecureContext with the proxy's TLS settings). */
   readonly install: (material: ServingMaterial) => void;
   readonly log: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
@@ -58,13 +61,13 @@ function stamp(path: string): string {
   }
 }
 
-/** Reads the files and checks them as the start does; throws what is wrong. */
-function readMaterial(files: ServingFiles): ServingMaterial {
-  const cert = readFileSync(files.certFile, 'utf8');
-  const key = readFileSync(files.keyFile, 'utf8');
+/** Reads the files (the generated pair for what none holds) and checks them as the start does; throws what is wrong. */
+function readMaterial(files: ServingFiles, generated: { readonly cert: string; readonly key: string } | undefined): ServingMaterial {
+  const cert = files.pair === undefined ? (generated?.cert ?? '') : readFileSync(files.pair.certFile, 'utf8');
+  const key = files.pair === undefined ? (generated?.key ?? '') : readFileSync(files.pair.keyFile, 'utf8');
   const clientCa = files.clientCaFile === undefined ? undefined : readFileSync(files.clientCaFile, 'utf8');
   const leaf = pemCertificates(cert)[0];
-  if (leaf === undefined) throw new Error(`${files.certFile}: no PEM certificate in it`);
+  if (leaf === undefined) throw new Error(`${files.pair?.certFile ?? 'the serving certificate'}: no PEM certificate in it`);
   new X509Certificate(leaf);
   const options: SecureContextOptions = { cert, key };
   if (clientCa !== undefined) {
@@ -80,7 +83,10 @@ function readMaterial(files: ServingFiles): ServingMaterial {
 
 export function watchServingFiles(options: CertificateReloadOptions): CertificateReload {
   const { files, install, log } = options;
-  const paths = [files.certFile, files.keyFile, ...(files.clientCaFile === undefined ? [] : [files.clientCaFile])];
+  const paths = [
+    ...(files.pair === undefined ? [] : [files.pair.certFile, files.pair.keyFile]),
+    ...(files.clientCaFile === undefined ? [] : [files.clientCaFile]),
+  ];
   let seen = paths.map(stamp).join('|');
   const check = (): void => {
     const now = paths.map(stamp).join('|');
@@ -90,7 +96,7 @@ export function watchServingFiles(options: CertificateReloadOptions): Certificat
     seen = now;
     let material: ServingMaterial;
     try {
-      material = readMaterial(files);
+      material = readMaterial(files, options.generated);
     } catch (error) {
       log(
         'warn',
@@ -101,7 +107,7 @@ export function watchServingFiles(options: CertificateReloadOptions): Certificat
     }
     install(material);
     const leaf = new X509Certificate(pemCertificates(material.cert)[0] ?? '');
-    log('info', { subject: leaf.subject, notAfter: leaf.validTo, ...files }, 'serving certificate reloaded');
+    log('info', { subject: leaf.subject, notAfter: leaf.validTo, ...files }, 'serving certificate and client CA reloaded');
   };
   const timer = setInterval(check, options.intervalMs ?? RELOAD_INTERVAL_MS);
   timer.unref();

@@ -326,10 +326,12 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   );
 
   // Certificate, key and client CA files followed as they change (certificate-reload.ts).
+  const pair = options.tls?.kind === 'files' ? { certFile: options.tls.certFile, keyFile: options.tls.keyFile } : undefined;
   const reload =
-    options.tls?.kind === 'files' && servingTls !== undefined
+    servingTls !== undefined && (pair !== undefined || clientCaFile !== undefined)
       ? watchServingFiles({
-          files: { certFile: options.tls.certFile, keyFile: options.tls.keyFile, clientCaFile },
+          files: { pair, clientCaFile },
+          generated: pair === undefined ? servingTls : undefined,
           install: (material) => {
             (app.server as unknown as TlsServer).setSecureContext(
               secureContextOptions({ ...servingTls, cert: material.cert, key: material.key, clientCa: material.clientCa }),

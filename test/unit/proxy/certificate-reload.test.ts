@@ -18,10 +18,11 @@ test('watchServingFiles: a changed certificate and key are installed once; a pai
   t.after(() => {
     rmSync(dir, { recursive: true, force: true });
   });
-  const files = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientCaFile: join(dir, 'ca.crt') };
+  const pair = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  const files = { pair, clientCaFile: join(dir, 'ca.crt') };
   const first = generateServingCertificate(LOOPBACK_NAMES);
-  writeFileSync(files.certFile, first.cert);
-  writeFileSync(files.keyFile, first.key);
+  writeFileSync(files.pair.certFile, first.cert);
+  writeFileSync(files.pair.keyFile, first.key);
   writeFileSync(files.clientCaFile, first.ca);
   const installed: ServingMaterial[] = [];
   const logged: string[] = [];
@@ -39,25 +40,50 @@ test('watchServingFiles: a changed certificate and key are installed once; a pai
   assert.equal(installed.length, 0, 'nothing changed');
 
   const second = generateServingCertificate(LOOPBACK_NAMES);
-  replace(files.certFile, second.cert);
-  replace(files.keyFile, second.key);
+  replace(files.pair.certFile, second.cert);
+  replace(files.pair.keyFile, second.key);
   reload.check();
   assert.deepEqual(installed, [{ cert: second.cert, key: second.key, clientCa: first.ca }]);
-  assert.deepEqual(logged, ['info: serving certificate reloaded']);
+  assert.deepEqual(logged, ['info: serving certificate and client CA reloaded']);
   reload.check();
   assert.equal(installed.length, 1, 'the same files are not installed twice');
 
   // Half a renewal: the new certificate before its key. Kept out, said once.
   const third = generateServingCertificate(LOOPBACK_NAMES);
-  replace(files.certFile, third.cert);
+  replace(files.pair.certFile, third.cert);
   reload.check();
   reload.check();
   assert.equal(installed.length, 1);
   assert.deepEqual(logged.slice(1), ['warn: serving certificate files changed but do not check out: still serving the current ones']);
   // The key follows: installed.
-  replace(files.keyFile, third.key);
+  replace(files.pair.keyFile, third.key);
   replace(files.clientCaFile, third.ca);
   reload.check();
   assert.deepEqual(installed.at(-1), { cert: third.cert, key: third.key, clientCa: third.ca });
-  assert.equal(logged.at(-1), 'info: serving certificate reloaded');
+  assert.equal(logged.at(-1), 'info: serving certificate and client CA reloaded');
+});
+
+test('watchServingFiles: with a generated pair (--tls-generate), the client CA file alone is followed, the generated pair kept', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kcp-reload-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const generated = generateServingCertificate(LOOPBACK_NAMES);
+  const clientCaFile = join(dir, 'ca.crt');
+  writeFileSync(clientCaFile, generateServingCertificate(LOOPBACK_NAMES).ca);
+  const installed: ServingMaterial[] = [];
+  const reload = watchServingFiles({
+    files: { clientCaFile },
+    generated,
+    install: (material) => installed.push(material),
+    log: () => undefined,
+    intervalMs: 1 << 30,
+  });
+  t.after(() => {
+    reload.stop();
+  });
+  const rotated = generateServingCertificate(LOOPBACK_NAMES).ca;
+  replace(clientCaFile, rotated);
+  reload.check();
+  assert.deepEqual(installed, [{ cert: generated.cert, key: generated.key, clientCa: rotated }]);
 });

@@ -8,6 +8,12 @@ import type { UpstreamConfig } from '../upstream/config.ts';
 import { CliError } from './cli-error.ts';
 import type { ProxyOptions } from './options.ts';
 
+/**
+ * A chained proxy's connection to its upstream proxy: on the same node or in the cluster, made in
+ * milliseconds when it is there; past this it is taken as gone, and the apiserver is used.
+ */
+export const UPSTREAM_PROXY_CONNECT_TIMEOUT_MS = 3_000;
+
 /** Loads the upstream from the options' kubeconfig/context, with an error that says what to do. */
 export async function loadUpstream(
   options: Pick<ProxyOptions, 'kubeconfig' | 'context'> &
@@ -26,7 +32,7 @@ export async function loadUpstream(
   const chained = withServer(config, options.server, options.certificateAuthority);
   // A chained proxy (--server) keeps the kubeconfig's apiserver to fall back on (fallback-client.ts).
   if (options.server === undefined || options.fallbackToApiserver === false) return chained;
-  return { ...chained, fallback: config };
+  return { ...chained, connectTimeoutMs: UPSTREAM_PROXY_CONNECT_TIMEOUT_MS, fallback: config };
 }
 
 /**

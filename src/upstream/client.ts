@@ -135,6 +135,7 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
     key: config.tls.key,
     rejectUnauthorized: config.tls.rejectUnauthorized,
     ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
+    ...(config.connectTimeoutMs === undefined ? {} : { timeout: config.connectTimeoutMs }),
   };
   // HTTP/1.1, one request per connection at a time: over HTTP/2 every request would share one
   // connection's flow-control window, so a pass-through client that stops reading its watch or

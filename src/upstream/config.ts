@@ -39,6 +39,13 @@ export interface UpstreamConfig {
   /** For logs and errors: which kubeconfig and context, or in-cluster. */
   readonly source: string;
   /**
+   * How long making a connection (TCP and TLS) may take before it counts as failed; undefined:
+   * undici's 10 s. A chained proxy's upstream proxy is given less (fallback-client.ts): a node
+   * proxy that is gone behind a Service with `internalTrafficPolicy: Local` drops the packets, and
+   * every request would otherwise wait 10 s before going to the apiserver.
+   */
+  readonly connectTimeoutMs?: number | undefined;
+  /**
    * Where to go while `server` cannot be reached (fallback-client.ts): the kubeconfig's own
    * apiserver when `server` is another proxy (kubectl's --server); undefined: nowhere.
    */

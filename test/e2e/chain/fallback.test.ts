@@ -1,20 +1,25 @@
 /**
- * A chained proxy (`--server` another proxy) whose upstream proxy goes away: its reads, writes and
+ * A chained proxy (`--server` another proxy) whose upstream proxy goes away (its port refused,
+ * or its packets dropped): its reads, writes and
  * its clients' watches carry on through the apiserver (the kubeconfig's, same credentials), and
  * once the upstream proxy is back (its /readyz answers) it goes back to it; nothing a client
  * asked for fails and its watch loses no event.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Agent, request } from 'undici';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { startProxy } from '../../../src/proxy/proxy.ts';
 import type { RunningProxy } from '../../../src/proxy/proxy.ts';
-import { loadUpstream } from '../../../src/proxy/upstream.ts';
+import { UPSTREAM_PROXY_CONNECT_TIMEOUT_MS, loadUpstream } from '../../../src/proxy/upstream.ts';
 import { STATUS_JSON_PATH } from '../../../src/status/status-routes.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { seededRandom } from '../../helpers/prng.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startReflectorWatcher } from '../../helpers/reflector-watcher.ts';
 import { auditWatch, caughtUp } from '../../helpers/watch-audit.ts';
 import type { AcknowledgedWrite } from '../../helpers/watch-audit.ts';
@@ -147,5 +152,72 @@ test(
     assert.equal(audit.reordered, 0);
     assert.equal(audit.delivered + audit.relisted, writes.length);
     assert.equal(writes.length, 4);
+  },
+);
+
+test(
+  'chained proxy: an upstream proxy that never completes a connection (its packets dropped) is left at the connect timeout given to upstream proxies, and taken again once it answers',
+  { timeout: 90_000 },
+  async (t) => {
+    const upstreamOptions = parseProxyOptions([
+      '--port',
+      '0',
+      '--tls-generate',
+      '--resources',
+      'configmaps',
+      '--log-level',
+      'error',
+      '--kubeconfig',
+      shared.cp.kubeconfig,
+    ]);
+    const upstream = await startProxy(upstreamOptions, await loadUpstream(upstreamOptions));
+    t.after(() => upstream.stop(1_000));
+    const dir = mkdtempSync(join(tmpdir(), 'kcp-fallback-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, upstream.ca ?? '');
+    // Its packets dropped: the link accepts, but nothing comes back, so no TLS handshake completes.
+    const link = await startTcpProxy('127.0.0.1', Number(new URL(upstream.url ?? '').port));
+    t.after(() => link.close());
+    link.setHeld(true);
+    const options = parseProxyOptions([
+      '--port',
+      '0',
+      '--server',
+      `https://127.0.0.1:${String(link.port)}`,
+      '--certificate-authority',
+      caFile,
+      '--resources',
+      'configmaps',
+      '--log-level',
+      'error',
+      '--kubeconfig',
+      shared.cp.kubeconfig,
+    ]);
+    const config = await loadUpstream(options);
+    // Its connections are given 3 s, not undici's 10 s: each request before the fallback waits that long.
+    assert.equal(config.connectTimeoutMs, UPSTREAM_PROXY_CONNECT_TIMEOUT_MS);
+    assert.equal(config.fallback?.connectTimeoutMs, undefined, "the apiserver's are not");
+    const chained = await startProxy(options, config);
+    t.after(() => chained.stop(1_000));
+    const url = chained.url ?? '';
+    const status = async (): Promise<{ target: string; reason: string | null }> => {
+      const res = await request(`${url}${STATUS_JSON_PATH}`);
+      return ((await res.body.json()) as { upstream: { fallback: { target: string; reason: string | null } } }).upstream.fallback;
+    };
+    await eventually(
+      'the chained cache to sync through the apiserver',
+      async () => (await request(`${url}/readyz`)).statusCode === 200,
+      30_000,
+    );
+    assert.deepEqual(await status(), { ...(await status()), target: 'apiserver', reason: 'UND_ERR_CONNECT_TIMEOUT' });
+    const read = await request(`${url}/api/v1/namespaces/default/configmaps`);
+    assert.equal(read.statusCode, 200);
+    await read.body.dump();
+
+    link.setHeld(false);
+    await eventually('requests to go to the upstream again', async () => (await status()).target === 'upstream', 30_000);
   },
 );

@@ -61,6 +61,8 @@ export interface TenantsSpec {
 }
 
 const SHARED_RBAC = join(import.meta.dirname, '..', '..', 'deploy', 'shared-rbac');
+/** A cluster proxy's reads (deploy/cluster/reads.yaml): pods, ConfigMaps and Services among them, what the suite's proxy caches. */
+const CLUSTER_READS = join(import.meta.dirname, '..', '..', 'deploy', 'cluster', 'reads.yaml');
 const CONFIG_MAPS = 5;
 /** Long enough for any run: TokenRequest's own cap is the apiserver's --service-account-max-token-expiration. */
 const TOKEN_SECONDS = 86_400;
@@ -94,13 +96,18 @@ interface RbacObject {
   readonly subjects?: { kind: string; name: string; namespace?: string }[];
 }
 
-/** deploy/shared-rbac as applied in `namespace`: its ServiceAccount, ClusterRole and binding, names suffixed. */
+/**
+ * deploy/shared-rbac and a cluster proxy's reads as applied in `namespace`: the ServiceAccount,
+ * the ClusterRoles and their bindings, names suffixed.
+ */
 async function proxyIdentity(
   admin: UpstreamClient,
   namespace: string,
   suffix: string,
 ): Promise<{ token: string; clusterScoped: string[] }> {
-  const objects = loadAll(readFileSync(join(SHARED_RBAC, 'cluster-role.yaml'), 'utf8')) as RbacObject[];
+  const objects = [join(SHARED_RBAC, 'cluster-role.yaml'), CLUSTER_READS].flatMap(
+    (file) => loadAll(readFileSync(file, 'utf8')) as RbacObject[],
+  );
   const account = (load(readFileSync(join(SHARED_RBAC, 'service-account.yaml'), 'utf8')) as RbacObject).metadata.name;
   const clusterScoped: string[] = [];
   for (const object of objects) {

@@ -123,8 +123,11 @@ test(
   { timeout: 120_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);
-    const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'first' }, data: { a: 'b' } });
+    // The cache first, then the object: a watch from its RV is inside the cache's window. (Made
+    // before, an RV the cache's LIST is already past, as any write elsewhere in the cluster meanwhile
+    // makes it, is the young cache's 410.)
     const proxy = await startCachingProxy(t, shared.cp, { specs: [CONFIGMAPS] });
+    const made = await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'first' }, data: { a: 'b' } });
     const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
     const base = `/api/v1/namespaces/${ns}/configmaps`;
     for (const query of [

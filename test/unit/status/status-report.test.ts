@@ -97,7 +97,16 @@ test("status: the figures are the metrics registry's: reads by where they were a
     { type: 'namespaces', reads: { cache: 0, apiserver: 1 }, passReasons: [{ reason: 'uncached', count: 1 }] },
   ]);
   assert.deepEqual(report.memory, { rssBytes: 300, heapUsedBytes: 100, arrayBuffersBytes: 20 });
-  assert.deepEqual(report.upstream, { server: 'https://10.0.0.1:6443', source: 'in-cluster', identity: null });
+  assert.deepEqual(report.upstream, { server: 'https://10.0.0.1:6443', source: 'in-cluster', identity: null, fallback: null });
+  // A chained proxy's fallback, as its client says it (fallback-client.ts).
+  const fallback = {
+    target: 'apiserver' as const,
+    apiserver: 'https://10.0.0.1:6443',
+    since: '2026-11-29T00:00:00.000Z',
+    reason: 'ECONNREFUSED',
+    fallbacks: 1,
+  };
+  assert.deepEqual((await newStatusReporter({ ...sources, fallback: () => fallback }).report()).upstream.fallback, fallback);
   assert.equal(report.pool, null, 'not a member of a pool');
   assert.equal(report.version, '1.2.3');
 });

@@ -247,6 +247,14 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       () => undefined,
     );
   }
+  /** Undoes a start that fails once the caches run: the server, the caches, the pool, the upstream. */
+  const abandonStart = async (): Promise<void> => {
+    await app.close();
+    await cachedReads.reads.stop();
+    await poolMember?.stop();
+    await poolMember?.close();
+    await client.close();
+  };
   const info = app.server.address();
   const address = typeof info === 'string' ? info : formatAddress(info);
   const url = typeof info === 'string' ? undefined : `${tls === undefined ? 'http' : 'https'}://${address}`;
@@ -254,11 +262,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     try {
       writeAppKubeconfig(options.writeKubeconfig, info, tls, options.namespace);
     } catch (error) {
-      await app.close();
-      await cachedReads.reads.stop();
-      await poolMember?.stop();
-      await poolMember?.close();
-      await client.close();
+      await abandonStart();
       const detail = error instanceof Error ? error.message : String(error);
       throw new CliError(
         `cannot write the kubeconfig for apps to ${options.writeKubeconfig}: ${detail}`,
@@ -276,11 +280,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
         app.log.error({ err: error }, 'metrics listener');
       });
     } catch (error) {
-      await app.close();
-      await cachedReads.reads.stop();
-      await poolMember?.stop();
-      await poolMember?.close();
-      await client.close();
+      await abandonStart();
       const { host, port } = options.metricsBindAddress;
       const detail = error instanceof Error ? error.message : String(error);
       throw new CliError(

@@ -26,28 +26,7 @@ export const PROBE_INTERVAL_MS = 5_000;
 /** Each probe's bound: an upstream that does not answer within it is still away. */
 const PROBE_TIMEOUT_MS = 3_000;
 
-/** Node's and undici's codes of a failure before any answer. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EPIPE',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_HAS_EXPIRED',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-]);
-/** Of those, the failures of making the connection: nothing of the request left. */
+/** Node's and undici's codes of a failure to make the connection: nothing of the request left. */
 const NOT_CONNECTED_CODES = new Set([
   'ECONNREFUSED',
   'EHOSTUNREACH',
@@ -63,6 +42,8 @@ const NOT_CONNECTED_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
+/** Those, and the connection's breaking before any answer (the request may have been sent). */
+const UNREACHABLE_CODES = new Set([...NOT_CONNECTED_CODES, 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 /** The error's code, or its cause's (undici wraps a socket's error). */
 function errorCode(error: unknown): string | undefined {

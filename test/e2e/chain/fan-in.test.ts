@@ -8,9 +8,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadUpstream } from '../../../src/proxy/upstream.ts';
 import { startProxy } from '../../../src/proxy/proxy.ts';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
@@ -19,6 +16,7 @@ import { eventually } from '../../helpers/eventually.ts';
 import { kube, serviceAccountToken } from '../../helpers/kube.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
+import { tokenKubeconfig } from '../../helpers/token-kubeconfig.ts';
 
 const shared = useSharedAdmin();
 
@@ -59,22 +57,7 @@ test(
       return res.statusCode === 200;
     });
 
-    const dir = mkdtempSync(join(tmpdir(), 'kcp-sidecar-'));
-    t.after(() => {
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: cp.server, 'certificate-authority': cp.caFile } }],
-        users: [{ name: 'sidecar', user: { token } }],
-        contexts: [{ name: 'c', context: { cluster: 'c', user: 'sidecar' } }],
-        'current-context': 'c',
-      }),
-    );
+    const kubeconfig = tokenKubeconfig(t, cp, token);
     const sidecars = [];
     for (let i = 0; i < SIDECARS; i++) {
       // As deployed: the sidecar's kubeconfig names the apiserver and its service account's

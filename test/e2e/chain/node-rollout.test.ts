@@ -7,11 +7,8 @@
  * chained sidecars. Not one request fails, not one event is lost.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -26,6 +23,7 @@ import { startReflectorWatcher } from '../../helpers/reflector-watcher.ts';
 import type { ReflectorWatcher } from '../../helpers/reflector-watcher.ts';
 import { clientFor, startSharedProxy } from '../../helpers/shared-proxy.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
+import { tokenKubeconfig } from '../../helpers/token-kubeconfig.ts';
 import { auditWatch, caughtUp } from '../../helpers/watch-audit.ts';
 import type { AcknowledgedWrite } from '../../helpers/watch-audit.ts';
 
@@ -108,27 +106,6 @@ function writer(
   })();
 }
 
-/** A kubeconfig for a ServiceAccount's token, against the apiserver (a sidecar's in-cluster config). */
-function tokenKubeconfig(t: TestContext, server: string, caFile: string, token: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kcp-rollout-'));
-  t.after(() => {
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const path = join(dir, 'kubeconfig');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server, 'certificate-authority': caFile } }],
-      users: [{ name: 'u', user: { token } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      'current-context': 'x',
-    }),
-  );
-  return path;
-}
-
 test(
   'node proxy rolled (the new one ready, SIGTERM to the old) under 50 clients reading, watching and writing, 10 of them through chained sidecars: no request fails, no event is lost',
   { timeout: 240_000 },
@@ -171,7 +148,7 @@ test(
         '--log-level',
         'warn',
         '--kubeconfig',
-        tokenKubeconfig(t, cp.server, caFile, token),
+        tokenKubeconfig(t, cp, token),
         '--server',
         serviceUrl,
         '--certificate-authority',

@@ -13,6 +13,12 @@
  *   cache's watch has reported, and answers 200 or its own 504 ResourceVersionTooLarge).
  * - N with limit and no match, Exact N, and `continue` (Exact at the token's RV): from the
  *   snapshot kept of the cache at exactly N, else passed through (etcd serves it, or says 410).
+ *   Once the apiserver has said 410 for N, the cache gives its 410 (etcd3/errors.go, the same
+ *   bytes) for N and every older RV it keeps no snapshot of: etcd's compaction and the
+ *   apiserver's watch-cache window only move forward, so the answer could not change, and a
+ *   client repeating such a read (an expired continue token, in a loop) costs the apiserver
+ *   nothing more. With several apiservers behind one address, one may still keep a snapshot
+ *   another has let go of; the 410 is one of the answers the client could have had.
  * - unset (most recent): as the type's consistency mode says (below).
  * - a WATCH from "" with sendInitialEvents: the most recent state, as a read; from N with
  *   sendInitialEvents=true: the cache at N or later; from N older than the cache's event window,
@@ -56,7 +62,9 @@ import type { Cacher, CacherMetrics, ReadPlan } from './cacher.ts';
 import { listKeyOf, namespaceRange, newCacher, noopCacherMetrics } from './cacher.ts';
 import type { ListOptions } from '../request/list-options.ts';
 import type { DecodedContinue } from '../request/continue-token.ts';
-import { ContinueTokenError, decodeContinue } from '../request/continue-token.ts';
+import { ContinueTokenError, decodeContinue, encodeContinue } from '../request/continue-token.ts';
+import type { StatusError } from '../kube/status.ts';
+import { EXPIRED_LIST_MESSAGE, expired, expiredContinue } from '../kube/status.ts';
 import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistency.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
@@ -131,8 +139,19 @@ export interface CacheDelegator {
   readonly cache: WatchCache;
   /** The watches of the cache (made on first use). */
   cacher(): Cacher;
-  /** Which state a GET or LIST reads (waiting as the rules say), or why it goes to the apiserver. */
-  decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason>;
+  /**
+   * Which state a GET or LIST reads (waiting as the rules say), why it goes to the apiserver, or
+   * the apiserver's own answer when the cache knows it (an exact RV the apiserver has already
+   * said it no longer keeps: observeExactList).
+   */
+  decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason | StatusError>;
+  /**
+   * For a LIST about to be passed through: when it reads an exact RV (Exact, a limit with an RV,
+   * a continue token), what to tell its answer's status code; else undefined. A 410 says the
+   * apiserver keeps no state at that RV, nor (compaction and its watch cache's window only move
+   * forward) at any older one: the cache answers such reads itself from then on.
+   */
+  observeExactList(read: ReadRequest): ((statusCode: number) => void) | undefined;
   /** Whether a WATCH (its selectors already parsed) starts from the cache: 'cache', or why not. */
   decideWatch(namespace: string, options: ListOptions, signal?: AbortSignal): Promise<Decision>;
   /** RV-unset: 'cache' when the cache may answer a read of `target` as the most recent state, else why not. */
@@ -173,6 +192,8 @@ class Delegator implements CacheDelegator {
   #cacher: Cacher | undefined;
   #probe: ConsistencyProbe | undefined;
   readonly #keeper: FreshnessKeeper;
+  /** The highest exact RV of a LIST the apiserver answered 410 (0: none yet). */
+  #expiredThrough = 0n;
 
   constructor(cache: WatchCache, options: DelegatorOptions) {
     this.cache = cache;
@@ -205,16 +226,26 @@ class Delegator implements CacheDelegator {
     return this.#cacher;
   }
 
-  async decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason> {
+  async decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason | StatusError> {
     const plan = readPlan(read, this.cache);
     if (typeof plan === 'string') return plan;
-    if (plan.kind === 'consistent') {
+    if (plan.kind === 'exact') {
+      // A state the cache no longer keeps is never kept again (its snapshots only move forward).
+      if (plan.rv <= this.#expiredThrough && this.cache.snapshot(plan.rv) === undefined) return expiredList(read, plan, this.cache);
+    } else if (plan.kind === 'consistent') {
       const decision = await this.mostRecent(readTarget(this.cache, read.namespace, read.name), read.verb, signal);
       if (decision !== 'cache') return decision;
-    } else if (plan.kind === 'latest') {
-      if (!(await this.notOlderThan(plan.minRv, signal))) return 'rv-not-reached';
-    }
+    } else if (!(await this.notOlderThan(plan.minRv, signal))) return 'rv-not-reached';
     return plan;
+  }
+
+  observeExactList(read: ReadRequest): ((statusCode: number) => void) | undefined {
+    if (read.verb !== 'list') return undefined;
+    const plan = readPlan(read, this.cache);
+    if (typeof plan === 'string' || plan.kind !== 'exact') return undefined;
+    return (statusCode) => {
+      if (statusCode === 410 && plan.rv > this.#expiredThrough) this.#expiredThrough = plan.rv;
+    };
   }
 
   async decideWatch(namespace: string, options: ListOptions, signal?: AbortSignal): Promise<Decision> {
@@ -362,6 +393,16 @@ class Delegator implements CacheDelegator {
 
 /** A resourceVersion the apiserver parses as an RV (APIObjectVersioner: a uint64 in decimal, no sign, no leading zero). */
 const DECIMAL_RV = /^[1-9][0-9]{0,18}$/;
+
+/**
+ * The apiserver's 410 for an exact-RV LIST at a compacted revision (etcd3/errors.go
+ * interpretListError): a continue token's carries a token at rv -1 that goes on from the same key
+ * at the latest RV (handleCompactedErrorForPaging); an Exact RV's says the list is too old.
+ */
+function expiredList(read: ReadRequest, plan: ReadPlan & { kind: 'exact' }, cache: WatchCache): StatusError {
+  if (plan.from === undefined) return expired(EXPIRED_LIST_MESSAGE);
+  return expiredContinue(encodeContinue(plan.from.fromKey, `${listKeyOf(cache, read.namespace)}/`, -1));
+}
 
 /** What a read covers, for read-your-writes. */
 function readTarget(cache: WatchCache, namespace: string, name: string): ReadTarget {

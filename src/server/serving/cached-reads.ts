@@ -52,6 +52,7 @@ import type { Tables } from './table-reads.ts';
 import { printerOf, serveTable, tables } from './table-reads.ts';
 import { answeredObject } from './written-resource-version.ts';
 import { listResourceVersion, objectHead } from './answer-head.ts';
+import { negotiatedStatus } from './negotiated-status.ts';
 
 export type { CachedResponse } from './cached-response.ts';
 
@@ -189,6 +190,24 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     return delegator;
   };
 
+  /**
+   * What an exact-RV LIST passed through tells the cache that would have answered it (a 410:
+   * delegator.ts observeExactList); undefined for any other read, or one no cache holds.
+   */
+  const exactListObserver = (request: ParsedRequest, info: RequestInfo): ReadObserver | undefined => {
+    if (info.verb !== 'list') return undefined;
+    let options: ListOptions;
+    try {
+      options = parseListOptions(request.query());
+    } catch (error) {
+      if (error instanceof StatusError) return undefined;
+      throw error;
+    }
+    if (options.watch) return undefined;
+    const delegator = source.cacheFor(info.apiGroup, info.apiVersion, info.resource, info.namespace, options);
+    return delegator?.observeExactList({ verb: 'list', namespace: info.namespace, name: '', options });
+  };
+
   /** A WATCH from the cache on `res` ('cache'), or why not, having written nothing. */
   const watchFromCache = async (
     request: ParsedRequest,
@@ -276,13 +295,13 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     },
     observeRead(request) {
       const { info } = request;
-      if (writes === undefined || info === undefined || !info.isResourceRequest || info.subresource !== '') return undefined;
+      if (info === undefined || !info.isResourceRequest || info.subresource !== '') return undefined;
       if (info.verb !== 'list' && info.verb !== 'get') return undefined;
       const { apiGroup, resource } = info;
-      if (!writes.unsettled(apiGroup, resource)) return undefined;
-      // Only a consistent read answers at the apiserver's current state.
       const query = request.query();
-      if ((query.get('resourceVersion') ?? '') !== '' || (query.get('continue') ?? '') !== '') return undefined;
+      if ((query.get('resourceVersion') ?? '') !== '' || (query.get('continue') ?? '') !== '') return exactListObserver(request, info);
+      if (writes === undefined || !writes.unsettled(apiGroup, resource)) return undefined;
+      // Only a consistent read answers at the apiserver's current state.
       const cached = source.cachedKind(apiGroup, resource);
       if (cached === undefined) return undefined;
       const target = { group: apiGroup, resource, namespace: cached.namespaced ? info.namespace : '', name: info.name };
@@ -385,6 +404,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const read: ReadRequest = { verb: info.verb === 'get' ? 'get' : 'list', namespace: info.namespace, name: info.name, options };
       const plan = await delegator.decideRead(read, signal);
       if (typeof plan === 'string') return plan;
+      if (plan instanceof StatusError) {
+        const { contentType, body } = negotiatedStatus(plan, headers.accept, request.query(), headers['user-agent']);
+        return { statusCode: plan.code, headers: { 'content-type': contentType }, length: body.length, body: [body] };
+      }
       let room = new BodyRoom(bodies, pool);
       for (let waited = false; ; waited = true) {
         // The cache may have been stopped while this request waited: the apiserver answers then.

@@ -16,6 +16,7 @@ import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { encodeContinue } from '../../../src/request/continue-token.ts';
 import { parseListOptions } from '../../../src/request/list-options.ts';
+import { EXPIRED_LIST_MESSAGE, INCONSISTENT_CONTINUE_MESSAGE, StatusError } from '../../../src/kube/status.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
@@ -79,8 +80,9 @@ function read(query: string, name = ''): ReadRequest {
   return { verb: name === '' ? 'list' : 'get', namespace: 'a', name, options: parseListOptions(query) };
 }
 
-/** A ReadPlan's kind, or the reason. */
-function outcome(decision: ReadPlan | PassReason): string {
+/** A ReadPlan's kind, the reason, or the Status the cache answers itself (`410 Expired`). */
+function outcome(decision: ReadPlan | PassReason | StatusError): string {
+  if (decision instanceof StatusError) return `${String(decision.code)} ${decision.status.reason ?? ''}`;
   return typeof decision === 'string' ? decision : decision.kind;
 }
 
@@ -176,3 +178,46 @@ for (const row of WATCH_ROWS) {
     }
   });
 }
+
+test("an exact RV the apiserver answered 410 for: the cache answers the apiserver's 410 for it and every older RV it keeps no snapshot of", async () => {
+  const { delegator, close } = delegatorIn('bounded', 'quiet');
+  try {
+    // Before: an exact RV the cache keeps no snapshot of is planned (the cacher passes it through: no-snapshot).
+    assert.equal(outcome(await delegator.decideRead(read(`limit=1&continue=${token(10)}`))), 'exact');
+    // Passed through, answered other than 410: nothing learnt.
+    delegator.observeExactList(read('resourceVersion=20&resourceVersionMatch=Exact'))?.(200);
+    delegator.observeExactList(read('resourceVersion=20&resourceVersionMatch=Exact'))?.(504);
+    assert.equal(outcome(await delegator.decideRead(read(`limit=1&continue=${token(10)}`))), 'exact');
+    // Neither a read that is not an exact LIST.
+    assert.equal(delegator.observeExactList(read('resourceVersion=20')), undefined);
+    assert.equal(delegator.observeExactList(read('')), undefined);
+    assert.equal(delegator.observeExactList(read('resourceVersion=20&resourceVersionMatch=Exact', 'x')), undefined);
+    // The apiserver's 410 at 20.
+    const observe = delegator.observeExactList(read('limit=5&resourceVersion=20'));
+    assert.ok(observe !== undefined);
+    observe(410);
+    // A continue token at or below 20: etcd3/errors.go handleCompactedErrorForPaging, a token at -1 from the same key.
+    const fromToken = await delegator.decideRead(read(`limit=1&continue=${token(10)}`));
+    assert.ok(fromToken instanceof StatusError);
+    assert.equal(fromToken.code, 410);
+    assert.equal(fromToken.status.reason, 'Expired');
+    assert.equal(fromToken.status.message, INCONSISTENT_CONTINUE_MESSAGE);
+    // The key relative to the list's key with its slash (etcd3 prepareKey), as the apiserver's own tokens.
+    assert.equal(fromToken.status.metadata.continue, encodeContinue('/r/a/x\u0000', '/r/a/', -1));
+    // An Exact RV (or a limit with an RV) at or below 20: interpretListError's `expired`.
+    for (const query of ['resourceVersion=20&resourceVersionMatch=Exact', 'resourceVersion=3&limit=2']) {
+      const exact = await delegator.decideRead(read(query));
+      assert.ok(exact instanceof StatusError, query);
+      assert.equal(exact.status.message, EXPIRED_LIST_MESSAGE);
+      assert.deepEqual(exact.status.metadata, {});
+    }
+    // Above it: still the apiserver's to answer (via the cacher's no-snapshot).
+    assert.equal(outcome(await delegator.decideRead(read('resourceVersion=21&resourceVersionMatch=Exact'))), 'exact');
+    // A 410 at 50, whose state the cache still holds (its current one): the cache serves it, whatever the apiserver keeps.
+    delegator.observeExactList(read('resourceVersion=50&resourceVersionMatch=Exact'))?.(410);
+    assert.equal(outcome(await delegator.decideRead(read('resourceVersion=50&resourceVersionMatch=Exact'))), 'exact');
+    assert.equal(outcome(await delegator.decideRead(read('resourceVersion=48&resourceVersionMatch=Exact'))), '410 Expired');
+  } finally {
+    close();
+  }
+});

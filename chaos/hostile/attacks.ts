@@ -21,6 +21,7 @@ import type { AttackName } from './options.ts';
 import type { PodBackend } from './pod-backend.ts';
 import { startPodBackend } from './pod-backend.ts';
 import type { Tenants } from './tenants.ts';
+import { serviceName } from './tenants.ts';
 
 export interface AttackEnv {
   /** The shared proxy, https://HOST:PORT (the same across its restarts). */
@@ -420,9 +421,31 @@ const deepContinue: Attack = {
   },
 };
 
+/**
+ * 7. A flood of the cheapest read there is: a GET of one cached Service, the next sent as soon as
+ * the last is answered (hundreds a second from one connection, within every limit on what is in
+ * flight). Each answer is made of buffers that live a moment, beside those the cache keeps.
+ */
+const readFlood: Attack = {
+  name: 'read-flood',
+  what: 'GETs of one Service, one at a time, each sent as soon as the last is answered',
+  prepare(env) {
+    return Promise.resolve({
+      async run(signal) {
+        const { sent, answers } = await flood(env, signal, 1, () => ({
+          path: `/api/v1/namespaces/${env.tenants.attackNamespace}/services/${serviceName(0)}`,
+          headers: bearer(env.tenants.attackerToken),
+        }));
+        return { sent, answers, effect: answersText(answers) };
+      },
+      close: () => Promise.resolve(),
+    });
+  },
+};
+
 const REQUESTS = 'kube_cache_proxy_requests_total';
 
-/** 7. Metrics: a distinct junk resource per request, from a client with no credentials. */
+/** 8. Metrics: a distinct junk resource per request, from a client with no credentials. */
 const junkPaths: Attack = {
   name: 'junk-paths',
   what: 'GETs of /api/v1/junk-N (a distinct made-up resource each) with no credentials, 4 at a time',
@@ -472,7 +495,7 @@ const FAIRNESS_WATCHES = 1_000;
 const FAIRNESS_LISTS_IN_FLIGHT = 200;
 
 /**
- * 8. Fairness: one identity holds a thousand watches and hundreds of LISTs in flight, without
+ * 9. Fairness: one identity holds a thousand watches and hundreds of LISTs in flight, without
  * pause (over HTTP/1.1, the proxy's only protocol: a connection each).
  */
 const fairness: Attack = {
@@ -513,6 +536,7 @@ export const ATTACKS: Readonly<Record<AttackName, Attack>> = {
   'ryw-poison': rywPoison,
   'huge-selector': hugeSelectorWatches,
   'deep-continue': deepContinue,
+  'read-flood': readFlood,
   'junk-paths': junkPaths,
   fairness,
 };

@@ -31,6 +31,9 @@ const SCRAPE_TIMEOUT_MS = 300_000;
 /** The proxy gives in-flight requests up to 10 s (SHUTDOWN_GRACE_MS) once told to stop. */
 const STOP_GRACE_MS = 20_000;
 
+/** A line of /proc/PID/status: the resident set, its anonymous part (what the process holds), its file-backed part (code pages, shared and reclaimable). */
+export type RssField = 'VmRSS' | 'RssAnon' | 'RssFile';
+
 export interface HostileProxySpec {
   readonly state: ControlPlaneState;
   /** The proxy's own token (deploy/shared-rbac's ServiceAccount). */
@@ -75,8 +78,8 @@ export interface HostileProxy {
   current(): ProxyProcess | undefined;
   /** Starts a process (the previous one must be stopped) and waits until /readyz answers 200. */
   start(): Promise<ProxyProcess>;
-  /** Resident set size of the current process, bytes (/proc/PID/status VmRSS); NaN when it is gone. */
-  rss(): number;
+  /** Resident set size of the current process, bytes (/proc/PID/status, VmRSS unless `field` says which part); NaN when it is gone. */
+  rss(field?: RssField): number;
   /** Its /metrics, read as the admin; undefined when it does not answer. */
   metrics(): Promise<string | undefined>;
   /** The log's length now, and the warning lines written since a mark. */
@@ -212,10 +215,10 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
     niceness,
     current: () => running,
     start,
-    rss() {
+    rss(field: RssField = 'VmRSS') {
       if (running === undefined || running.exit() !== undefined) return NaN;
       try {
-        const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(running.pid)}/status`, 'utf8'))?.[1];
+        const kib = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${String(running.pid)}/status`, 'utf8'))?.[1];
         return kib === undefined ? NaN : Number(kib) * 1024;
       } catch {
         return NaN;

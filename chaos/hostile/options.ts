@@ -17,6 +17,7 @@ export const ATTACK_NAMES = [
   'ryw-poison',
   'huge-selector',
   'deep-continue',
+  'read-flood',
   'junk-paths',
   'fairness',
 ] as const;
@@ -60,6 +61,7 @@ Attacks (default: all, in this order; a prefix selects, e.g. acc):
   ryw-poison     a write through a pod's .../proxy/... answered by a body claiming resourceVersion 10^19
   huge-selector  watches with a valid ~1 MiB labelSelector (~120,000 requirements), 8 at once
   deep-continue  a continue token nested 5,000 deep
+  read-flood     GETs of one Service, one at a time, as fast as they are answered
   junk-paths     distinct junk paths from an anonymous client
   fairness       one identity opening watches and requests in flight without bound
 

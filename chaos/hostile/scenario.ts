@@ -176,7 +176,9 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
   }, RSS_SAMPLE_MS);
   const mark = proxy.logMark();
   const ticker = setInterval(() => {
-    log(`  ${name}${holding ? ' (hold)' : ''}: RSS ${(proxy.rss() / 2 ** 20).toFixed(0)} MiB (peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB)`);
+    log(
+      `  ${name}${holding ? ' (hold)' : ''}: RSS ${(proxy.rss() / 2 ** 20).toFixed(0)} MiB (peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB; anonymous ${(proxy.rss('RssAnon') / 2 ** 20).toFixed(1)}, file-backed ${(proxy.rss('RssFile') / 2 ** 20).toFixed(1)})`,
+    );
   }, 10_000);
   try {
     await good.startPhase();

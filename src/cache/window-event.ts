@@ -117,6 +117,22 @@ export function withResourceVersion(raw: Buffer, rv: bigint): Buffer {
   return Buffer.concat([raw.subarray(0, start), value, raw.subarray(end)]);
 }
 
+/**
+ * `pieces` joined in memory of their own. What an event keeps for the life of the event window
+ * (its frames) is never carved from Node's shared allocation pool (Buffer.concat and
+ * Buffer.allocUnsafe below half of Buffer.poolSize, a 64 KiB slab since Node 24): a kept slice
+ * pins its whole slab, and with short-lived buffers made between two events (one client's flood
+ * of reads) every event pinned a slab of its own, 64 KiB for a frame of 3.
+ */
+function keptConcat(pieces: readonly Buffer[]): Buffer {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  const out = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  for (const piece of pieces) at += piece.copy(out, at);
+  return out;
+}
+
 export class WindowEvent {
   readonly type: WatchCacheEvent['type'];
   readonly key: string;
@@ -154,7 +170,7 @@ export class WindowEvent {
     for (const e of this.#encoded) if (e.encoding === encoding && e.type === type) return e.bytes;
     // Straight from the object's bytes: the identity frame is not built and kept beside it (an
     // HTTP/1.1 server's watchers all get the chunked one), which halves the window's frames.
-    const bytes = Buffer.concat(encoding.wrap(watchFramePieces(type, this.objectBytes(type))));
+    const bytes = keptConcat(encoding.wrap(watchFramePieces(type, this.objectBytes(type))));
     this.#encoded.push({ encoding, type, bytes });
     return bytes;
   }
@@ -167,9 +183,7 @@ export class WindowEvent {
     // HOT PATH (once per watcher per event): a plain loop over at most a few entries.
     this.#represented ??= [];
     for (const r of this.#represented) if (r.key === key && r.encoding === encoding && r.type === type) return r.bytes;
-    const bytes = Buffer.concat(
-      encoding.wrap([representedWatchFrame(representation, type, representation.object(this.objectBytes(type)))]),
-    );
+    const bytes = keptConcat(encoding.wrap([representedWatchFrame(representation, type, representation.object(this.objectBytes(type)))]));
     this.#represented.push({ key, encoding, type, bytes });
     return bytes;
   }
@@ -181,17 +195,17 @@ export class WindowEvent {
    */
   objectBytes(type: WatchEventType): Buffer {
     if (type !== 'DELETED') return objectBytes(this.object);
-    return (this.#deletedObject ??= withResourceVersion(objectBytes(this.prevObject ?? this.object), this.resourceVersion));
+    return (this.#deletedObject ??= keptConcat([withResourceVersion(objectBytes(this.prevObject ?? this.object), this.resourceVersion)]));
   }
 
   #frame(type: WatchEventType): Buffer {
     switch (type) {
       case 'ADDED':
-        return (this.#added ??= watchFrame('ADDED', objectBytes(this.object)));
+        return (this.#added ??= keptConcat(watchFramePieces('ADDED', objectBytes(this.object))));
       case 'MODIFIED':
-        return (this.#modified ??= watchFrame('MODIFIED', objectBytes(this.object)));
+        return (this.#modified ??= keptConcat(watchFramePieces('MODIFIED', objectBytes(this.object))));
       case 'DELETED':
-        return (this.#deleted ??= watchFrame('DELETED', this.objectBytes('DELETED')));
+        return (this.#deleted ??= keptConcat(watchFramePieces('DELETED', this.objectBytes('DELETED'))));
     }
   }
 }

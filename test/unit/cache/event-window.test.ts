@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EVENT_FRESH_MS, LOWER_BOUND_CAPACITY, newEventWindow } from '../../../src/cache/event-window.ts';
 import { WindowEvent } from '../../../src/cache/window-event.ts';
+import type { WatchEncoding } from '../../../src/cache/window-event.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
@@ -61,4 +62,21 @@ test('event window: a relist empties the history; replays start at the new list 
   window.reset(50n);
   assert.deepEqual(window.since(2n), { kind: 'too-old', requested: 2n, oldest: 50n });
   assert.deepEqual(rvs(window.since(50n)), []);
+});
+
+test('an event keeps each frame in memory of its own, never a slice of a slab shared with short-lived buffers', () => {
+  const e = event(7);
+  const wrapped: WatchEncoding = { wrap: (pieces) => [Buffer.from('1f\r\n'), ...pieces, Buffer.from('\r\n')], end: undefined };
+  // Short-lived buffers from Node's pool around each frame, as a flood of reads makes them.
+  const frames = ['ADDED', 'MODIFIED', 'DELETED'].flatMap((type) => {
+    Buffer.from('a short-lived buffer');
+    return [e.frame(type as 'ADDED'), e.frame(type as 'ADDED', wrapped)];
+  });
+  frames.push(e.objectBytes('DELETED'));
+  for (const frame of frames) {
+    assert.equal(frame.byteOffset, 0);
+    assert.equal(frame.buffer.byteLength, frame.length, 'the frame owns exactly its bytes');
+  }
+  // Kept: the same Buffer each time.
+  assert.equal(e.frame('ADDED'), frames[0]);
 });

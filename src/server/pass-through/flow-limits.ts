@@ -79,16 +79,17 @@ export interface FlowLimits {
 }
 
 /**
- * Defaults: each about twice or more what a well-behaved client of kube-controller-manager's
- * shape reaches (one process as one user: 62 watches, one per informer, measured in
- * bench/RESULTS.md's kcm run; its clients' QPS 20 and burst 30 start at most ~30 requests at once,
- * each waiting on at most one SubjectAccessReview), and low enough that one flow at every limit
- * holds a few MiB of a node proxy's 512 MiB: over TLS and HTTP/1.1 each watch is a connection,
- * and 128 watches held by one client grew a warm shared proxy's RSS by 2-9 MiB, a fresh one's by
- * 19 MiB (bench/flow-cost.ts; docs/shared-mode.md has the figures).
+ * Defaults: each past what a well-behaved client of kube-controller-manager's shape reaches (one
+ * process as one user: 62 watches, one per informer, measured in bench/RESULTS.md's kcm run; its
+ * clients' QPS 20 and burst 30 start at most ~30 requests at once, each waiting on at most one
+ * SubjectAccessReview), and low enough that one flow at every limit holds at most ~16 MiB of a
+ * node proxy's 512 MiB. Over TLS and HTTP/1.1 each watch is a connection, and a connection costs
+ * what Node's TLS socket does, ~110-145 KiB of anonymous memory (a bare Node HTTPS server holding
+ * 128 streams grew by 18 MiB, the proxy by 16-21 MiB: the proxy adds next to nothing per watch),
+ * so 96 watches, KCM's 62 and half again, hold ~11-14 MiB (docs/shared-mode.md has the figures).
  */
 export const DEFAULT_MAX_REQUESTS_INFLIGHT_PER_FLOW = 100;
-export const DEFAULT_MAX_WATCHES_PER_FLOW = 128;
+export const DEFAULT_MAX_WATCHES_PER_FLOW = 96;
 export const DEFAULT_MAX_REVIEWS_INFLIGHT_PER_FLOW = 64;
 
 /**

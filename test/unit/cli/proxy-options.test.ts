@@ -201,7 +201,7 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
 });
 
 test('proxy options: per-flow limits (any mode) and TokenReview limits (shared mode), with their defaults; 0 is no limit', () => {
-  assert.deepEqual(parseProxyOptions([], {}).flowLimits, { maxRequestsInflight: 100, maxWatches: 128, maxReviewsInflight: 64 });
+  assert.deepEqual(parseProxyOptions([], {}).flowLimits, { maxRequestsInflight: 100, maxWatches: 96, maxReviewsInflight: 64 });
   const o = parseProxyOptions(
     [
       '--shared',

@@ -122,7 +122,7 @@ export function withResourceVersion(raw: Buffer, rv: bigint): Buffer {
  * (its frames) is never carved from Node's shared allocation pool (Buffer.concat and
  * Buffer.allocUnsafe below half of Buffer.poolSize, a 64 KiB slab since Node 24): a kept slice
  * pins its whole slab, and with short-lived buffers made between two events (one client's flood
- * of reads) every event pinned a slab of its own, 64 KiB for a frame of 3.
+ * of reads) every event pinned a slab of its own, 64 KiB for a frame of ~3 KiB.
  */
 function keptConcat(pieces: readonly Buffer[]): Buffer {
   let length = 0;

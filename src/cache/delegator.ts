@@ -59,7 +59,7 @@ import { realClock, within } from '../clock/clock.ts';
 import { FreshnessKeeper, PROOF_READ_WAIT_MS } from './freshness-keeper.ts';
 import type { ProofOutcome } from './freshness-keeper.ts';
 import type { Cacher, CacherMetrics, ReadPlan } from './cacher.ts';
-import { listKeyOf, namespaceRange, newCacher, noopCacherMetrics } from './cacher.ts';
+import { listKeyOf, namespaceRange, newCacher, noopCacherMetrics, selectionOf } from './cacher.ts';
 import type { ListOptions } from '../request/list-options.ts';
 import type { DecodedContinue } from '../request/continue-token.ts';
 import { ContinueTokenError, decodeContinue, encodeContinue } from '../request/continue-token.ts';
@@ -231,7 +231,11 @@ class Delegator implements CacheDelegator {
     if (typeof plan === 'string') return plan;
     if (plan.kind === 'exact') {
       // A state the cache no longer keeps is never kept again (its snapshots only move forward).
-      if (plan.rv <= this.#expiredThrough && this.cache.snapshot(plan.rv) === undefined) return expiredList(read, plan, this.cache);
+      // The apiserver parses the selectors first: a bad one is its 400, never this 410.
+      if (plan.rv <= this.#expiredThrough && this.cache.snapshot(plan.rv) === undefined) {
+        const selection = selectionOf(this.cache, read.namespace, read.options);
+        return typeof selection === 'string' ? selection : expiredList(read, plan, this.cache);
+      }
     } else if (plan.kind === 'consistent') {
       const decision = await this.mostRecent(readTarget(this.cache, read.namespace, read.name), read.verb, signal);
       if (decision !== 'cache') return decision;

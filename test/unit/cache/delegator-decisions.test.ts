@@ -211,6 +211,8 @@ test("an exact RV the apiserver answered 410 for: the cache answers the apiserve
       assert.equal(exact.status.message, EXPIRED_LIST_MESSAGE);
       assert.deepEqual(exact.status.metadata, {});
     }
+    // A selector the apiserver refuses is its 400 to word, before any 410 (it parses them first).
+    assert.equal(outcome(await delegator.decideRead(read(`limit=1&labelSelector=%3D%3D%3D&continue=${token(10)}`))), 'bad-selector');
     // Above it: still the apiserver's to answer (via the cacher's no-snapshot).
     assert.equal(outcome(await delegator.decideRead(read('resourceVersion=21&resourceVersionMatch=Exact'))), 'exact');
     // A 410 at 50, whose state the cache still holds (its current one): the cache serves it, whatever the apiserver keeps.

@@ -6,7 +6,7 @@
  * passed through to the apiserver.
  */
 import { newWriteTurns } from './write-turns.ts';
-import type { WriteTurns } from './write-turns.ts';
+import { writeBody } from './body-writer.ts';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
@@ -151,63 +151,6 @@ function observeRead(reads: CachedReads, request: ParsedRequest, faults: Faults)
       faults.report('read-observer', request.typeName, error);
     },
   };
-}
-
-/**
- * Pieces (64 KiB) one writer writes between yields to the event loop, at most: 16 MiB, so that
- * a 10,000-pod LIST (13 MB) can leave in one turn while a 100,000-pod one never holds the loop
- * for its whole length. Within that, the writers' share of each loop turn (write-turns.ts),
- * checked every TURN_CHECK_PIECES pieces, bounds how long upstream watch events wait.
- */
-const PIECES_PER_TURN = 256;
-const TURN_CHECK_PIECES = 16;
-/** A cached body past this many unsent bytes waits for the connection to drain before its next turn. */
-const BODY_HIGH_WATER_BYTES = 16 * 1024 * 1024;
-
-/**
- * Writes a cached body and ends the response. HOT PATH: a body of up to TURN_CHECK_PIECES pieces
- * leaves in one vectored write at once; a larger one in turns, within the writers' share of the
- * loop (write-turns.ts), waiting for the connection to drain past BODY_HIGH_WATER_BYTES.
- */
-async function writeBody(res: ServerResponse, cached: CachedResponse, turns: WriteTurns): Promise<void> {
-  // Done once the kernel has every byte ('finish'), or cut short ('close' first).
-  const { written: done } = cached;
-  if (done !== undefined) {
-    res.once('finish', () => {
-      done(true);
-    });
-    res.once('close', () => {
-      done(false);
-    });
-  }
-  let written = 0;
-  res.cork();
-  for (const piece of cached.body) {
-    res.write(piece);
-    if (++written % TURN_CHECK_PIECES !== 0) continue;
-    if (written % PIECES_PER_TURN !== 0 && turns.mayWrite()) continue;
-    res.uncork();
-    if (res.writableLength > BODY_HIGH_WATER_BYTES) await drained(res);
-    else await turns.nextTurn();
-    while (!res.destroyed && !turns.mayWrite()) await turns.nextTurn();
-    if (res.destroyed) return;
-    res.cork();
-  }
-  // end() uncorks.
-  res.end();
-}
-
-/** Resolves once `res` drains or closes. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /** Gives `seat` back once `res` is done: answered, or its connection gone (perhaps already). */

@@ -34,6 +34,7 @@ import {
   DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
   DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS,
 } from '../server/pass-through/anonymous-refusals.ts';
+import { DEFAULT_REFUSALS_BURST_PER_FLOW, DEFAULT_REFUSALS_QPS_PER_FLOW } from '../server/pass-through/flow-refusals.ts';
 
 export const DEFAULT_PORT = 8001;
 /** defaultAddress (kubectl's cmd/proxy/proxy.go): loopback only. */
@@ -308,6 +309,24 @@ export const PROXY_FLAGS = [
     arg: 'N',
     sharedOnly: true,
     help: [`shared mode: that bucket's size (default: ${String(DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS)})`],
+  },
+  {
+    name: 'refusals-qps-per-flow',
+    type: 'string',
+    arg: 'QPS',
+    sharedOnly: true,
+    help: [
+      "shared mode: an identified client's refused requests (answers of 4xx but 404, 409 and 429,",
+      "the proxy's or the apiserver's), per user and source address, a second (a token bucket);",
+      `past it, its 429; 0: no limit (default: ${String(DEFAULT_REFUSALS_QPS_PER_FLOW)})`,
+    ],
+  },
+  {
+    name: 'refusals-burst-per-flow',
+    type: 'string',
+    arg: 'N',
+    sharedOnly: true,
+    help: [`shared mode: that bucket's size (default: ${String(DEFAULT_REFUSALS_BURST_PER_FLOW)})`],
   },
   {
     name: 'large-request-heads-per-address',

@@ -59,6 +59,8 @@ import {
   DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
   DEFAULT_ANONYMOUS_REFUSALS_QPS_PER_ADDRESS,
 } from '../server/pass-through/anonymous-refusals.ts';
+import { DEFAULT_REFUSALS_BURST_PER_FLOW, DEFAULT_REFUSALS_QPS_PER_FLOW } from '../server/pass-through/flow-refusals.ts';
+import type { FlowRefusalLimitSettings } from '../server/pass-through/flow-refusals.ts';
 import type { AnonymousRefusalLimitSettings } from '../server/pass-through/anonymous-refusals.ts';
 import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
 import {
@@ -284,6 +286,7 @@ function parseShared(setting: (flag: ValueFlag) => Setting | undefined): SharedS
     tokenReviewLimits: parseTokenReviewLimits(setting),
     requestHeadLimits: parseRequestHeadLimits(setting),
     anonymousRefusalLimits: parseAnonymousRefusalLimits(setting),
+    flowRefusalLimits: parseFlowRefusalLimits(setting),
   };
 }
 
@@ -361,6 +364,14 @@ function parseAnonymousRefusalLimits(setting: (flag: ValueFlag) => Setting | und
       DEFAULT_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS,
       qpsPerAddress > 0,
     ),
+  };
+}
+
+function parseFlowRefusalLimits(setting: (flag: ValueFlag) => Setting | undefined): FlowRefusalLimitSettings {
+  const qpsPerFlow = parseQps(setting('refusals-qps-per-flow'), DEFAULT_REFUSALS_QPS_PER_FLOW);
+  return {
+    qpsPerFlow,
+    burstPerFlow: parseBurst(setting('refusals-burst-per-flow'), DEFAULT_REFUSALS_BURST_PER_FLOW, qpsPerFlow > 0),
   };
 }
 

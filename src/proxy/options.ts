@@ -11,6 +11,7 @@ import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';
 import type { RequestHeadLimitSettings } from '../server/pass-through/request-head-limits.ts';
 import type { AnonymousRefusalLimitSettings } from '../server/pass-through/anonymous-refusals.ts';
+import type { FlowRefusalLimitSettings } from '../server/pass-through/flow-refusals.ts';
 
 /** pino's levels, as Fastify's logger takes them. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -102,6 +103,8 @@ export interface SharedServing {
   readonly requestHeadLimits: RequestHeadLimitSettings;
   /** What anonymous requests the apiserver refuses may cost per source address (server/pass-through/anonymous-refusals.ts). */
   readonly anonymousRefusalLimits: AnonymousRefusalLimitSettings;
+  /** What an identified flow's refused requests may cost (server/pass-through/flow-refusals.ts). */
+  readonly flowRefusalLimits: FlowRefusalLimitSettings;
 }
 
 /**

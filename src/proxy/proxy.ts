@@ -45,6 +45,7 @@ import { newFlowLimits } from '../server/pass-through/flow-limits.ts';
 import { newTokenReviewLimits } from '../server/pass-through/token-review-limits.ts';
 import { newRequestHeadLimits } from '../server/pass-through/request-head-limits.ts';
 import { newAnonymousRefusalLimits } from '../server/pass-through/anonymous-refusals.ts';
+import { newFlowRefusalLimits } from '../server/pass-through/flow-refusals.ts';
 import { newFlowTurns } from '../server/pass-through/flow-turns.ts';
 import type { Fairness } from '../server/pass-through/shared-gate.ts';
 import { rejectedByReason } from '../server/pass-through/shared-gate.ts';
@@ -118,6 +119,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     tokenReviews: options.shared === undefined ? undefined : newTokenReviewLimits(options.shared.tokenReviewLimits),
     requestHeads: options.shared === undefined ? undefined : newRequestHeadLimits(options.shared.requestHeadLimits),
     anonymousRefusals: options.shared === undefined ? undefined : newAnonymousRefusalLimits(options.shared.anonymousRefusalLimits),
+    flowRefusals: options.shared === undefined ? undefined : newFlowRefusalLimits(options.shared.flowRefusalLimits),
     turns: options.shared === undefined ? undefined : newFlowTurns(),
   };
   // What the proxy holds beyond its cached objects, sized to the container's memory limit.

@@ -353,8 +353,8 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
       }
       as = admission.as;
       holdUntilClosed(res, admission.seat);
-      // An anonymous request's answer: only the apiserver's refusals spend its address's bucket (anonymous-refusals.ts).
-      const answered = admission.kind === 'forward' ? admission.answered : undefined;
+      // Only refusals spend an anonymous address's bucket (anonymous-refusals.ts) or a flow's (flow-refusals.ts).
+      const answered = admission.answered;
       if (answered !== undefined)
         res.once('close', () => {
           answered(res.statusCode);

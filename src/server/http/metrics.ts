@@ -442,7 +442,7 @@ function fairnessMetrics(
   const counted: Record<string, number> = {};
   new Counter({
     name: 'kube_cache_proxy_rejected_requests_total',
-    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight), on large request heads per address (large-request-heads) and on anonymous requests the apiserver refuses per address (anonymous-refusals-per-address), by reason.",
+    help: "Requests answered with the apiserver's 429 (Retry-After) by the per-flow limits (requests-in-flight, watches, reviews-in-flight) and the limits on TokenReviews of unknown tokens (token-reviews-per-address, token-reviews, token-reviews-in-flight), on large request heads per address (large-request-heads) on anonymous requests the apiserver refuses per address (anonymous-refusals-per-address) and on an identified flow's refused requests (refusals-per-flow), by reason.",
     labelNames: ['reason'] as const,
     registers: [registry],
     collect() {

@@ -27,6 +27,7 @@ import type { FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';
 import type { TokenReviewLimits, TokenReviewRejection } from './token-review-limits.ts';
 import type { AnonymousRefusalLimits } from './anonymous-refusals.ts';
+import type { FlowRefusalLimits } from './flow-refusals.ts';
 import type { RequestHeadLimits } from './request-head-limits.ts';
 import type { FlowTurns } from './flow-turns.ts';
 import { writeTooManyRequests } from './too-many-requests.ts';
@@ -39,14 +40,15 @@ export type Admission =
   /** Over a limit: the apiserver's 429 (too-many-requests.ts), nothing sent upstream. */
   | {
       readonly kind: 'rejected';
-      readonly reason: FlowRejection | TokenReviewRejection | typeof ANONYMOUS_REFUSALS_PER_ADDRESS;
+      readonly reason: FlowRejection | TokenReviewRejection | typeof ANONYMOUS_REFUSALS_PER_ADDRESS | typeof REFUSALS_PER_FLOW;
       readonly retryAfterSeconds: number;
       /** What becomes of the connection (too-many-requests.ts): a flow's bounds close it, the limits on reviews hold it unread. */
       readonly after: AfterTooManyRequests;
     }
   /**
    * The apiserver's to answer, as the client; `seat` (of `flow`) is held until the answer ends.
-   * `answered`, when given (an anonymous request), is to be told the answer's status.
+   * `answered`, when given (an anonymous request's bucket, or an identified flow's refusals), is
+   * to be told the answer's status.
    */
   | {
       readonly kind: 'forward';
@@ -56,7 +58,13 @@ export type Admission =
       readonly answered?: (statusCode: number) => void;
     }
   /** An authorized read: the cache may answer it; if it does not, it goes upstream as the client. */
-  | { readonly kind: 'read'; readonly as: ForwardIdentity; readonly seat: Seat; readonly flow: string };
+  | {
+      readonly kind: 'read';
+      readonly as: ForwardIdentity;
+      readonly seat: Seat;
+      readonly flow: string;
+      readonly answered?: (statusCode: number) => void;
+    };
 
 /**
  * The limits at the door (flow-limits.ts, token-review-limits.ts). In shared mode a flow is a user
@@ -70,6 +78,8 @@ export interface Fairness {
   readonly tokenReviews?: TokenReviewLimits | undefined;
   /** Shared mode: anonymous requests the apiserver refuses, per source address; none: unlimited. */
   readonly anonymousRefusals?: AnonymousRefusalLimits | undefined;
+  /** Shared mode: an identified flow's requests refused, by the proxy or the apiserver; none: unlimited. */
+  readonly flowRefusals?: FlowRefusalLimits | undefined;
   /** Shared mode: what large request heads may cost, per source address; none: unlimited. */
   readonly requestHeads?: RequestHeadLimits | undefined;
   /** Shared mode: each flow's share of each turn of the event loop (flow-turns.ts); none: first come, first served. */
@@ -87,13 +97,17 @@ const EXEMPT_GROUP = 'system:masters';
 /** The reason counted when an address's refused anonymous requests are over their limit (anonymous-refusals.ts). */
 export const ANONYMOUS_REFUSALS_PER_ADDRESS = 'anonymous-refusals-per-address';
 
+/** The reason counted when an identified flow's refused requests are over their limit (flow-refusals.ts). */
+export const REFUSALS_PER_FLOW = 'refusals-per-flow';
+
 /** Requests answered 429 since start by the limits at the door, by reason (kube_cache_proxy_rejected_requests_total). */
-export function rejectedByReason({ flows, tokenReviews, requestHeads, anonymousRefusals }: Fairness): Record<string, number> {
+export function rejectedByReason({ flows, tokenReviews, requestHeads, anonymousRefusals, flowRefusals }: Fairness): Record<string, number> {
   return {
     ...flows.rejected(),
     ...tokenReviews?.rejected(),
     ...(requestHeads === undefined ? {} : { 'large-request-heads': requestHeads.rejected() }),
     ...(anonymousRefusals === undefined ? {} : { [ANONYMOUS_REFUSALS_PER_ADDRESS]: anonymousRefusals.rejected() }),
+    ...(flowRefusals === undefined ? {} : { [REFUSALS_PER_FLOW]: flowRefusals.rejected() }),
   };
 }
 
@@ -176,6 +190,11 @@ export async function admit(
   const exempt = who.kind === 'user' && who.user.groups.includes(EXEMPT_GROUP);
   // An address has no space in it, so `address user` never equals another flow's key.
   const flow = who.kind === 'user' ? `${address} ${who.user.username}` : address;
+  const refusals = who.kind === 'user' && !exempt ? fairness?.flowRefusals?.take(flow) : undefined;
+  if (typeof refusals === 'number')
+    return { kind: 'rejected', reason: REFUSALS_PER_FLOW, retryAfterSeconds: refusals, after: 'hold-unread' };
+  // Told the answer's status: an anonymous request's, or an identified flow's (never both).
+  const answered = anonymous?.answered ?? refusals;
   const taken = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, seatKind(request));
   if (typeof taken === 'string') {
     // Not sent upstream: not a refusal of the apiserver's.
@@ -186,15 +205,16 @@ export async function admit(
   // Past its share of this turn of the loop, the flow's request waits for a later one.
   const turn = exempt ? undefined : fairness?.turns?.enter(flow);
   if (turn !== undefined) await turn;
-  if (who.kind !== 'user')
-    return { kind: 'forward', as: who.as, seat, flow, ...(anonymous === undefined ? {} : { answered: anonymous.answered }) };
+  const told = answered === undefined ? {} : { answered };
+  if (who.kind !== 'user') return { kind: 'forward', as: who.as, seat, flow, ...told };
   // Impersonation: the cache would answer as the client, not as the one it impersonates.
   if (asksImpersonation(req.headers)) {
-    if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat, flow };
+    if (who.as.kind !== 'impersonate') return { kind: 'forward', as: who.as, seat, flow, ...told };
     seat.release();
+    answered?.(403);
     return { kind: 'refused', error: impersonationRefused() };
   }
-  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as, seat, flow };
+  if (request === undefined || !cacheable(request)) return { kind: 'forward', as: who.as, seat, flow, ...told };
   const review = fairness === undefined || exempt ? NO_SEAT : fairness.flows.take(flow, 'review');
   if (typeof review === 'string') {
     seat.release();
@@ -208,12 +228,13 @@ export async function admit(
   }
   switch (decision.kind) {
     case 'allowed':
-      return { kind: 'read', as: who.as, seat, flow };
+      return { kind: 'read', as: who.as, seat, flow, ...told };
     case 'refused':
       seat.release();
+      answered?.(decision.error.code);
       return decision;
     case 'undecided':
-      return { kind: 'forward', as: who.as, seat, flow };
+      return { kind: 'forward', as: who.as, seat, flow, ...told };
   }
 }
 

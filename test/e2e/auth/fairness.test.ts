@@ -4,7 +4,8 @@
  * still answered from the cache; a flood of unknown bearer tokens from one address gets the 429
  * past its burst and costs no more TokenReviews; and the 429 the proxy writes is the one
  * kube-apiserver's API Priority and Fairness writes, compared with a real rejection (a
- * PriorityLevelConfiguration with no seats, for a ServiceAccount of the test's own).
+ * PriorityLevelConfiguration with no seats, for a ServiceAccount of the test's own); and one
+ * identity repeating a refused request is answered 429 past its burst of refusals.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -145,6 +146,64 @@ test(
       const w = await openWatch(t, proxy, greedy, watchPath);
       return w.status === 200;
     });
+  },
+);
+
+test(
+  'fairness: one identity repeating a refused request gets the 429 past its burst of refusals (404s spend nothing), for whatever it asks next; another identity is still read from the cache',
+  { timeout: 120_000 },
+  async (t) => {
+    const { admin, cp } = shared;
+    const ns = await testNamespace(t, admin);
+    await kube(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' }, data: { a: '1' } });
+    const stubbornToken = await reader(ns, 'stubborn');
+    const politeToken = await reader(ns, 'polite');
+    // A burst of 5 and (practically) no refill: the count is exact whatever the machine's speed.
+    const proxy = await startSharedProxy(t, cp, [
+      '--resources',
+      'configmaps',
+      '--refusals-burst-per-flow',
+      '5',
+      '--refusals-qps-per-flow',
+      '0.001',
+    ]);
+    // A client per request: a 429's connection is held unread for its Retry-After.
+    const stubborn = (): Client => clientFor(t, proxy.ca, { kind: 'token', token: stubbornToken });
+    const polite = clientFor(t, proxy.ca, { kind: 'token', token: politeToken });
+    const asAdmin = clientFor(t, proxy.ca, { kind: 'token', token: cp.users.admin.token });
+    for (const client of [polite, stubborn()]) {
+      await eventually(
+        'the RBAC grants in force',
+        async () => (await get(proxy, client, `/api/v1/namespaces/${ns}/configmaps`)).status === 200,
+      );
+    }
+    const badSelector = `/api/v1/namespaces/${ns}/configmaps?labelSelector=%3D%3D%3D`;
+    // The apiserver's answer to it: a 400.
+    await kube(admin, 'GET', badSelector, undefined, 400);
+    // Asking for what is not there is no refusal: as many as it likes.
+    for (let i = 0; i < 20; i++)
+      assert.equal((await get(proxy, stubborn(), `/api/v1/namespaces/${ns}/configmaps/missing-${String(i)}`)).status, 404);
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const answer = await get(proxy, stubborn(), badSelector);
+      statuses.push(answer.status);
+      if (answer.status === 429) {
+        assert.equal(answer.body, 'Too many requests, please try again later.\n');
+        assert.ok(Number(header(answer.headers, 'retry-after')) >= 1, 'a Retry-After in whole seconds');
+      }
+    }
+    assert.deepEqual(statuses, [...Array<number>(5).fill(400), ...Array<number>(7).fill(429)], 'the burst answered 400, then 429');
+    // The flow waits for its bucket, whatever it asks next.
+    assert.equal((await get(proxy, stubborn(), `/api/v1/namespaces/${ns}/configmaps/cm`)).status, 429);
+    // Meanwhile the other identity reads, from the cache.
+    const before = await proxyMetrics(proxy, asAdmin);
+    const served = (text: string): number =>
+      metricSum(text, 'kube_cache_proxy_requests_total', { resource: 'configmaps', served_from: 'cache' });
+    assert.equal((await get(proxy, polite, `/api/v1/namespaces/${ns}/configmaps/cm`)).status, 200);
+    assert.equal((await get(proxy, polite, `/api/v1/namespaces/${ns}/configmaps`)).status, 200);
+    const after = await proxyMetrics(proxy, asAdmin);
+    assert.equal(served(after) - served(before), 2, 'both reads answered from the cache');
+    assert.equal(metricSum(after, 'kube_cache_proxy_rejected_requests_total', { reason: 'refusals-per-flow' }), 8);
   },
 );
 

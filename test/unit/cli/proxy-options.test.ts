@@ -101,7 +101,10 @@ test('proxy options: shared mode, its review caches (the apiserver webhook flags
     tokenReviewLimits: { qpsPerAddress: 1, burstPerAddress: 20, qps: 20, burst: 100, maxInflight: 64 },
     requestHeadLimits: { bytesPerSecond: 64 * 1024, burstBytes: (1 << 20) + 4096, maxInflightBytes: 2 * 1024 * 1024 + 8192 },
     anonymousRefusalLimits: { qpsPerAddress: 2, burstPerAddress: 20 },
+    flowRefusalLimits: { qpsPerFlow: 10, burstPerFlow: 100 },
   });
+  const flows = parseProxyOptions(['--shared', '--refusals-qps-per-flow', '0'], {}).shared?.flowRefusalLimits;
+  assert.deepEqual(flows, { qpsPerFlow: 0, burstPerFlow: 100 });
   const anonymous = parseProxyOptions(['--shared', '--anonymous-refusals-qps-per-address', '0.5'], {
     KCP_ANONYMOUS_REFUSALS_BURST_PER_ADDRESS: '5',
   }).shared?.anonymousRefusalLimits;
@@ -188,6 +191,8 @@ test('proxy flags: the table is the one declaration of each flag: parser, help l
     'max-token-reviews-inflight',
     'anonymous-refusals-qps-per-address',
     'anonymous-refusals-burst-per-address',
+    'refusals-qps-per-flow',
+    'refusals-burst-per-flow',
     'large-request-heads-per-address',
     'large-request-heads-burst-per-address',
     'max-large-request-heads-inflight-per-address',

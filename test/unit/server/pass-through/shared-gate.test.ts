@@ -11,7 +11,9 @@ import type { Identified, ReadDecision, SharedAccess } from '../../../../src/aut
 import type { UserInfo } from '../../../../src/auth/user-info.ts';
 import { parseRequest } from '../../../../src/request/parsed-request.ts';
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
-import { admit, admitOwnPage } from '../../../../src/server/pass-through/shared-gate.ts';
+import { admit, admitOwnPage, rejectedByReason } from '../../../../src/server/pass-through/shared-gate.ts';
+import { newFlowRefusalLimits } from '../../../../src/server/pass-through/flow-refusals.ts';
+import { StatusError } from '../../../../src/kube/status.ts';
 import type { Admission, Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
 import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';
 import { MAX_SELECTOR_BYTES } from '../../../../src/cache/selector-bounds.ts';
@@ -129,6 +131,45 @@ test("shared gate: a read waits on its SubjectAccessReview within the flow's rev
   access.authorizations.shift()?.({ kind: 'refused', error: new Error('403') as never });
   assert.equal((await first).kind, 'refused');
   assert.deepEqual(limits.flows.held(), { request: 0, watch: 0, review: 0 }, 'refused and rejected: no seat kept');
+});
+
+test("shared gate: an identified flow's refused answers spend its bucket, its own 403s included; past it, rejected with Retry-After and held unread; system:masters never", async () => {
+  const access = fakeAccess();
+  const clock = new FakeClock();
+  const limits: Fairness = { ...fairness({}), flowRefusals: newFlowRefusalLimits({ qpsPerFlow: 1, burstPerFlow: 2, clock }) };
+  // Answered 200 and 404 a hundred times: nothing spent.
+  for (let i = 0; i < 100; i++) admitted(await admit(access, incoming('alice'), CREATE, limits)).answered?.(i % 2 === 0 ? 201 : 404);
+  // A pass-through refused (the apiserver's 422), then a read the SubjectAccessReview denies (the gate's own 403).
+  admitted(await admit(access, incoming('alice'), CREATE, limits)).answered?.(422);
+  const read = admit(access, incoming('alice'), GET, limits);
+  await settled();
+  access.authorizations.shift()?.({
+    kind: 'refused',
+    error: new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'no',
+      reason: 'Forbidden',
+      code: 403,
+    }),
+  });
+  assert.equal((await read).kind, 'refused');
+  assert.deepEqual(await admit(access, incoming('alice'), GET, limits), {
+    kind: 'rejected',
+    reason: 'refusals-per-flow',
+    retryAfterSeconds: 1,
+    after: 'hold-unread',
+  });
+  assert.equal(access.authorizations.length, 0, 'nothing reviewed for a rejected request');
+  // Another user at the address, the same user elsewhere, system:masters: their own buckets, or none.
+  admitted(await admit(access, incoming('bob'), CREATE, limits));
+  admitted(await admit(access, incoming('alice', '10.0.0.2'), CREATE, limits));
+  for (let i = 0; i < 5; i++) admitted(await admit(access, incoming('admin'), CREATE, limits)).answered?.(410);
+  clock.step(1_000);
+  admitted(await admit(access, incoming('alice'), CREATE, limits));
+  assert.deepEqual(rejectedByReason(limits)['refusals-per-flow'], 1);
 });
 
 test('shared gate: unknown tokens are reviewed within the TokenReview limits; past them, rejected before identify()', async () => {

@@ -1,8 +1,8 @@
 /**
  * TLS handshakes paced in time.
  *
- * A server's TLS handshake is done on the event loop where the ClientHello is read: ~1.5-3 ms of
- * it with an RSA-2048 key (its signature and the socket's set-up). Over HTTP/1.1 every watch and
+ * A server's TLS handshake is done on the event loop where the ClientHello is read: ~1-3 ms of it
+ * (its key exchange, hybrid X25519MLKEM768 by default, its signature, the socket's set-up). Over HTTP/1.1 every watch and
  * every request in flight is a connection of its own. The loop accepts one connection per turn,
  * but turns are short while only accepting, so a client opening a thousand connections at once
  * has hundreds accepted within milliseconds, and their ClientHellos are then read, and
@@ -16,17 +16,19 @@
  * closed at once, before any byte of it is read. A waiting connection's ClientHello stays in the
  * kernel until it is handed over; one its client closed meanwhile is dropped at its turn.
  *
- * The default, 4 per 20 ms (200 new TLS connections a second), keeps a burst's handshakes to
- * about 10 ms of each 20 ms; clients reconnecting after a restart wait their turn (within
- * client-go's TLS handshake timeout, 10 s: 2,000 connections from one address).
+ * The default, one each 5 ms (200 new TLS connections a second), leaves the loop between two
+ * handshakes of a burst: a read waits for one handshake at most, not four back to back (a burst
+ * of 4 each 20 ms held every other client's reads 5-10 ms at a time). Clients reconnecting after
+ * a restart wait their turn (within client-go's TLS handshake timeout, 10 s: 2,000 connections
+ * from one address).
  *
  * Cost: nothing while fewer than `perWindow` connections arrive in a window (they are handed over
  * at once); a Map entry per address with connections waiting, and one timer while any wait.
  */
 import type { Server as NetServer, Socket } from 'node:net';
 
-export const HANDSHAKES_PER_WINDOW = 4;
-export const HANDSHAKE_WINDOW_MS = 20;
+export const HANDSHAKES_PER_WINDOW = 1;
+export const HANDSHAKE_WINDOW_MS = 5;
 /** The default rate (--tls-handshakes-per-second): HANDSHAKES_PER_WINDOW each HANDSHAKE_WINDOW_MS. */
 export const DEFAULT_TLS_HANDSHAKES_PER_SECOND = (HANDSHAKES_PER_WINDOW * 1000) / HANDSHAKE_WINDOW_MS;
 
@@ -36,7 +38,7 @@ export const MAX_WAITING_HANDSHAKES_PER_ADDRESS = 4096;
 /**
  * The windows for `perSecond` handshakes a second (0: none, no pacing): windows of
  * HANDSHAKE_WINDOW_MS while that holds one handshake or more, so that a burst is spread as finely
- * as the default spreads it; below 50 a second, one handshake per longer window.
+ * as the default spreads it; below 200 a second, one handshake per longer window.
  */
 export function pacingForRate(perSecond: number): { perWindow: number; windowMs: number } | undefined {
   if (!(perSecond > 0)) return undefined;

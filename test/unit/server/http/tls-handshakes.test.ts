@@ -122,9 +122,9 @@ test('handshakes: a connection its client closed while waiting is dropped; past 
   assert.equal(sockets[2]?.listenerCount('error'), 0, 'its error listener is removed at the handover');
 });
 
-test('handshakes: a rate a second is windows of 20 ms while each holds one handshake or more, one per longer window below; 0 is none', () => {
-  assert.deepEqual(pacingForRate(DEFAULT_TLS_HANDSHAKES_PER_SECOND), { perWindow: 4, windowMs: 20 });
-  assert.deepEqual(pacingForRate(1000), { perWindow: 20, windowMs: 20 });
+test('handshakes: a rate a second is windows of 5 ms while each holds one handshake or more, one per longer window below; 0 is none', () => {
+  assert.deepEqual(pacingForRate(DEFAULT_TLS_HANDSHAKES_PER_SECOND), { perWindow: 1, windowMs: 5 });
+  assert.deepEqual(pacingForRate(1000), { perWindow: 5, windowMs: 5 });
   assert.deepEqual(pacingForRate(50), { perWindow: 1, windowMs: 20 });
   assert.deepEqual(pacingForRate(10), { perWindow: 1, windowMs: 100 });
   assert.equal(pacingForRate(0), undefined);

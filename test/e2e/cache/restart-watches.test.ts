@@ -152,11 +152,16 @@ test(
     await create('after-restart');
     await kube(admin, 'PATCH', `${collection}/before-1`, { spec: { n: 1 } }, 200);
 
+    let watchers = NaN;
     await eventually(
       'every informer back on the cache',
-      async () => metricSum(await proxyMetrics(), 'kube_cache_proxy_watchers', { resource }) === INFORMERS,
+      async () => (watchers = metricSum(await proxyMetrics(), 'kube_cache_proxy_watchers', { resource })) === INFORMERS,
       BACK_WITHIN_MS,
-    );
+    ).catch((error: unknown) => {
+      // What each informer last said (its reflector's errors and backoff), to tell a slow client from a proxy that refuses it.
+      const tails = informers.map((i, n) => `informer ${String(n)}: ${i.stderr().split('\n').slice(-6).join(' | ')}`);
+      throw new Error(`${String(error)}; ${String(watchers)} of ${String(INFORMERS)} watching from the cache\n${tails.join('\n')}`);
+    });
     t.diagnostic(`every informer back ${String(Date.now() - restarted)} ms after the restart`);
     assert.equal(await apiserverWatches(), 1, "the apiserver holds the new proxy's watch only");
     const metrics = await proxyMetrics();

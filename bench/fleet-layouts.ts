@@ -22,7 +22,7 @@ import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts'
 import { PROXY_FLAGS } from '../src/cli/proxy-flags.ts';
 import { anonymousKubeconfig } from '../test/helpers/anonymous-kubeconfig.ts';
 import { signedCertificate } from '../test/helpers/certificates.ts';
-import { buildImageApp, runnableImageEnv } from '../test/helpers/image.ts';
+import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
 import type { MemoryCgroup } from '../test/helpers/memory-cgroup.ts';
 import { createMemoryCgroup } from '../test/helpers/memory-cgroup.ts';
 import { nodeProxyMemory } from '../test/helpers/node-manifest.ts';
@@ -260,7 +260,7 @@ export async function startLayout(
       };
       return { name, agents: Array.from({ length: nodes }, () => agent), proxies: [], stop };
     }
-    const image = { script: await buildImageApp(join(dir, 'app')), env: runnableImageEnv() };
+    const image = { script: await buildImageApp(join(dir, 'app')), env: imageEnv() };
     const nodeLimit = nodeProxyLimit(report);
     if (name === 'pool') {
       const members = await startPools(state, sizes, scope, image, nodeLimit, (proxy) => targets.push(proxy), cleanups, report);

@@ -4,7 +4,7 @@
  *
  * On the control plane of DIR (`dev-cluster up --dir DIR`, default /tmp/kcp-flow-cost, started and
  * stopped here when it has none), a shared proxy over TLS (`proxy --shared`, --resources
- * configmaps, the given flags added, the image's environment: jemalloc preloaded) and one
+ * configmaps, the given flags added, MALLOC_MMAP_THRESHOLD_ as the image sets it) and one
  * ServiceAccount allowed to read configmaps and secrets of its namespace. In turn, that one
  * identity opens N (default 1,000) watches from the cache (configmaps, twice: the first round pays
  * the proxy's first-use growth), N watches passed through (secrets, not cached), and N LISTs the
@@ -23,7 +23,7 @@ import { loadUpstreamConfig } from '../src/upstream/config.ts';
 import { runCli } from '../test/helpers/cli.ts';
 import { grantInNamespace, kube, serviceAccountToken } from '../test/helpers/kube.ts';
 import { startSharedProxy } from '../test/helpers/shared-proxy.ts';
-import { runnableImageEnv } from '../test/helpers/image.ts';
+import { MALLOC_MMAP_THRESHOLD_BYTES } from '../src/cache/memory-budget.ts';
 
 /** Left alone before each reading, so that what closed is closed. */
 const SETTLE_MS = 3_000;
@@ -40,8 +40,7 @@ if (values.help === true) {
 }
 const dir = values.dir ?? '/tmp/kcp-flow-cost';
 const attempts = Number(values.attempts ?? '1000');
-// The image's environment for the proxy this starts (its malloc among it).
-for (const [name, value] of Object.entries(runnableImageEnv())) process.env[name] ??= value;
+process.env.MALLOC_MMAP_THRESHOLD_ ??= String(MALLOC_MMAP_THRESHOLD_BYTES);
 
 const cleanups: (() => void | Promise<void>)[] = [];
 const t = { after: (fn: () => void | Promise<void>): void => void cleanups.push(fn) };

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
-import { buildImageApp, runnableImageEnv } from '../test/helpers/image.ts';
+import { buildImageApp, imageEnv } from '../test/helpers/image.ts';
 import { createMemoryCgroup } from '../test/helpers/memory-cgroup.ts';
 import { sidecarMemory } from '../test/helpers/sidecar-manifest.ts';
 import type { MemoryCgroup } from '../test/helpers/memory-cgroup.ts';
@@ -182,7 +182,7 @@ export async function runFootprint(
     note('seeding the footprint namespaces, building the image’s JavaScript');
     const [script] = await Promise.all([buildImageApp(join(work, 'app')), seedFootprint(client)]);
     const { limitBytes } = sidecarMemory();
-    const env = { ...process.env, ...runnableImageEnv() };
+    const env = { ...process.env, ...imageEnv() };
     /** Whether every proxy ran under the limit (a closure sets it). */
     const run = { limited: true };
 

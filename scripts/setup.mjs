@@ -12,15 +12,12 @@
 //     page is tested in a real browser, test/helpers/browser.ts), with apt-get when running as
 //     root; otherwise it says what to install, and the browser test fails with the same words;
 //     and iproute2 when `ip` is missing (tests give the apiserver hosts to reach in network
-//     namespaces of their own, test/helpers/netns-host.ts, which needs root);
-//  4. before `npm test` only: Debian's libjemalloc2, linked where the image puts it
-//     (/usr/local/lib/libjemalloc.so.2, test/helpers/image.ts), for the tests and benchmarks that
-//     run the proxy as the image does (it preloads jemalloc).
+//     namespaces of their own, test/helpers/netns-host.ts, which needs root).
 //
 // Nothing needs compiling: Node 24 runs the TypeScript sources directly; only what ships is
 // compiled (scripts/build.mjs, run by `npm pack`; see docs/contributing.md, "Choices").
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,28 +67,6 @@ if (process.env.npm_lifecycle_event === 'pretest' && !onPath('ip')) {
   } else {
     console.error(
       'setup: `ip` (iproute2) is missing: the tests that need a host other than loopback will fail. Install it as root: apt-get install iproute2.',
-    );
-  }
-}
-
-/** Where the image puts jemalloc (test/helpers/image.ts JEMALLOC_PATH). */
-const JEMALLOC = '/usr/local/lib/libjemalloc.so.2';
-if (process.env.npm_lifecycle_event === 'pretest' && !existsSync(JEMALLOC)) {
-  if (process.getuid?.() === 0 && onPath('apt-get') && onPath('dpkg')) {
-    console.log('setup: installing libjemalloc2, which the image preloads (apt-get install libjemalloc2)...');
-    run('apt-get', ['update', '-qq']);
-    run('apt-get', ['install', '-y', '-qq', 'libjemalloc2']);
-    const listed = spawnSync('dpkg', ['-L', 'libjemalloc2'], { encoding: 'utf8' }).stdout ?? '';
-    const library = listed.split('\n').find((line) => line.endsWith('/libjemalloc.so.2'));
-    if (library === undefined) {
-      console.error('setup: libjemalloc2 is installed but holds no libjemalloc.so.2: the image-like runs will fail.');
-      process.exit(1);
-    }
-    symlinkSync(library, JEMALLOC);
-  } else {
-    console.error(
-      `setup: ${JEMALLOC} is missing and cannot be installed from here (not root, or no apt-get): the tests that run the proxy ` +
-        `as the image does will fail. As root: apt-get install libjemalloc2, then link its libjemalloc.so.2 at ${JEMALLOC}.`,
     );
   }
 }

@@ -20,7 +20,7 @@ import { servingAddress, waitReady } from '../../bench/targets.ts';
 import { signedCertificate } from '../../test/helpers/certificates.ts';
 import type { MemoryCgroup } from '../../test/helpers/memory-cgroup.ts';
 import { createMemoryCgroup } from '../../test/helpers/memory-cgroup.ts';
-import { runnableImageEnv } from '../../test/helpers/image.ts';
+import { imageEnv } from '../../test/helpers/image.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'kube-cache-proxy.mjs');
 /**
@@ -167,7 +167,7 @@ export async function newHostileProxy(spec: HostileProxySpec): Promise<HostilePr
     const { command, args: argv } =
       adjustment === 0 ? wrapped : { command: 'nice', args: ['-n', String(adjustment), wrapped.command, ...wrapped.args] };
     // The image's environment (its allocator setting among it): what the proxy holds is measured as a node proxy runs.
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...runnableImageEnv() } });
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...imageEnv() } });
     const log = createWriteStream(spec.logFile, { flags: 'a' });
     child.stderr.pipe(log);
     let exit: ProxyExit | undefined;

@@ -309,10 +309,10 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       ? 'no memory limit known: fixed bounds, nothing refused (set a container limit or --memory-limit)'
       : 'memory budget sized to the limit',
   );
-  if (memoryLimit !== undefined && process.env.MALLOC_MMAP_THRESHOLD_ === undefined && !jemallocLoaded()) {
+  if (memoryLimit !== undefined && process.env.MALLOC_MMAP_THRESHOLD_ === undefined) {
     app.log.warn(
-      { LD_PRELOAD: 'libjemalloc.so.2', MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD_BYTES },
-      "glibc's malloc, untuned: memory the proxy frees may stay resident; preload jemalloc as the image does, or set MALLOC_MMAP_THRESHOLD_",
+      { MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD_BYTES },
+      'MALLOC_MMAP_THRESHOLD_ is not set: memory the proxy frees may stay resident; set it as the image does',
     );
   }
   // The apiserver's version, said once; a release older than the proxy is made for, warned of.
@@ -450,13 +450,4 @@ function fallbackStatus(client: FallbackClient, apiserver: string): () => Fallba
     const { target, sinceMs, reason, fallbacks } = client.state();
     return { target, apiserver, since: new Date(sinceMs).toISOString(), reason: reason ?? null, fallbacks };
   };
-}
-
-/** Whether jemalloc is this process's malloc (preloaded, as the image does): mapped into it. */
-function jemallocLoaded(): boolean {
-  try {
-    return readFileSync('/proc/self/maps', 'utf8').includes('libjemalloc');
-  } catch {
-    return false;
-  }
 }

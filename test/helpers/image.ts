@@ -5,7 +5,7 @@
  * the image without `npm pack` and `npm ci`.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -34,27 +34,6 @@ export function imageEnv(): Record<string, string> {
   for (const instruction of parsed.getENVs()) {
     if (instruction.getRange().start.line < from) continue;
     for (const property of instruction.getProperties()) env[property.getName()] = property.getValue() ?? '';
-  }
-  return env;
-}
-
-/** Where the image puts jemalloc, which it preloads (LD_PRELOAD): scripts/setup.mjs links this machine's there. */
-export const JEMALLOC_PATH = '/usr/local/lib/libjemalloc.so.2';
-
-/**
- * The image's ENV, to run the proxy with as the image runs it: its preloaded libraries must be
- * on this machine (else the dynamic loader would say so on stderr and run glibc's malloc, and
- * what is measured would not be the image's).
- */
-export function runnableImageEnv(): Record<string, string> {
-  const env = imageEnv();
-  for (const library of (env.LD_PRELOAD ?? '').split(/[ :]/).filter((l) => l !== '')) {
-    if (!existsSync(library)) {
-      throw new Error(
-        `the image preloads ${library}, which this machine lacks: install Debian's libjemalloc2 (apt-get install libjemalloc2) ` +
-          `and link its libjemalloc.so.2 there, as scripts/setup.mjs does as root before npm test`,
-      );
-    }
   }
   return env;
 }

@@ -28,7 +28,7 @@ import { loadUpstreamConfig } from '../../../src/upstream/config.ts';
 import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { buildImageApp, runnableImageEnv } from '../../helpers/image.ts';
+import { buildImageApp, imageEnv } from '../../helpers/image.ts';
 import { createMemoryCgroup } from '../../helpers/memory-cgroup.ts';
 import { sidecarMemory } from '../../helpers/sidecar-manifest.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
@@ -143,7 +143,7 @@ test(
       cgroup.remove();
     });
     const { command, args } = cgroup.wrap([node, script, 'proxy', `--kubeconfig=${state.kubeconfig}`, '--port=0', '--resources=pods']);
-    const child = spawn(command, args, { env: { ...process.env, ...runnableImageEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...process.env, ...imageEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-200_000)));
     child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-200_000)));

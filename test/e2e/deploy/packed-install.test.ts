@@ -17,7 +17,7 @@ import { useSharedAdmin, testNamespace } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
 import { mustRun, npmEnv } from './run.ts';
-import { imageCommand, runnableImageEnv } from '../../helpers/image.ts';
+import { imageCommand, imageEnv } from '../../helpers/image.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const shared = useSharedAdmin();
@@ -64,7 +64,7 @@ test(
     assert.equal(node, 'node');
     const child = spawn(process.execPath, [...args, '--kubeconfig', shared.cp.kubeconfig, '--port', '0', '--log-level', 'info'], {
       cwd: app,
-      env: { ...process.env, ...runnableImageEnv() },
+      env: { ...process.env, ...imageEnv() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -151,6 +151,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
       phaseMs: options.phaseMs,
       holdMs: options.holdMs,
       warmupMs: options.warmupMs,
+      beforeMs: options.beforeMs,
       log,
     });
   } catch (error) {
@@ -167,7 +168,7 @@ export async function runHostile(argv: readonly string[]): Promise<number> {
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(cpu.length)} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${String(Math.round(totalmem() / 2 ** 30))} GiB, load ${loadavg()[0]?.toFixed(2) ?? '?'}), Kubernetes ${KUBERNETES_VERSION}, Node ${process.version}, commit ${commit()}${autogroup ? ', kernel autogroup on' : ''}`,
   );
   console.log(
-    `\`npm run chaos -- hostile${argv.length > 0 ? ` ${argv.join(' ')}` : ''}\`: ${String(options.clients)} good clients in ${String(options.namespaces)} namespaces reading ${String(options.readRate)}/s each, ${String(options.writeRate)} pod writes/s, ${String(options.phaseMs / 1000)} s phases and ${String(options.holdMs / 1000)} s holds after ${String(options.warmupMs / 1000)} s of warm-up, proxy --memory-limit ${options.memoryLimit}${proxy?.noCgroup === undefined ? ' in a memory cgroup of that size' : ''}, seed ${String(options.seed)}; ${formatDuration(performance.now() - started)} in all\n`,
+    `\`npm run chaos -- hostile${argv.length > 0 ? ` ${argv.join(' ')}` : ''}\`: ${String(options.clients)} good clients in ${String(options.namespaces)} namespaces reading ${String(options.readRate)}/s each, ${String(options.writeRate)} pod writes/s, ${String(options.phaseMs / 1000)} s phases and ${String(options.holdMs / 1000)} s holds after ${String(options.warmupMs / 1000)} s of warm-up and ${String(options.beforeMs / 1000)} s without the attack, proxy --memory-limit ${options.memoryLimit}${proxy?.noCgroup === undefined ? ' in a memory cgroup of that size' : ''}, seed ${String(options.seed)}; ${formatDuration(performance.now() - started)} in all\n`,
   );
   console.log(formatTable(rows));
   console.log(`\n${formatDetails(rows)}\n\n${COLUMNS_NOTE}\n`);

@@ -6,7 +6,10 @@
  * clients watch and read throughout, riding each restart as they would a rollout.
  *
  * A phase: a fresh proxy; the good clients back at work (every watcher watching, every client's
- * latest read a success) and `warmupMs` more; then, for `phaseMs`, the attack and the writers,
+ * latest read a success) and `warmupMs` more; then, for `beforeMs`, the writers without the
+ * attack (the same proxy's reads just before the attack: what its p99 is judged against, so that
+ * the shared machine's drift over a run of many phases is not counted as the attack's harm);
+ * then, for `phaseMs`, the attack and the writers,
  * the proxy's RSS sampled; then the hold, `holdMs`: the attack sends nothing more but keeps what
  * it opened (watches), and the least RSS of the hold is what the proxy held for it; then the
  * attack lets go, the proxy's /metrics is read (its event-loop delay histogram, reset by the read
@@ -31,7 +34,7 @@ export const BOUNDS = {
   rssGrowthBytes: 16 * 2 ** 20,
   /** The event loop's longest delay in the phase (prom-client's 10 ms sampling included). */
   loopDelayMaxMs: 100,
-  /** The good clients' read p99 may be this many times the baseline's. */
+  /** The good clients' read p99 may be this many times the same proxy's just before the attack (or the baseline phase's). */
   p99Factor: 2,
   /**
    * The good clients' share of reads from the cache may be this much (absolute) below the
@@ -68,6 +71,8 @@ export interface PhaseRow {
   readonly loopP99Ms: number;
   readonly loopMaxMs: number;
   readonly good?: PhaseReport;
+  /** The good clients on the same proxy just before the attack, without it (when measured: beforeMs > 0). */
+  readonly before?: PhaseReport;
   /** Of the good types' reads the proxy counted in the phase, the share it served from its cache (0..1); NaN without reads. */
   readonly cacheShare: number;
   /** Reads the cache failed to serve (reason cache-error) and faults counted in the phase. */
@@ -89,6 +94,8 @@ export interface ScenarioSpec {
   /** How long the attack holds what it opened, sending nothing, after its phase (the held RSS is read then), ms. */
   readonly holdMs: number;
   readonly warmupMs: number;
+  /** How long the good clients are measured on the phase's proxy without the attack before it starts, ms; 0: not (judged against the baseline phase). */
+  readonly beforeMs: number;
   readonly log: (line: string) => void;
   /** Told each row as its phase ends (a test asserts there, and stops the run at the first broken bound). */
   readonly onRow?: (row: PhaseRow) => void;
@@ -163,7 +170,16 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
   const { proxy, good, log } = spec;
   await freshProxy(spec);
   const running = proxy.current();
-  const before = counters(await proxy.metrics());
+  let before: PhaseReport | undefined;
+  if (spec.beforeMs > 0) {
+    await good.startPhase();
+    await sleep(spec.beforeMs);
+    before = await good.endPhase();
+    log(
+      `  ${name}: before it, good reads ${String(before.reads)} (${String(before.failed)} failed) p99 ${before.p99Ms.toFixed(0)} ms (p50 ${before.p50Ms.toFixed(1)}), ${String(before.lost)} events lost`,
+    );
+  }
+  const countsBefore = counters(await proxy.metrics());
   const rssStart = proxy.rss();
   let rssPeak = rssStart;
   /** The least RSS seen in the hold (Infinity before it): what the attack made the proxy hold. */
@@ -202,7 +218,7 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
     release.abort();
     const outcome = await attacking;
     const text = await metricsOnceAnswering(proxy);
-    const after = counters(text);
+    const countsAfter = counters(text);
     const exit = running?.exit();
     if (exit !== undefined) {
       log(
@@ -216,9 +232,9 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
       ...(exit === undefined ? ((await prepared?.check?.(proxy)) ?? []) : []),
     ];
     const reads =
-      before === undefined || after === undefined
+      countsBefore === undefined || countsAfter === undefined
         ? undefined
-        : { cache: after.cache - before.cache, apiserver: after.apiserver - before.apiserver };
+        : { cache: countsAfter.cache - countsBefore.cache, apiserver: countsAfter.apiserver - countsBefore.apiserver };
     return {
       phase: name,
       what,
@@ -229,8 +245,9 @@ async function runPhase(spec: ScenarioSpec, name: string, what: string, prepared
       loopP99Ms: gauge(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
       loopMaxMs: gauge(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
       good: report,
+      ...(before === undefined ? {} : { before }),
       cacheShare: reads === undefined || reads.cache + reads.apiserver === 0 ? NaN : reads.cache / (reads.cache + reads.apiserver),
-      internalErrors: before === undefined || after === undefined ? NaN : after.internal - before.internal,
+      internalErrors: countsBefore === undefined || countsAfter === undefined ? NaN : countsAfter.internal - countsBefore.internal,
       warnings: proxy.warningsSince(mark),
       ...(exit === undefined ? {} : { exit }),
       checks,
@@ -299,7 +316,17 @@ export async function runScenario(spec: ScenarioSpec): Promise<PhaseRow[]> {
 
 function summary(row: PhaseRow): string {
   const g = row.good;
-  return `${row.phase}: RSS held +${((row.rssHeld - row.rssStart) / 2 ** 20).toFixed(1)} MiB (peak +${((row.rssPeak - row.rssStart) / 2 ** 20).toFixed(1)}), loop delay p99 ${row.loopP99Ms.toFixed(0)} ms max ${row.loopMaxMs.toFixed(0)} ms, good reads ${String(g?.reads ?? 0)} (${String(g?.failed ?? 0)} failed) p99 ${(g?.p99Ms ?? NaN).toFixed(0)} ms (p50 ${(g?.p50Ms ?? NaN).toFixed(1)}, their own loop delay p99 ${(g?.ownLoopP99Ms ?? NaN).toFixed(0)} max ${(g?.ownLoopMaxMs ?? NaN).toFixed(0)} ms), ${(row.cacheShare * 100).toFixed(1)}% from cache, ${String(g?.lost ?? 0)} events lost${row.outcome === undefined ? '' : `; attack: ${row.outcome.effect}`}`;
+  return `${row.phase}: RSS held +${((row.rssHeld - row.rssStart) / 2 ** 20).toFixed(1)} MiB (peak +${((row.rssPeak - row.rssStart) / 2 ** 20).toFixed(1)}), loop delay p99 ${row.loopP99Ms.toFixed(0)} ms max ${row.loopMaxMs.toFixed(0)} ms, good reads ${String(g?.reads ?? 0)} (${String(g?.failed ?? 0)} failed) p99 ${(g?.p99Ms ?? NaN).toFixed(0)} ms${row.before === undefined ? '' : ` against ${row.before.p99Ms.toFixed(0)} just before`} (p50 ${(g?.p50Ms ?? NaN).toFixed(1)}, their own loop delay p99 ${(g?.ownLoopP99Ms ?? NaN).toFixed(0)} max ${(g?.ownLoopMaxMs ?? NaN).toFixed(0)} ms), ${(row.cacheShare * 100).toFixed(1)}% from cache, ${String(g?.lost ?? 0)} events lost${row.outcome === undefined ? '' : `; attack: ${row.outcome.effect}`}`;
+}
+
+/**
+ * The p99 an attack's is judged against: the same proxy's just before the attack when it was
+ * measured, else the baseline phase's; none for the baseline itself (no attack to judge).
+ */
+export function p99Reference(row: PhaseRow, baseline: PhaseRow | undefined): { p99Ms: number; what: string } | undefined {
+  if (row.phase === 'baseline') return undefined;
+  if (row.before !== undefined) return { p99Ms: row.before.p99Ms, what: 'the same proxy’s just before the attack,' };
+  return baseline?.good === undefined ? undefined : { p99Ms: baseline.good.p99Ms, what: 'the baseline’s' };
 }
 
 /** The bounds a row breaks (baseline: the absolute ones), each said in a line; [] when it keeps them all. */
@@ -323,6 +350,7 @@ export function brokenBounds(row: PhaseRow, baseline: PhaseRow | undefined): str
     out.push(`event-loop delay max ${row.loopMaxMs.toFixed(0)} ms (bound ${String(BOUNDS.loopDelayMaxMs)})`);
   const good = row.good;
   if (good === undefined || good.reads === 0) out.push('the good clients read nothing');
+  else if (row.before !== undefined && row.before.failed > 0) out.push(`${String(row.before.failed)} good reads failed before the attack`);
   else {
     if (good.failed > 0)
       out.push(
@@ -330,12 +358,16 @@ export function brokenBounds(row: PhaseRow, baseline: PhaseRow | undefined): str
           .map(([k, v]) => `${k}×${String(v)}`)
           .join(', ')})`,
       );
-    if (baseline?.good !== undefined && baseline !== row && !(good.p99Ms <= BOUNDS.p99Factor * baseline.good.p99Ms))
+    const reference = p99Reference(row, baseline);
+    if (reference !== undefined && !(good.p99Ms <= BOUNDS.p99Factor * reference.p99Ms))
       out.push(
-        `good read p99 ${good.p99Ms.toFixed(0)} ms, ${(good.p99Ms / baseline.good.p99Ms).toFixed(1)}× the baseline's ${baseline.good.p99Ms.toFixed(0)} ms (bound ${String(BOUNDS.p99Factor)}×)`,
+        `good read p99 ${good.p99Ms.toFixed(0)} ms, ${(good.p99Ms / reference.p99Ms).toFixed(1)}× ${reference.what} ${reference.p99Ms.toFixed(0)} ms (bound ${String(BOUNDS.p99Factor)}×)`,
       );
-    const lost = good.lost + good.duplicated + good.reordered;
-    if (lost > 0) out.push(`${String(good.lost)} events lost, ${String(good.duplicated)} duplicated, ${String(good.reordered)} reordered`);
+    for (const report of row.before === undefined ? [good] : [row.before, good]) {
+      const lost = report.lost + report.duplicated + report.reordered;
+      if (lost > 0)
+        out.push(`${String(report.lost)} events lost, ${String(report.duplicated)} duplicated, ${String(report.reordered)} reordered`);
+    }
   }
   const floor =
     baseline !== undefined && baseline !== row && Number.isFinite(baseline.cacheShare)

@@ -41,6 +41,8 @@ const shared = useSharedAdmin();
 const GOOD_CLIENTS = 4;
 const PHASE_MS = 5_000;
 const WARMUP_MS = 1_000;
+/** The good clients measured on each phase's proxy before its attack (the suite judges the attack's p99 against it). */
+const BEFORE_MS = 2_000;
 /** V8 collects an attack's garbage after ~8 s of low allocation (its memory reducer): twice that. */
 const HOLD_MS = 16_000;
 
@@ -111,6 +113,13 @@ test(
       );
       const g = row.good;
       assert.ok(g !== undefined && g.reads > 0, `${what}: the good clients read`);
+      const before = row.before;
+      assert.ok(before !== undefined && before.reads > 0, `${what}: the good clients read before the attack`);
+      assert.equal(
+        before.failed + before.lost + before.duplicated + before.reordered,
+        0,
+        `${what}: before the attack, no read failed, no event lost`,
+      );
       assert.ok(g.written > 0, `${what}: pods were written`);
       assert.equal(g.failed, 0, `${what}: no good read failed (${JSON.stringify(g.failures)})`);
       assert.deepEqual(
@@ -132,6 +141,7 @@ test(
       phaseMs: PHASE_MS,
       holdMs: HOLD_MS,
       warmupMs: WARMUP_MS,
+      beforeMs: BEFORE_MS,
       log,
       onRow: keepsBounds,
     });

@@ -12,13 +12,17 @@ const LAYERS = [
   ['status'], // the status page
   ['server/serving', 'server/pass-through', 'server/tls'], // answers from the cache; to the apiserver; the serving certificate
   ['auth'], // shared mode's authentication and authorization
-  ['cache'], // the delegator decides, the cacher serves, the watch cache holds
-  ['table', 'protobuf'], // encodings the cache's objects are printed in
+  // The delegator decides, the cacher serves, the watch cache holds; beside it (never below it:
+  // the cache never prints a Table nor encodes protobuf) the encodings its objects are printed in.
+  ['cache', 'table', 'protobuf'],
+  ['memory'], // what the proxy may hold: the container's limit, the budget sized to it, the valve near it
   ['request'], // reading the request
   ['informer', 'leaderelection'], // client-go's port
   ['workqueue'],
   ['upstream'], // the apiserver's side
-  ['clock'], // time, injected
+  // Leaves: time, injected; the apiserver's JSON read as bytes; what proxies say to each other;
+  // label and field selectors' grammar (the apiserver's, with its errors and bounds).
+  ['clock', 'json', 'protocol', 'selector'],
   ['kube'], // the shared Kubernetes vocabulary: a leaf every layer may import
 ];
 
@@ -67,6 +71,29 @@ export default {
       to: { path: '^(test|bench|chaos|examples)/' },
     },
     ...layerRules,
+    {
+      name: 'serving-not-to-upstream',
+      comment:
+        'src/server/serving answers from the cache: it never reaches the apiserver (pass-through does), so it imports nothing of src/upstream.',
+      severity: 'error',
+      from: { path: pathOf('server/serving') },
+      to: { path: pathOf('upstream') },
+    },
+    {
+      name: 'library-not-to-proxy',
+      comment:
+        'src/library is client-go for applications: it adapts informer, workqueue and leaderelection, and never pulls in the proxy, its server or its cache.',
+      severity: 'error',
+      from: { path: pathOf('library') },
+      to: { path: anyOf(['proxy', 'server', 'cache']) },
+    },
+    {
+      name: 'cli-not-to-cache',
+      comment: 'src/cli reaches the cache through the composition root (src/proxy/options.ts re-exports what the command line reads).',
+      severity: 'error',
+      from: { path: pathOf('cli') },
+      to: { path: pathOf('cache') },
+    },
   ],
   options: {
     // Type-only imports are imports too: a cycle through types is still a cycle.

@@ -15,7 +15,7 @@
  * SHARE (each cache's bytes; default the budget's), WARM (MiB of live objects held first, as a
  * proxy holds its caches). Figures only, never assertions; ~20 s on 2 cores.
  */
-import { budgetSizes } from '../src/cache/memory-budget.ts';
+import { budgetSizes } from '../src/memory/memory-budget.ts';
 import { newSubjectAccessReviewAuthorizer } from '../src/auth/subject-access-review.ts';
 import type { RequestAttributes } from '../src/auth/user-info.ts';
 import { newTokenAuthenticator } from '../src/auth/token-review.ts';

@@ -23,7 +23,7 @@ import { loadUpstreamConfig } from '../src/upstream/config.ts';
 import { runCli } from '../test/helpers/cli.ts';
 import { grantInNamespace, kube, serviceAccountToken } from '../test/helpers/kube.ts';
 import { startSharedProxy } from '../test/helpers/shared-proxy.ts';
-import { MALLOC_MMAP_THRESHOLD_BYTES } from '../src/cache/memory-budget.ts';
+import { MALLOC_MMAP_THRESHOLD_BYTES } from '../src/memory/memory-budget.ts';
 
 /** Left alone before each reading, so that what closed is closed. */
 const SETTLE_MS = 3_000;

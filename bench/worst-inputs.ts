@@ -12,9 +12,9 @@ import { decodeContinue } from '../src/request/continue-token.ts';
 import { defaultRequestFilterOptions, filterRequest } from '../src/request/request-filter.ts';
 import { negotiateRead } from '../src/request/negotiation.ts';
 import { parseRequestInfo } from '../src/request/request-info.ts';
-import { parseRawFieldSelector } from '../src/cache/field-selector.ts';
-import { parseLabelSelector } from '../src/cache/label-selector.ts';
-import { SelectorParseError } from '../src/cache/selector-error.ts';
+import { parseRawFieldSelector } from '../src/selector/field-selector.ts';
+import { parseLabelSelector } from '../src/selector/label-selector.ts';
+import { SelectorParseError } from '../src/selector/selector-error.ts';
 
 const MiB = 2 ** 20;
 const ROUNDS = 3;

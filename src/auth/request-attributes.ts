@@ -4,10 +4,10 @@
  * selectors included (KEP-4601: the authorizer may allow a list or watch for its selectors alone,
  * as the Node authorizer allows a kubelet its own pods by `spec.nodeName=<node>`).
  */
-import { parseRawFieldSelector } from '../cache/field-selector.ts';
-import type { FieldRequirement } from '../cache/field-selector.ts';
-import { parseLabelSelector } from '../cache/label-selector.ts';
-import type { LabelRequirement } from '../cache/label-selector.ts';
+import { parseRawFieldSelector } from '../selector/field-selector.ts';
+import type { FieldRequirement } from '../selector/field-selector.ts';
+import { parseLabelSelector } from '../selector/label-selector.ts';
+import type { LabelRequirement } from '../selector/label-selector.ts';
 import type { ParsedRequest } from '../request/parsed-request.ts';
 import type { RequestAttributes, UserInfo } from './user-info.ts';
 

@@ -10,8 +10,8 @@
  */
 import { realClock } from '../clock/clock.ts';
 import type { Clock } from '../clock/clock.ts';
-import type { FieldRequirement } from '../cache/field-selector.ts';
-import type { LabelRequirement } from '../cache/label-selector.ts';
+import type { FieldRequirement } from '../selector/field-selector.ts';
+import type { LabelRequirement } from '../selector/label-selector.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { jsonValueBytes, newDecisionCache } from './decision-cache.ts';
 import type { RequestAttributes } from './user-info.ts';

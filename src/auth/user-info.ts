@@ -1,5 +1,5 @@
-import type { FieldRequirement } from '../cache/field-selector.ts';
-import type { LabelRequirement } from '../cache/label-selector.ts';
+import type { FieldRequirement } from '../selector/field-selector.ts';
+import type { LabelRequirement } from '../selector/label-selector.ts';
 
 /**
  * Who sent a request, as the apiserver's authenticators say it (k8s.io/apiserver/pkg/

@@ -70,7 +70,7 @@ import { cacheStatus, checkName, namedCheck } from './cache-checks.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
 import type { CachedKind } from './consistency.ts';
 import type { CacheDelegator } from './delegator.ts';
-import type { HeldObjects } from './memory-budget.ts';
+import type { HeldObjects } from '../memory/memory-budget.ts';
 import { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';
 import type { CacheRegistryLog, CacheRegistryOptions } from './cache-registry-options.ts';
 import { RunningCaches, describe } from './running-caches.ts';

@@ -6,7 +6,7 @@
  */
 import type { CachedKind } from './consistency.ts';
 import type { CacheDelegator } from './delegator.ts';
-import type { HeldObjects } from './memory-budget.ts';
+import type { HeldObjects } from '../memory/memory-budget.ts';
 import type { RequestSelectors } from './selector-scope.ts';
 
 /** One cache's state as /readyz reports it (the apiserver's healthz checks: name, pass or fail). */

@@ -13,8 +13,8 @@
  * unsent budget (unsent-budget.ts), which the watcher reports to.
  */
 import type { Writable } from 'node:stream';
-import type { FieldSelector } from './field-selector.ts';
-import type { LabelSelector } from './label-selector.ts';
+import type { FieldSelector } from '../selector/field-selector.ts';
+import type { LabelSelector } from '../selector/label-selector.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectBytes } from '../informer/object.ts';
 import { PieceWriter } from './piece-writer.ts';
@@ -23,8 +23,9 @@ import type { OrderedView } from './ordered-map.ts';
 import type { WatchEncoding, WatchEventType, WindowEvent } from './window-event.ts';
 import { IDENTITY_ENCODING, frameObject, representedWatchFrame, watchFramePieces, writeWatchFrame } from './window-event.ts';
 import type { WatchRepresentation } from './window-event.ts';
-import type { UnsentBudget, UnsentHolder } from './unsent-budget.ts';
+import type { UnsentBudget, UnsentHolder } from '../memory/unsent-budget.ts';
 import type { TurnMember, WriteTurn } from './write-turn.ts';
+import { objectMatchesFields } from './selectable-fields.ts';
 
 /**
  * Unsent bytes a watcher may hold before it is closed for slowness: a few seconds of a busy
@@ -57,7 +58,7 @@ export interface WatcherFilter {
 
 export function matches(filter: WatcherFilter, obj: KubeObject): boolean {
   if (filter.namespace !== '' && obj.namespace !== filter.namespace) return false;
-  return filter.labels.matches(obj.labels) && filter.fields.matchesObject(obj);
+  return filter.labels.matches(obj.labels) && objectMatchesFields(filter.fields, obj);
 }
 
 /** The initial events: the state at an RV (as ADDED), or the window's replay after an RV. */
@@ -99,7 +100,7 @@ export interface CacheWatcherOptions {
    * With bookmarks allowed, a heartbeat: once the initial events are written, a BOOKMARK at the
    * RV the watch has already reached whenever a period of this length passed without a frame
    * (so frames are at most twice this apart). It claims nothing new (every event up to that RV
-   * was sent); a client that asked for it (a pool follower, upstream/pool-protocol.ts) knows
+   * was sent); a client that asked for it (a pool follower, protocol/pool-protocol.ts) knows
    * from it that the watch lives. None: bookmarks only as the apiserver sends them.
    */
   readonly heartbeatMs?: number;

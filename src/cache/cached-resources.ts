@@ -7,7 +7,7 @@
 import type { ResourceInfo, ResourceMap } from '../upstream/resource-map.ts';
 import { isCacheable } from '../upstream/resource-map.ts';
 import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';
-import { SelectorParseError } from './selector-error.ts';
+import { SelectorParseError } from '../selector/selector-error.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import type { SelectorScope } from './selector-scope.ts';
 import { newSelectorScope, parseScopeEntry } from './selector-scope.ts';

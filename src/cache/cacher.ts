@@ -18,7 +18,7 @@
  */
 import { fieldValue } from '../informer/object.ts';
 import { indexedFieldOf } from './field-index.ts';
-import type { UnsentBudget } from './unsent-budget.ts';
+import type { UnsentBudget } from '../memory/unsent-budget.ts';
 import type { Writable } from 'node:stream';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
@@ -34,12 +34,13 @@ import type { OrderedView } from './ordered-map.ts';
 import type { ListOptions } from '../request/list-options.ts';
 import type { DecodedContinue } from '../request/continue-token.ts';
 import { encodeContinue } from '../request/continue-token.ts';
-import { parseFieldSelector } from './field-selector.ts';
-import { parseLabelSelector } from './label-selector.ts';
-import { SelectorParseError } from './selector-error.ts';
-import { MAX_SELECTOR_TERMS, selectionTerms, selectorTooLong } from './selector-bounds.ts';
+import { parseFieldSelector } from '../selector/field-selector.ts';
+import { parseLabelSelector } from '../selector/label-selector.ts';
+import { SelectorParseError } from '../selector/selector-error.ts';
+import { MAX_SELECTOR_TERMS, selectionTerms, selectorTooLong } from '../selector/selector-bounds.ts';
 import type { PassReason } from './pass-reason.ts';
 import { WriteTurn } from './write-turn.ts';
+import { objectMatchesFields } from './selectable-fields.ts';
 
 export interface CacherMetrics {
   /** +1 when a watcher starts, -1 when it ends (several caches of one type share the series). */
@@ -94,7 +95,7 @@ export interface WatchRequest {
   /**
    * The watch ends (cleanly) when the cache's upstream watch closes: for a client that would
    * rather read elsewhere than wait on a cache that may fall behind (a pool follower's,
-   * upstream/pool-protocol.ts). Default: the watch stays open and carries the changes once the
+   * protocol/pool-protocol.ts). Default: the watch stays open and carries the changes once the
    * upstream watch resumes, as the apiserver's watchers wait out its etcd client's retries.
    */
   readonly endsWithUpstream?: boolean;
@@ -467,7 +468,7 @@ export function getList(cache: WatchCache, list: ListRequest, plan: ReadPlan): P
   let i = start;
   for (const obj of ordered.values(start, end)) {
     i++;
-    if (everything || (labels.matches(obj.labels) && fields.matchesObject(obj))) {
+    if (everything || (labels.matches(obj.labels) && objectMatchesFields(fields, obj))) {
       items.push(obj);
       last = obj.key;
     }

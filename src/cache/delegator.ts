@@ -52,7 +52,7 @@
  * go upstream at once; a type read more rarely has such a read passed through. Watchers'
  * bookmarks carry the cache's RV as it is.
  */
-import type { UnsentBudget } from './unsent-budget.ts';
+import type { UnsentBudget } from '../memory/unsent-budget.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { Clock } from '../clock/clock.ts';
 import { realClock, within } from '../clock/clock.ts';

@@ -27,7 +27,7 @@ export const PASS_REASONS = {
   'continue-with-resource-version': 'a continue token beside a resourceVersion, or at an RV the apiserver words',
   'bad-selector': 'a label or field selector the apiserver refuses: its 400',
   'selector-too-large':
-    'a selector longer than 4 KiB, or of more than 64 terms (cache/selector-bounds.ts): more than a shared cache holds per filter',
+    'a selector longer than 4 KiB, or of more than 64 terms (selector/selector-bounds.ts): more than a shared cache holds per filter',
 
   // The cache of the type.
   uncached: 'no cache answers this type in this scope (not cached, not allowed to the proxy, not synced in time)',

@@ -14,7 +14,7 @@ import { scopeOf } from './cache-scopes.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
 import type { CacheDelegator, DelegatorFactory } from './delegator.ts';
 import type { Faults } from './faults.ts';
-import type { HeldObjects } from './memory-budget.ts';
+import type { HeldObjects } from '../memory/memory-budget.ts';
 import { derivedEncodingBytes } from './derived-encodings.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import { newWatchCache } from './watch-cache.ts';

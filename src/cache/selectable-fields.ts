@@ -10,13 +10,26 @@
  *
  * Copied from kubernetes v1.37.2.
  */
-import type { FieldLabelConversion } from './field-selector.ts';
-import type { FieldExtractor, ParsedObject } from '../informer/object.ts';
+import type { FieldLabelConversion, FieldSelector } from '../selector/field-selector.ts';
+import type { FieldExtractor, KubeObject, ParsedObject } from '../informer/object.ts';
+import { fieldValue, hasName } from '../informer/object.ts';
 import { goQuote } from '../kube/go-format.ts';
 
 export interface ResourceSelectableFields {
   readonly conversion: FieldLabelConversion;
   readonly extract: FieldExtractor;
+}
+
+/**
+ * fields.Selector.Matches over a cached object's selectable fields (fieldValue: its name and
+ * namespace too); a field the object lacks compares as "" (fields.Set.Get).
+ */
+export function objectMatchesFields(selector: FieldSelector, obj: KubeObject): boolean {
+  for (const r of selector.requirements) {
+    const equal = r.field === 'metadata.name' ? hasName(obj, r.value) : (fieldValue(obj, r.field) ?? '') === r.value;
+    if (equal !== (r.operator === '=')) return false;
+  }
+  return true;
 }
 
 /** How the scheme's conversion funcs word a rejected name (pkg/apis/core/v1/conversion.go and most others). */

@@ -23,11 +23,11 @@
  * the entry): `pods:spec.nodeName=node-1`, `pods:spec.nodeName=node-1+status.phase!=Succeeded`,
  * `pods:spec.nodeName=node-1;labels=app=web+tier in (a+b)`.
  */
-import type { FieldLabelConversion, FieldRequirement, FieldSelector } from './field-selector.ts';
-import { parseFieldSelector, parseRawFieldSelector } from './field-selector.ts';
-import type { LabelRequirement, LabelSelector } from './label-selector.ts';
-import { parseLabelSelector } from './label-selector.ts';
-import { SelectorParseError } from './selector-error.ts';
+import type { FieldLabelConversion, FieldRequirement, FieldSelector } from '../selector/field-selector.ts';
+import { parseFieldSelector, parseRawFieldSelector } from '../selector/field-selector.ts';
+import type { LabelRequirement, LabelSelector } from '../selector/label-selector.ts';
+import { parseLabelSelector } from '../selector/label-selector.ts';
+import { SelectorParseError } from '../selector/selector-error.ts';
 
 /** The selectors of a scoped cache, as sent upstream and as parsed for the covering rule. */
 export interface SelectorScope {

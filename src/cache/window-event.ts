@@ -6,7 +6,7 @@
  * HOT PATH: frame() is called once per watcher per event; it returns a cached Buffer after the
  * first call. No object is parsed or serialized per watcher.
  */
-import { objectMembers } from '../informer/json-scan.ts';
+import { objectMembers } from '../json/json-scan.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectBytes } from '../informer/object.ts';
 import type { PieceWriter } from './piece-writer.ts';

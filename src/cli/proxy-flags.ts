@@ -5,9 +5,8 @@
  * flag (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`) and the flags that only shared mode takes.
  * Values are read and checked by proxy-options.ts.
  */
-import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
-import { LOG_LEVELS } from '../proxy/options.ts';
+import { DEFAULT_MAX_STALENESS_MS, LOG_LEVELS } from '../proxy/options.ts';
 import { DEBUG_VERBOSITY } from '../proxy/logging.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
 import {

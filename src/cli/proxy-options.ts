@@ -15,12 +15,9 @@ import {
   RegexpSyntaxError,
   makeRegexpArray,
 } from '../request/request-filter.ts';
-import type { ReadConsistency } from '../cache/consistency.ts';
-import { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
-import { parseScopeEntry } from '../cache/selector-scope.ts';
 import { ipBytes } from '../server/tls/serving-certificate.ts';
 import { CliError } from '../proxy/cli-error.ts';
-import { LOG_LEVELS } from '../proxy/options.ts';
+import { DEFAULT_MAX_STALENESS_MS, LOG_LEVELS, parseScopeEntry } from '../proxy/options.ts';
 import {
   DEFAULT_ADDRESS,
   DEFAULT_LOG_LEVEL,
@@ -33,7 +30,7 @@ import {
 } from './proxy-flags.ts';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import type { BooleanFlag, ValueFlag } from './proxy-flags.ts';
-import type { LogLevel, PoolMembership, ProxyOptions, SharedServing, TlsServing } from '../proxy/options.ts';
+import type { LogLevel, PoolMembership, ProxyOptions, ReadConsistency, SharedServing, TlsServing } from '../proxy/options.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
 import { DEBUG_VERBOSITY, LOGGING_FORMATS } from '../proxy/logging.ts';
 import type { LoggingFormat } from '../proxy/logging.ts';

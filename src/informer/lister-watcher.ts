@@ -8,7 +8,7 @@
 import type { ApiStatus } from '../upstream/api-error.ts';
 import { ApiStatusError } from '../upstream/api-error.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { arrayElements, objectMembers } from './json-scan.ts';
+import { arrayElements, objectMembers } from '../json/json-scan.ts';
 import type { FieldExtractor, KubeObject } from './object.ts';
 import { decodeObject, isParsedObject, metadataFields } from './object.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';

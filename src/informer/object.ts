@@ -3,10 +3,11 @@
  * next to the few parsed fields that keys, indices and selectors need. The parsed object itself
  * is dropped after decoding: holding it would cost several times the bytes.
  */
+import type { SelectableFields } from '../selector/field-selector.ts';
 import { SharingTable } from './sharing-table.ts';
 
 /** Selectable fields (fieldSelector names such as `metadata.name`, `spec.nodeName`) -> value. */
-export type SelectableFields = Readonly<Record<string, string>>;
+export type { SelectableFields };
 
 /** Computes the selectable fields of a parsed object (apiserver: the strategy's GetAttrs). */
 export type FieldExtractor = (object: ParsedObject) => SelectableFields;

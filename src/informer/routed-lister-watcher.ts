@@ -25,7 +25,7 @@
 import type { Clock, Timer } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
 import { ApiStatusError, isExpired, isTooLargeResourceVersion } from '../upstream/api-error.ts';
-import { SILENT_LEADER_WATCH_MS } from '../upstream/pool-protocol.ts';
+import { SILENT_LEADER_WATCH_MS } from '../protocol/pool-protocol.ts';
 import type { PoolRoute, PoolTarget, ScopeRoute } from '../upstream/pool-route.ts';
 import { sameTarget } from '../upstream/pool-route.ts';
 import type { ListerWatcher, ListOptions, Watch, WatchEvent } from './lister-watcher.ts';

@@ -1,6 +1,6 @@
 /**
  * Leader election: client-go's tools/leaderelection in TypeScript (see README.md). Imports only
- * the upstream client (for the Lease lock) and the workqueue's Clock.
+ * the upstream client (for the Lease lock) and the injected clock (src/clock/clock.ts).
  */
 export {
   DEFAULT_LEASE_DURATION_MS,

@@ -20,8 +20,8 @@
  * the type does not have is skipped, as Go's decoder skips it.
  */
 import { compareGoStrings } from '../kube/go-format.ts';
-import type { Span } from '../informer/json-scan.ts';
-import { arrayElements, objectMembers } from '../informer/json-scan.ts';
+import type { Span } from '../json/json-scan.ts';
+import { arrayElements, objectMembers } from '../json/json-scan.ts';
 import type { FieldSchema, MessageSchema, Schema, ValueType } from './schema.ts';
 import { protobufSchema } from './schema.ts';
 import { WireType, Writer } from './wire.ts';

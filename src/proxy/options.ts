@@ -1,11 +1,16 @@
 /**
  * What the proxy is started with (startProxy): the options the command line and the `KCP_*`
- * variables set (src/cli/proxy-options.ts parses them), as values.
+ * variables set (src/cli/proxy-options.ts parses them), as values; and what of the cache the
+ * command line reads them with (its default staleness bound, its parser of a `--resources`
+ * entry), so that the command reaches the cache through the composition root only.
  */
 import type { LoggingFormat } from './logging.ts';
 import type { NodeTlsVersion } from '../server/tls/tls-settings.ts';
 import type { BindAddress } from '../server/http/metrics-listener.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
+export type { ReadConsistency } from '../cache/consistency.ts';
+export { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+export { parseScopeEntry } from '../cache/selector-scope.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
 import type { TokenReviewLimitSettings } from '../server/pass-through/token-review-limits.ts';

@@ -14,7 +14,7 @@
  * - When the leader changes or cannot be used, the route (upstream/pool-route.ts) moves and the
  *   routed ListerWatchers (informer/routed-lister-watcher.ts) end their watches, which resume
  *   from their last resourceVersion on the new target.
- * - Fail safe (upstream/pool-protocol.ts): a leader is contacted only at an https URL, verified
+ * - Fail safe (protocol/pool-protocol.ts): a leader is contacted only at an https URL, verified
  *   against the pool's CA (--pool-certificate-authority, else the upstream's) for
  *   --pool-tls-server-name (else the URL's host), whatever the upstream's own TLS settings; its
  *   connections and response heads are timed out; and the follower's reads ask it for cached
@@ -41,7 +41,7 @@ import {
   ONLY_IF_CACHED,
   ONLY_IF_CACHED_HEADER,
   leaderIdentityProblem,
-} from '../upstream/pool-protocol.ts';
+} from '../protocol/pool-protocol.ts';
 import { newPoolRoute } from '../upstream/pool-route.ts';
 import type { PoolRoute, PoolTarget } from '../upstream/pool-route.ts';
 import type { PoolStatus } from '../status/status-report.ts';

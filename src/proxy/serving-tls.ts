@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import type { ServingTls } from '../server/http/app.ts';
+import type { ServingTls } from '../server/http/node-server.ts';
 import { LOOPBACK_NAMES, generateServingCertificate, pemCertificates } from '../server/tls/serving-certificate.ts';
 import { CliError } from './cli-error.ts';
 import type { TlsServing } from './options.ts';

@@ -2,7 +2,7 @@
  * Where a pool member reads its pool-wide types from: the decision only, no I/O. A member of a
  * node pool (src/proxy/pool-member.ts) reads them from the pool's elected leader while one is
  * known, usable and answering, and from the apiserver otherwise: while it leads itself, while no
- * leader is known, while the Lease names a leader no follower may contact (pool-protocol.ts
+ * leader is known, while the Lease names a leader no follower may contact (../protocol/pool-protocol.ts
  * leaderIdentityProblem), and for a while after the leader failed (so that a bad leader costs
  * its followers one failed request per retry, not one per request).
  *
@@ -16,7 +16,7 @@
  * watches so that they resume on the new target.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
-import { leaderIdentityProblem } from './pool-protocol.ts';
+import { leaderIdentityProblem } from '../protocol/pool-protocol.ts';
 
 /** Why the apiserver is the target. */
 export type ApiserverReason = 'leading' | 'no-leader' | 'unusable-leader' | 'leader-unreachable' | 'leader-refused';

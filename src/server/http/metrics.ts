@@ -7,8 +7,8 @@
 import { readdir } from 'node:fs/promises';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherMetrics } from '../../cache/cacher.ts';
-import type { MemoryBudget } from '../../cache/memory-budget.ts';
-import type { CollectionValve } from '../../cache/collection-valve.ts';
+import type { MemoryBudget } from '../../memory/memory-budget.ts';
+import type { CollectionValve } from '../../memory/collection-valve.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { DelegatorMetrics } from '../../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../../cache/delegator.ts';
@@ -249,7 +249,7 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   });
   const filterBytes = new Gauge({
     name: 'kube_cache_proxy_watch_filter_bytes',
-    help: 'What the distinct selections of the watches of a resource hold, estimated (each at most a few KiB: selectors are bounded, cache/selector-bounds.ts).',
+    help: 'What the distinct selections of the watches of a resource hold, estimated (each at most a few KiB: selectors are bounded, selector/selector-bounds.ts).',
     labelNames,
     registers: [registry],
   });

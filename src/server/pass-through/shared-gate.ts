@@ -21,7 +21,7 @@ import { unauthorized } from '../../auth/forbidden.ts';
 import type { ForwardIdentity } from '../../upstream/client.ts';
 import type { ParsedRequest } from '../../request/parsed-request.ts';
 import { asksImpersonation } from './pass-through.ts';
-import { MAX_SELECTOR_BYTES, selectorTooLong } from '../../cache/selector-bounds.ts';
+import { MAX_SELECTOR_BYTES, selectorTooLong } from '../../selector/selector-bounds.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import type { FlowLimits, FlowRejection, Seat, SeatKind } from './flow-limits.ts';
 import { FLOW_RETRY_AFTER_SECONDS, NO_SEAT } from './flow-limits.ts';

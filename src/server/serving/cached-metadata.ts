@@ -14,10 +14,10 @@
  * asking for the list kind (a stream that stays empty) in ways of its own: those go to it.
  */
 import type { WatchRepresentation } from '../../cache/window-event.ts';
-import { objectMembers } from '../../informer/json-scan.ts';
+import { objectMembers } from '../../json/json-scan.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { objectBytes } from '../../informer/object.ts';
-import type { Span } from '../../informer/json-scan.ts';
+import type { Span } from '../../json/json-scan.ts';
 import { PieceWriter } from '../../cache/piece-writer.ts';
 import { goMarshal } from '../../kube/go-json.ts';
 import type { GoJsonValue } from '../../kube/go-json.ts';

@@ -20,7 +20,7 @@ import { PieceWriter } from '../../cache/piece-writer.ts';
 import { noteDerivedEncoding } from '../../cache/derived-encodings.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
-import { objectMembers } from '../../informer/json-scan.ts';
+import { objectMembers } from '../../json/json-scan.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { objectBytes } from '../../informer/object.ts';
 import { encodeObject } from '../../protobuf/encode-object.ts';

@@ -12,7 +12,7 @@
  * served), then is passed through: the apiserver's answer streams through a few chunks at a time.
  *
  * A read that asks for cached answers only (`Cache-Control: only-if-cached`, a pool follower's:
- * upstream/pool-protocol.ts) is answered from a cache whose upstream watch is open, without
+ * protocol/pool-protocol.ts) is answered from a cache whose upstream watch is open, without
  * waiting for a cold one; what would be passed through is refused instead (onlyIfCachedRefusal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -22,9 +22,9 @@ import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegato
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { RequestSelectors } from '../../cache/selector-scope.ts';
-import { selectorTooLong } from '../../cache/selector-bounds.ts';
-import { BODY_WAIT_MS, newByteBudget } from '../../cache/memory-budget.ts';
-import type { MemoryBudget } from '../../cache/memory-budget.ts';
+import { selectorTooLong } from '../../selector/selector-bounds.ts';
+import { BODY_WAIT_MS, newByteBudget } from '../../memory/memory-budget.ts';
+import type { MemoryBudget } from '../../memory/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
 import type { WatchRepresentation } from '../../cache/window-event.ts';
@@ -32,7 +32,7 @@ import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import { PASS_REASONS } from '../../cache/pass-reason.ts';
-import { isOnlyIfCached } from '../../upstream/pool-protocol.ts';
+import { isOnlyIfCached } from '../../protocol/pool-protocol.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { parseListOptions } from '../../request/list-options.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from '../../request/negotiation.ts';

@@ -5,7 +5,7 @@
  */
 import { freePieces } from '../../cache/piece-writer.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
-import type { ByteBudget } from '../../cache/memory-budget.ts';
+import type { ByteBudget } from '../../memory/memory-budget.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { indentJson } from '../../kube/json-indent.ts';
 

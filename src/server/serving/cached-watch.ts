@@ -10,7 +10,7 @@
  *   ERROR event (410 Expired) on a 200 stream; an N the cache has not reached yet simply waits.
  * Returns why, before writing anything, when the request must go to the apiserver.
  *
- * A watch that asks for cached answers only (a pool follower's, upstream/pool-protocol.ts) starts
+ * A watch that asks for cached answers only (a pool follower's, protocol/pool-protocol.ts) starts
  * only while the cache's upstream watch is open, ends when it closes, and gets heartbeats.
  */
 import type { ServerResponse } from 'node:http';
@@ -21,7 +21,7 @@ import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { tooOldResourceVersion } from '../../kube/status.ts';
-import { LEADER_HEARTBEAT_MS } from '../../upstream/pool-protocol.ts';
+import { LEADER_HEARTBEAT_MS } from '../../protocol/pool-protocol.ts';
 
 /**
  * --min-request-timeout (1800 s): the apiserver times a watch without timeoutSeconds out after

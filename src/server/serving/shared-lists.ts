@@ -25,7 +25,7 @@
  * holding up watch events for 10-25 ms (#15's apply latency).
  */
 import { LRUCache } from 'lru-cache';
-import type { ByteBudget } from '../../cache/memory-budget.ts';
+import type { ByteBudget } from '../../memory/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
 import { realClock } from '../../clock/clock.ts';

@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
-import { parseFieldSelector } from '../../../src/cache/field-selector.ts';
-import { parseLabelSelector } from '../../../src/cache/label-selector.ts';
-import { SelectorParseError } from '../../../src/cache/selector-error.ts';
+import { parseFieldSelector } from '../../../src/selector/field-selector.ts';
+import { parseLabelSelector } from '../../../src/selector/label-selector.ts';
+import { SelectorParseError } from '../../../src/selector/selector-error.ts';
 import type { ResourceSelectableFields } from '../../../src/cache/selectable-fields.ts';
-import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import { objectMatchesFields, selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject, objectName } from '../../../src/informer/object.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
@@ -69,7 +69,7 @@ function ourOutcome(parameter: 'labelSelector' | 'fieldSelector', selector: stri
     return {
       code: 200,
       names: objects
-        .filter((o) => s.matchesObject(o))
+        .filter((o) => objectMatchesFields(s, o))
         .map((o) => objectName(o))
         .sort(),
     };

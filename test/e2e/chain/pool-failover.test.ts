@@ -24,7 +24,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
 import { splitLines } from '../../../src/informer/lister-watcher.ts';
-import { FAILOVER_BOUND_MS } from '../../../src/upstream/pool-protocol.ts';
+import { FAILOVER_BOUND_MS } from '../../../src/protocol/pool-protocol.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';

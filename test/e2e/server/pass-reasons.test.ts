@@ -68,7 +68,7 @@ test('pass-through reasons: each read the cache cannot answer is counted with it
     { reason: 'uncached', resource: 'secrets', path: `/api/v1/namespaces/${ns}/secrets` },
     { reason: 'subresource', resource: 'configmaps', path: `${configmaps}/cm/status` },
     { reason: 'bad-selector', resource: 'configmaps', path: `${configmaps}?labelSelector=${encodeURIComponent('a in (')}` },
-    // Valid to the apiserver, more than a shared cache holds per filter (cache/selector-bounds.ts).
+    // Valid to the apiserver, more than a shared cache holds per filter (selector/selector-bounds.ts).
     {
       reason: 'selector-too-large',
       resource: 'configmaps',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SelectorParseError } from '../../../src/cache/selector-error.ts';
+import { SelectorParseError } from '../../../src/selector/selector-error.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import type { RequestSelectors, SelectorScope } from '../../../src/cache/selector-scope.ts';
 import { describeSelectors, newSelectorScope, parseScopeEntry, scopeCovers, scopeNarrowness } from '../../../src/cache/selector-scope.ts';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { DockerfileParser } from 'dockerfile-ast';
 import type { Dockerfile, Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
-import { MALLOC_MMAP_THRESHOLD_BYTES } from '../../../src/cache/memory-budget.ts';
+import { MALLOC_MMAP_THRESHOLD_BYTES } from '../../../src/memory/memory-budget.ts';
 import { imageEnv } from '../../helpers/image.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

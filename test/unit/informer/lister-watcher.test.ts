@@ -9,7 +9,7 @@ import {
   newListerWatcher,
   splitLines,
 } from '../../../src/informer/lister-watcher.ts';
-import { arrayElements, objectMembers, skipValue } from '../../../src/informer/json-scan.ts';
+import { arrayElements, objectMembers, skipValue } from '../../../src/json/json-scan.ts';
 import { fieldValue, objectBytes, objectName } from '../../../src/informer/object.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { ApiStatusError } from '../../../src/upstream/api-error.ts';

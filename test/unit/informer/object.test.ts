@@ -10,8 +10,8 @@ import {
   objectText,
   typeMetaEnd,
 } from '../../../src/informer/object.ts';
-import { parseFieldSelector } from '../../../src/cache/field-selector.ts';
-import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
+import { parseFieldSelector } from '../../../src/selector/field-selector.ts';
+import { objectMatchesFields, selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 
 test('object: a typed object is kept as its TypeMeta (shared by the type) and the rest, found once at decode', () => {
   const raw = Buffer.from('{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"n"},"spec":{}}');
@@ -92,9 +92,9 @@ test('object: the name is the key after the namespace; hasName compares without 
     [true, false, false],
   );
   const selector = parseFieldSelector('metadata.name=web-1,metadata.namespace!=other', selectableFieldsFor('', 'pods', true).conversion);
-  assert.equal(selector.matchesObject(namespaced), true);
+  assert.equal(objectMatchesFields(selector, namespaced), true);
   assert.equal(
-    parseFieldSelector('metadata.name!=web-1', selectableFieldsFor('', 'pods', true).conversion).matchesObject(namespaced),
+    objectMatchesFields(parseFieldSelector('metadata.name!=web-1', selectableFieldsFor('', 'pods', true).conversion), namespaced),
     false,
   );
 });

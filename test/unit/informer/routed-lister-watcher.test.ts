@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import { leaderFailure, newRoutedListerWatcher } from '../../../src/informer/routed-lister-watcher.ts';
 import { ApiStatusError } from '../../../src/upstream/api-error.ts';
-import { SILENT_LEADER_WATCH_MS } from '../../../src/upstream/pool-protocol.ts';
+import { SILENT_LEADER_WATCH_MS } from '../../../src/protocol/pool-protocol.ts';
 import type { PoolTarget } from '../../../src/upstream/pool-route.ts';
 import { LEADER_RETRY_INITIAL_MS, newPoolRoute } from '../../../src/upstream/pool-route.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';

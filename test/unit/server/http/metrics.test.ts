@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newMemoryBudget } from '../../../../src/cache/memory-budget.ts';
+import { newMemoryBudget } from '../../../../src/memory/memory-budget.ts';
 import { newProxyMetrics } from '../../../../src/server/http/metrics.ts';
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
 import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';

@@ -16,7 +16,7 @@ import { newFlowRefusalLimits } from '../../../../src/server/pass-through/flow-r
 import { StatusError } from '../../../../src/kube/status.ts';
 import type { Admission, Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
 import { newTokenReviewLimits } from '../../../../src/server/pass-through/token-review-limits.ts';
-import { MAX_SELECTOR_BYTES } from '../../../../src/cache/selector-bounds.ts';
+import { MAX_SELECTOR_BYTES } from '../../../../src/selector/selector-bounds.ts';
 import { FakeClock } from '../../../helpers/fake-clock.ts';
 
 const USERS: Readonly<Record<string, UserInfo>> = {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { everythingLabelSelector, parseLabelSelector } from '../../../src/cache/label-selector.ts';
-import { SelectorParseError } from '../../../src/cache/selector-error.ts';
+import { everythingLabelSelector, parseLabelSelector } from '../../../src/selector/label-selector.ts';
+import { SelectorParseError } from '../../../src/selector/selector-error.ts';
 
 function parseError(text: string): string {
   try {

@@ -10,8 +10,9 @@
  */
 import { compareGoStrings } from '../kube/go-format.ts';
 import { SelectorParseError } from './selector-error.ts';
-import type { KubeObject, SelectableFields } from '../informer/object.ts';
-import { fieldValue, hasName } from '../informer/object.ts';
+
+/** An object's selectable fields by name (fields.Set): what a field selector matches. */
+export type SelectableFields = Readonly<Record<string, string>>;
 
 export interface FieldRequirement {
   /** The canonical field name, after conversion (pods: `spec.host` becomes `spec.nodeName`). */
@@ -27,8 +28,6 @@ export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
   /** A field the object lacks compares as "" (fields.Set.Get). */
   matches(fields: SelectableFields): boolean;
-  /** matches() of a cached object's fields (fieldValue: its name and namespace too). */
-  matchesObject(obj: KubeObject): boolean;
   empty(): boolean;
   /** fields.Selector.RequiresExactMatch: the value of the first `=` term on `field`. */
   requiresExactMatch(field: string): string | undefined;
@@ -156,14 +155,6 @@ class Selector implements FieldSelector {
     for (const r of this.requirements) {
       const value = Object.hasOwn(fields, r.field) ? fields[r.field] : '';
       if ((value === r.value) !== (r.operator === '=')) return false;
-    }
-    return true;
-  }
-
-  matchesObject(obj: KubeObject): boolean {
-    for (const r of this.requirements) {
-      const equal = r.field === 'metadata.name' ? hasName(obj, r.value) : (fieldValue(obj, r.field) ?? '') === r.value;
-      if (equal !== (r.operator === '=')) return false;
     }
     return true;
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { UnsentHolder } from '../../../src/cache/unsent-budget.ts';
-import { newUnsentBudget } from '../../../src/cache/unsent-budget.ts';
+import type { UnsentHolder } from '../../../src/memory/unsent-budget.ts';
+import { newUnsentBudget } from '../../../src/memory/unsent-budget.ts';
 
 /** A holder whose unsent figure the test sets; closing it releases its share, as a watcher does. */
 function holder(budget: ReturnType<typeof newUnsentBudget>, name: string, closed: string[]): UnsentHolder & { bytes: number } {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { readMemoryLimit } from '../../../src/cache/memory-limit.ts';
+import { readMemoryLimit } from '../../../src/memory/memory-limit.ts';
 
 const MiB = 1024 * 1024;
 const PHYSICAL = 64 * 1024 * MiB;

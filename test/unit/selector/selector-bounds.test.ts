@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { selectionOf } from '../../../src/cache/cacher.ts';
-import { parseFieldSelector } from '../../../src/cache/field-selector.ts';
-import { parseLabelSelector } from '../../../src/cache/label-selector.ts';
+import { parseFieldSelector } from '../../../src/selector/field-selector.ts';
+import { parseLabelSelector } from '../../../src/selector/label-selector.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
-import { MAX_SELECTOR_BYTES, MAX_SELECTOR_TERMS, selectionTerms, selectorTooLong } from '../../../src/cache/selector-bounds.ts';
+import { MAX_SELECTOR_BYTES, MAX_SELECTOR_TERMS, selectionTerms, selectorTooLong } from '../../../src/selector/selector-bounds.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import { parseListOptions } from '../../../src/request/list-options.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RUNTIME_FLOOR_BYTES, budgetSizes, estimateObjects, newByteBudget, newMemoryBudget } from '../../../src/cache/memory-budget.ts';
-import type { HeldObjects } from '../../../src/cache/memory-budget.ts';
+import { RUNTIME_FLOOR_BYTES, budgetSizes, estimateObjects, newByteBudget, newMemoryBudget } from '../../../src/memory/memory-budget.ts';
+import type { HeldObjects } from '../../../src/memory/memory-budget.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
 const MiB = 1024 * 1024;

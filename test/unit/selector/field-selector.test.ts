@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FieldLabelConversion } from '../../../src/cache/field-selector.ts';
-import { everythingFieldSelector, parseFieldSelector } from '../../../src/cache/field-selector.ts';
-import { SelectorParseError } from '../../../src/cache/selector-error.ts';
+import type { FieldLabelConversion } from '../../../src/selector/field-selector.ts';
+import { everythingFieldSelector, parseFieldSelector } from '../../../src/selector/field-selector.ts';
+import { SelectorParseError } from '../../../src/selector/selector-error.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 
 const configmaps: FieldLabelConversion = selectableFieldsFor('', 'configmaps', true).conversion;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { anonymousBytes, startCollectionValve } from '../../../src/cache/collection-valve.ts';
+import { anonymousBytes, startCollectionValve } from '../../../src/memory/collection-valve.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
 test('collection valve: collects while anonymous memory is past the threshold, at most twice a second', (t) => {

@@ -19,6 +19,7 @@ export const SCENARIOS = [
   'list-busy',
   'list-table',
   'list-metadata',
+  'list-metadata-json',
   'list-protobuf',
   'kubectl',
   'slow-watchers',

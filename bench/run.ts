@@ -89,6 +89,8 @@ export const TABLE_ACCEPT =
 export const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf, */*';
 export const METADATA_LIST_ACCEPT =
   'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** client-go's metadata client for a LIST with rest.Config ContentType JSON (its default before protobuf was offered first). */
+export const METADATA_LIST_JSON_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 function loadScenarios(o: BenchOptions): LoadScenario[] {
   const pods = o.pods.toLocaleString('en-US');
@@ -153,6 +155,14 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
       connections: 8,
       bothModes: true,
       accept: METADATA_LIST_ACCEPT,
+    },
+    {
+      name: 'list-metadata-json',
+      title: `LIST ${pods} pods metadata-only in JSON (client-go metadata client, JSON), RV unset, 8 clients`,
+      path: '/api/v1/pods',
+      connections: 8,
+      bothModes: false,
+      accept: METADATA_LIST_JSON_ACCEPT,
     },
     {
       name: 'list-protobuf',

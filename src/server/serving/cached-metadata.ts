@@ -19,17 +19,19 @@ import type { KubeObject } from '../../informer/object.ts';
 import { objectBytes } from '../../informer/object.ts';
 import type { Span } from '../../json/json-scan.ts';
 import { PieceWriter } from '../../cache/piece-writer.ts';
+import type { PiecePool } from '../../cache/piece-writer.ts';
 import { goMarshal } from '../../kube/go-json.ts';
 import type { GoJsonValue } from '../../kube/go-json.ts';
 import type { ListMeta } from '../../kube/list-meta.ts';
 import { listMetaJson } from '../../kube/list-meta.ts';
 import type { ReadPlan } from '../../cache/cacher.ts';
-import { getList, objectKey } from '../../cache/cacher.ts';
+import { getList, namespaceRange, objectKey, wholeListScope } from '../../cache/cacher.ts';
 import type { ReadRequest } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { WatchCache } from '../../cache/watch-cache.ts';
 import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { madeWhole, whole } from './cached-response.ts';
+import { JSON_HEADERS, noRoom, pooledResponse, whole } from './cached-response.ts';
+import type { SharedLists } from './shared-lists.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -199,20 +201,47 @@ export function metadataGetBody(obj: KubeObject, version: MetaVersion, unstructu
   return [head(version), objectMetadataBytes(obj, unstructured), CLOSE_LINE];
 }
 
-/** A LIST's answer: the page's items as PartialObjectMetadata, in the list's order, in large pieces. */
-export function metadataListBody(objects: readonly KubeObject[], meta: ListMeta, version: MetaVersion, unstructured: boolean): Buffer[] {
+/**
+ * A LIST's answer: the items as PartialObjectMetadata, in the list's order, in large pieces (of
+ * `pool`'s when given: the body must then go back to it once written). Its length is known
+ * before any piece is made: each item's metadata span is found in one pass over the items (and
+ * kept with the object), the pieces are made as they are read.
+ */
+export function metadataListBody(
+  items: Iterable<KubeObject>,
+  meta: ListMeta,
+  version: MetaVersion,
+  unstructured: boolean,
+  pool?: PiecePool,
+): { length: number; pieces: Iterable<Buffer> } {
   const listHead = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{${listMetaJson(meta)}},"items":`;
-  if (objects.length === 0) return [Buffer.from(`${listHead}null}\n`)];
-  const out = new PieceWriter();
-  out.bytes(Buffer.from(`${listHead}[`));
-  for (let i = 0; i < objects.length; i++) {
-    const obj = objects[i];
-    if (obj === undefined) continue;
-    if (i > 0) out.byte(COMMA_BYTE);
-    writePartialObjectMetadata(out, obj, version, unstructured);
+  const objects: KubeObject[] = [];
+  const itemHead = head(version).length;
+  let itemsBytes = 0;
+  for (const obj of items) {
+    objects.push(obj);
+    itemsBytes += itemHead + objectMetadataLength(obj, unstructured) + 1;
   }
-  out.bytes(LIST_TAIL);
-  return out.end();
+  if (objects.length === 0) {
+    const empty = Buffer.from(`${listHead}null}\n`);
+    return { length: empty.length, pieces: [empty] };
+  }
+  const open = Buffer.from(`${listHead}[`);
+  const length = open.length + itemsBytes + (objects.length - 1) + LIST_TAIL.length;
+  function* pieces(): Generator<Buffer> {
+    const out = new PieceWriter(pool === undefined ? {} : { pool });
+    out.bytes(open);
+    for (let i = 0; i < objects.length; i++) {
+      const obj = objects[i];
+      if (obj === undefined) continue;
+      if (i > 0) out.byte(COMMA_BYTE);
+      writePartialObjectMetadata(out, obj, version, unstructured);
+      if (out.ready()) yield* out.take();
+    }
+    out.bytes(LIST_TAIL);
+    yield* out.end();
+  }
+  return { length, pieces: pieces() };
 }
 
 /** A metadata watch: every event's and bookmark's object as a PartialObjectMetadata. */
@@ -240,20 +269,32 @@ export function serveMetadata(
   read: ReadRequest,
   plan: ReadPlan,
   version: MetaVersion,
+  shared: SharedLists,
   room: BodyRoom,
 ): CachedResponse | NoRoom | PassReason {
+  const { unstructured } = cache.spec;
   if (read.verb === 'get') {
     const obj = cache.get(objectKey(cache, read.namespace, read.name));
-    return obj === undefined ? 'not-found-converted' : whole(200, metadataGetBody(obj, version, cache.spec.unstructured));
+    return obj === undefined ? 'not-found-converted' : whole(200, metadataGetBody(obj, version, unstructured));
+  }
+  // Whole LISTs share their bodies, as JSON and protobuf ones do (one per representation, RV and scope).
+  const scope = wholeListScope(read, plan);
+  const rv = cache.resourceVersion();
+  if (scope !== undefined && rv !== undefined) {
+    const key = `PartialObjectMetadataList\u0001${version}\u0001${scope}`;
+    const kept = shared.find(cache, key, rv, read.options.resourceVersion === '0');
+    if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
+    const view = cache.current();
+    const { start, end } = namespaceRange(view, cache, read.namespace);
+    const meta = { resourceVersion: String(rv), continue: '', remainingItemCount: undefined };
+    const body = metadataListBody(view.values(start, end), meta, version, unstructured, room.pool);
+    const made = shared.keep(cache, key, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
+    if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
+    return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
   }
   const page = getList(cache, read, plan);
   if (typeof page === 'string') return page;
   const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  const { unstructured } = cache.spec;
-  return madeWhole(
-    page.items,
-    (obj) => METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured),
-    room,
-    () => metadataListBody(page.items, meta, version, unstructured),
-  );
+  const body = metadataListBody(page.items, meta, version, unstructured, room.pool);
+  return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
 }

@@ -419,9 +419,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         let outcome: CachedResponse | NoRoom | PassReason;
         if (cache.resourceVersion() === undefined) outcome = 'not-synced';
         else if (onlyIfCached && !cache.watching()) outcome = 'not-watching';
-        else if (table !== undefined) outcome = serveTable(cache, read, plan, { ...table, now: clock.wallNow() }, room);
+        else if (table !== undefined) outcome = serveTable(cache, read, plan, { ...table, now: clock.wallNow() }, sharedLists, room);
         else if (protobuf !== undefined) outcome = serveProtobuf(cache, read, plan, protobuf.shape, protobuf.metadata, sharedLists, room);
-        else if (metadata !== undefined) outcome = serveMetadata(cache, read, plan, metadata, room);
+        else if (metadata !== undefined) outcome = serveMetadata(cache, read, plan, metadata, sharedLists, room);
         else if (read.verb === 'get') outcome = serveGet(cache, read.namespace, read.name);
         else outcome = serveList(cache, read, plan, sharedLists, room);
         if (!isNoRoom(outcome)) {

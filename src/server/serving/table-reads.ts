@@ -3,7 +3,7 @@
  * loaded on the first Table read, and a GET or LIST answered as a Table.
  */
 import type { ReadPlan } from '../../cache/cacher.ts';
-import { getList, objectKey } from '../../cache/cacher.ts';
+import { getList, objectKey, wholeListScope } from '../../cache/cacher.ts';
 import type { WatchCacheSource } from '../../cache/cache-source.ts';
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
 import type { ReadRequest } from '../../cache/delegator.ts';
@@ -15,7 +15,8 @@ import { objectText } from '../../informer/object.ts';
 import type { KubeJson, Printer } from '../../table/model.ts';
 import { METADATA_ITEM_FRAMING_BYTES, objectMetadataLength } from './cached-metadata.ts';
 import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { madeWhole, whole } from './cached-response.ts';
+import { JSON_HEADERS, madeWhole, madeWholeShared, whole } from './cached-response.ts';
+import type { SharedLists } from './shared-lists.ts';
 import type * as CachedTable from './cached-table.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
 
@@ -78,6 +79,19 @@ export function printerOf(t: Tables, spec: CachedResourceSpec, source: WatchCach
 }
 
 /** A GET or a LIST answered as a Table (cached-table.ts); undefined: the apiserver answers. */
+/** A number per printer, for the shared bodies' keys (a CRD changed is a new printer). */
+const printerIds = new WeakMap<Printer, number>();
+let nextPrinterId = 0;
+
+function printerId(printer: Printer): number {
+  let id = printerIds.get(printer);
+  if (id === undefined) {
+    id = nextPrinterId++;
+    printerIds.set(printer, id);
+  }
+  return id;
+}
+
 export function serveTable(
   cache: WatchCache,
   read: ReadRequest,
@@ -89,9 +103,22 @@ export function serveTable(
     readonly now: number;
     readonly body: Tables['tableBody'];
   },
+  shared: SharedLists,
   room: BodyRoom,
 ): CachedResponse | NoRoom | PassReason {
   const { printer, include, version, now, body: tableBody } = table;
+  // Whole LISTs share their bodies, as the other encodings' do: a Table is printed at the second
+  // of its request, so the requests of one second at one RV get the same bytes.
+  const scope = read.verb === 'list' ? wholeListScope(read, plan) : undefined;
+  const rv = cache.resourceVersion();
+  const key =
+    scope === undefined || rv === undefined
+      ? undefined
+      : `Table\u0001${String(printerId(printer))}\u0001${version}\u0001${include}\u0001${String(Math.floor(now / 1000))}\u0001${scope}`;
+  if (key !== undefined && rv !== undefined) {
+    const kept = shared.find(cache, key, rv, false);
+    if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
+  }
   if (read.verb === 'get') {
     const obj = cache.get(objectKey(cache, read.namespace, read.name));
     // The 404's Status is negotiated without the Table conversion (indented when no plain-JSON
@@ -112,7 +139,11 @@ export function serveTable(
       : include === 'Metadata'
         ? (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured)
         : (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + itemBytes(obj);
-  return madeWhole(page.items, rowBytes, room, () => tableBody(printer, page.items, meta, include, version, now, true, unstructured));
+  const make = (): Buffer[] => tableBody(printer, page.items, meta, include, version, now, true, unstructured);
+  if (key === undefined) return madeWhole(page.items, rowBytes, room, make);
+  return madeWholeShared(page.items, rowBytes, room, make, (length, body, take) =>
+    shared.keep(cache, key, page.resourceVersion, length, body, take),
+  );
 }
 
 /** A Table row's cells and framing beyond what it embeds (kubectl's pod columns: ~150 bytes). */

@@ -91,9 +91,8 @@ interface Reads {
   readonly probes: readonly string[];
   /** Freshness proofs: their outcomes so far, and the next one's. */
   readonly proofs: { readonly outcomes: readonly ProofOutcome[]; readonly paths: readonly string[]; next(): Promise<ProofOutcome> };
-  /** GET `url` from the cache (undefined: passed through). */
-  /** The cache's answer, or undefined when the read is passed through. */
-  readonly serve: (url: string) => Promise<CachedResponse | undefined>;
+  /** The cache's answer to a GET of `url` (with `accept` when given), or undefined when the read is passed through. */
+  readonly serve: (url: string, accept?: string) => Promise<CachedResponse | undefined>;
   /** Why the read is passed through; 'cache' when the cache answers. */
   readonly reason: (url: string) => Promise<PassReason | 'cache'>;
   /** A write through the proxy answered `statusCode` with `body` (JSON). */
@@ -163,8 +162,8 @@ function readsOver(
     reads,
     probes,
     proofs: { outcomes: recorded.outcomes, paths: proofPaths, next: recorded.next },
-    serve: async (url) => {
-      const answer = await reads.tryServe(parseRequest('GET', url), {});
+    serve: async (url, accept) => {
+      const answer = await reads.tryServe(parseRequest('GET', url), accept === undefined ? {} : { accept });
       return typeof answer === 'string' ? undefined : answer;
     },
     reason: async (url) => {
@@ -334,6 +333,58 @@ test('cached reads: whole LISTs at one RV share one body; a new RV, a selector o
     assert.ok(one !== undefined && two !== undefined, url);
     assert.notEqual(piecesOf(one)[0], piecesOf(two)[0], url);
   }
+});
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+
+test('cached reads: whole LISTs as PartialObjectMetadata, and as a Table within one second, share one body per RV; a page or a selector gets its own', async () => {
+  const clock = new FakeClock();
+  const cache = fakeCache(FIVE, 100n);
+  const { serve } = readsOver(cache, '100', 'bounded', 75_000, 'quiet', bodiesBudget(1 << 30, clock));
+  const first = await serve('/api/v1/configmaps', METADATA_LIST);
+  const second = await serve('/api/v1/configmaps', METADATA_LIST);
+  assert.ok(first !== undefined && second !== undefined);
+  const firstPieces = piecesOf(first);
+  assert.equal(piecesOf(second)[0], firstPieces[0], 'metadata: the same bytes, not a copy');
+  const list = JSON.parse(Buffer.concat(firstPieces).toString()) as {
+    kind: string;
+    items: { kind: string; metadata: { name: string; namespace: string } }[];
+  };
+  assert.equal(list.kind, 'PartialObjectMetadataList');
+  assert.deepEqual(
+    list.items.map((i) => `${i.kind} ${i.metadata.namespace}/${i.metadata.name}`),
+    ['a/x', 'a/y', 'a/z', 'b/w', 'b/x'].map((n) => `PartialObjectMetadata ${n}`),
+  );
+  // A page is made for its request, with the same items' bytes as the whole list's.
+  const page = await serve('/api/v1/configmaps?limit=2', METADATA_LIST);
+  const again = await serve('/api/v1/configmaps?limit=2', METADATA_LIST);
+  assert.ok(page !== undefined && again !== undefined);
+  const pagePieces = piecesOf(page);
+  assert.notEqual(pagePieces[0], piecesOf(again)[0]);
+  const paged = JSON.parse(Buffer.concat(pagePieces).toString()) as { items: unknown[] };
+  assert.deepEqual(paged.items, list.items.slice(0, 2));
+  // The next RV: a body of its own.
+  cache.rv = 101n;
+  const later = await serve('/api/v1/configmaps', METADATA_LIST);
+  assert.ok(later !== undefined);
+  assert.notEqual(piecesOf(later)[0], firstPieces[0]);
+
+  const table = await serve('/api/v1/configmaps', TABLE);
+  const sameSecond = await serve('/api/v1/configmaps', TABLE);
+  assert.ok(table !== undefined && sameSecond !== undefined);
+  const tablePieces = piecesOf(table);
+  assert.equal(piecesOf(sameSecond)[0], tablePieces[0], 'a Table: the same bytes within the second');
+  const rows = (JSON.parse(Buffer.concat(tablePieces).toString()) as { kind: string; rows: unknown[] }).rows;
+  assert.equal(rows.length, FIVE.length);
+  clock.step(1_000);
+  const nextSecond = await serve('/api/v1/configmaps', TABLE);
+  assert.ok(nextSecond !== undefined);
+  assert.notEqual(piecesOf(nextSecond)[0], tablePieces[0], 'a Table of the next second is printed again');
+  const selected = await serve('/api/v1/configmaps?labelSelector=app%3Dweb', TABLE);
+  const selectedAgain = await serve('/api/v1/configmaps?labelSelector=app%3Dweb', TABLE);
+  assert.ok(selected !== undefined && selectedAgain !== undefined);
+  assert.notEqual(piecesOf(selected)[0], piecesOf(selectedAgain)[0], 'a selected Table is made per request');
 });
 
 test('pooled pieces: a per-request body goes back to the pool once written whole; a shared body once dropped and written by all its readers; never after a write cut short', async () => {

@@ -11,7 +11,7 @@ import type { Identified, ReadDecision, SharedAccess } from '../../../../src/aut
 import type { UserInfo } from '../../../../src/auth/user-info.ts';
 import { parseRequest } from '../../../../src/request/parsed-request.ts';
 import { newFlowLimits } from '../../../../src/server/pass-through/flow-limits.ts';
-import { admit, admitOwnPage, rejectedByReason } from '../../../../src/server/pass-through/shared-gate.ts';
+import { admit, admitOwnPage, cacheable, rejectedByReason } from '../../../../src/server/pass-through/shared-gate.ts';
 import { newFlowRefusalLimits } from '../../../../src/server/pass-through/flow-refusals.ts';
 import { StatusError } from '../../../../src/kube/status.ts';
 import type { Admission, Fairness } from '../../../../src/server/pass-through/shared-gate.ts';
@@ -240,4 +240,20 @@ test('shared gate: a LIST or WATCH whose selectors are longer than a cache takes
   assert.equal(access.authorizations.length, 1, 'a GET of a named object is the cache’s to answer: reviewed');
   access.authorizations.shift()?.({ kind: 'allowed' });
   assert.equal((await get).kind, 'read');
+});
+
+test('shared gate: a selector is judged too long from its raw length when that alone tells (past three bytes of query per byte of bound), else from its decoded bytes', () => {
+  const list = (query: string): boolean => cacheable(parseRequest('GET', `/api/v1/namespaces/default/configmaps?${query}`));
+  // Every byte escaped: exactly the bound once decoded, three times it raw: the cache's to answer.
+  assert.equal(list(`limit=5&labelSelector=${'%61'.repeat(MAX_SELECTOR_BYTES)}`), true);
+  assert.equal(list(`fieldSelector=${'%61'.repeat(MAX_SELECTOR_BYTES + 1)}`), false, 'one byte past it: decoded');
+  // Far past it raw: too long without decoding, wherever the parameter is.
+  assert.equal(list(`labelSelector=${'a'.repeat(3 * MAX_SELECTOR_BYTES + 1)}&watch=true`), false);
+  assert.equal(list(`watch=true&fieldSelector=${'a'.repeat(3 * MAX_SELECTOR_BYTES + 1)}`), false);
+  // Only the first of each is read (url.Values.Get): a later long one is not the selector.
+  assert.equal(list(`labelSelector=app%3Dweb&labelSelector=${'a'.repeat(3 * MAX_SELECTOR_BYTES + 1)}`), true);
+  // A name spelled otherwise is left to the decoded check, which still tells.
+  assert.equal(list(`label%53elector=${'a'.repeat(3 * MAX_SELECTOR_BYTES + 1)}`), false);
+  // Long queries of other parameters are no selector.
+  assert.equal(list(`labelSelector=app%3Dweb&x=${'a'.repeat(3 * MAX_SELECTOR_BYTES + 1)}`), true);
 });

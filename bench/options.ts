@@ -102,6 +102,11 @@ export interface BenchOptions {
   readonly dir: string;
   /** Where latest.json, latest.svg and the raw results go. */
   readonly out: string;
+  /**
+   * No scenario named: the default run, whose figures bench/results/latest.json, latest.svg and
+   * status-page.png keep (a run of named scenarios writes its raw results only).
+   */
+  readonly defaultRun: boolean;
 }
 
 export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
@@ -230,6 +235,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const namespaces = Math.min(pods, Math.round(num('namespaces', 100)));
   return {
     scenarios,
+    defaultRun: positionals.length === 0,
     pods,
     namespaces,
     configmaps: Math.round(num('configmaps', 10_000)),

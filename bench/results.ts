@@ -128,7 +128,11 @@ export function environment(kubernetes: string): Environment {
   };
 }
 
-/** Writes run-<date>.json, latest.json and latest.svg; returns the paths written. */
+/**
+ * Writes run-<date>.json, and for the default run latest.json and latest.svg (bench/RESULTS.md's
+ * figures: a run of a few named scenarios must not replace them); a scale-only or footprint-only
+ * run writes scale.json or footprint.json instead. Returns the paths written.
+ */
 export function writeResults(out: string, results: BenchResults): string[] {
   mkdirSync(out, { recursive: true });
   const text = `${JSON.stringify(results, null, 2)}\n`;
@@ -142,6 +146,7 @@ export function writeResults(out: string, results: BenchResults): string[] {
   const stamped = join(out, `${scaleOnly || footprintOnly ? name : 'run'}-${date}.json`);
   const latest = join(out, `${name}.json`);
   writeFileSync(stamped, text);
+  if (!scaleOnly && !footprintOnly && !results.sizes.defaultRun) return [stamped];
   writeFileSync(latest, text);
   const written = [stamped, latest];
   if (!scaleOnly && !footprintOnly) {

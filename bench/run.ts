@@ -374,9 +374,9 @@ async function main(): Promise<number> {
       });
     }
 
-    // The status page after the LIST scenarios, as docs/status-page.md shows it.
+    // The status page after the LIST scenarios, as docs/status-page.md shows it (the default run's).
     const listed = targets.find((t) => t.name === 'kube-cache-proxy');
-    if (loads.length > 0 && listed !== undefined) {
+    if (o.defaultRun && loads.length > 0 && listed !== undefined) {
       await attempt('status page screenshot', async () => {
         mkdirSync(o.out, { recursive: true });
         const file = join(o.out, 'status-page.png');

@@ -148,12 +148,17 @@ export function pooledResponse(length: number, pieces: Iterable<Buffer>, room: B
  * A body made whole in one turn (Tables, metadata lists) for `items`: room is made for an
  * estimate first (`itemBytes` each, and the list's framing), NoRoom when there is none; once
  * made, the share is corrected to its length and given back once written.
+ *
+ * With `keep`, a whole LIST is offered to the shared lists (shared-lists.ts): once kept, the
+ * shared body holds that share until it is dropped and written by all, and this response is its
+ * first reader; a body they do not keep (larger than they may hold) is this response's alone.
  */
 export function madeWhole(
   items: readonly KubeObject[],
   itemBytes: (obj: KubeObject) => number,
   room: BodyRoom,
   make: () => Buffer[],
+  keep?: (length: number, body: readonly Buffer[], take: (bytes: number) => boolean) => SharedBody | undefined,
 ): CachedResponse | NoRoom {
   let estimate = 1024;
   for (const obj of items) estimate += itemBytes(obj);
@@ -162,6 +167,15 @@ export function madeWhole(
   const length = body.reduce((n, b) => n + b.length, 0);
   if (length > estimate) room.budget.force(length - estimate);
   else room.budget.give(estimate - length);
+  if (keep !== undefined) {
+    const share = { claimed: false };
+    // The share is taken already: the kept body claims it (and gives it back once freed).
+    const kept = keep(length, body, () => (share.claimed = true));
+    if (kept !== undefined) {
+      if (!share.claimed) room.budget.give(length);
+      return { statusCode: 200, headers: JSON_HEADERS, length, body: kept, written: kept.acquire() };
+    }
+  }
   const giveBack = givesBack(room.budget, length);
   const written = (complete: boolean): void => {
     // Written whole: its pieces are freed now, not at a later collection (piece-writer.ts).
@@ -169,45 +183,4 @@ export function madeWhole(
     giveBack(complete);
   };
   return { statusCode: 200, headers: JSON_HEADERS, length, body, written };
-}
-
-/**
- * madeWhole for a whole LIST kept for the readers after it (shared-lists.ts) under `key`: room is
- * made for the estimate first, the body made, and its share corrected to its length; once kept,
- * the shared body holds that share until it is dropped and written by all, and this response is
- * its first reader. A body the shared lists do not keep (larger than they may hold) is this
- * response's alone, as madeWhole's.
- */
-export function madeWholeShared(
-  items: readonly KubeObject[],
-  itemBytes: (obj: KubeObject) => number,
-  room: BodyRoom,
-  make: () => Buffer[],
-  keep: (length: number, body: readonly Buffer[], take: (bytes: number) => boolean) => SharedBody | undefined,
-): CachedResponse | NoRoom {
-  let estimate = 1024;
-  for (const obj of items) estimate += itemBytes(obj);
-  if (!room.fit(estimate)) return noRoom(estimate);
-  const body = make();
-  const length = body.reduce((n, b) => n + b.length, 0);
-  if (length > estimate) room.budget.force(length - estimate);
-  else room.budget.give(estimate - length);
-  const share = { claimed: false };
-  // The share is taken already: the kept body claims it (and gives it back once freed).
-  const kept = keep(length, body, () => (share.claimed = true));
-  if (kept !== undefined) {
-    if (!share.claimed) room.budget.give(length);
-    return { statusCode: 200, headers: JSON_HEADERS, length, body: kept, written: kept.acquire() };
-  }
-  const giveBack = givesBack(room.budget, length);
-  return {
-    statusCode: 200,
-    headers: JSON_HEADERS,
-    length,
-    body,
-    written: (complete) => {
-      if (complete) freePieces(body);
-      giveBack(complete);
-    },
-  };
 }

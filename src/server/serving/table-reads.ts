@@ -15,7 +15,7 @@ import { objectText } from '../../informer/object.ts';
 import type { KubeJson, Printer } from '../../table/model.ts';
 import { METADATA_ITEM_FRAMING_BYTES, objectMetadataLength } from './cached-metadata.ts';
 import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { JSON_HEADERS, madeWhole, madeWholeShared, whole } from './cached-response.ts';
+import { JSON_HEADERS, madeWhole, whole } from './cached-response.ts';
 import type { SharedLists } from './shared-lists.ts';
 import type * as CachedTable from './cached-table.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
@@ -140,9 +140,12 @@ export function serveTable(
         ? (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured)
         : (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + itemBytes(obj);
   const make = (): Buffer[] => tableBody(printer, page.items, meta, include, version, now, true, unstructured);
-  if (key === undefined) return madeWhole(page.items, rowBytes, room, make);
-  return madeWholeShared(page.items, rowBytes, room, make, (length, body, take) =>
-    shared.keep(cache, key, page.resourceVersion, length, body, take),
+  return madeWhole(
+    page.items,
+    rowBytes,
+    room,
+    make,
+    key === undefined ? undefined : (length, body, take) => shared.keep(cache, key, page.resourceVersion, length, body, take),
   );
 }
 

@@ -41,10 +41,10 @@
  *   SMALL_LIST_OBJECTS goes to the apiserver at once, busy type or quiet, and its answer's RV
  *   settles the doubt as a probe's would: the LIST is its own probe; so is a GET of an object
  *   whose doubts all name it (a conflict on it), settled by the object's RV in the answer;
- * - RV unset, strong: a GET goes to the apiserver; a LIST or WatchList of a type whose changes
- *   are in flight probes and is served once the cache reaches the probe's RV; a quiet type's
- *   read goes to the apiserver at once (the cache of a quiet type trails the cluster's RV, which
- *   every write of any type moves, until its next bookmark: a probe would only add a request).
+ * - RV unset, strong (strong-reads.ts): a GET goes to the apiserver; a LIST or WatchList probes
+ *   and is served once the cache reaches the probe's RV; a quiet type's cache behind it is
+ *   proven current by a freshness proof from that RV (its LISTs go to the apiserver meanwhile,
+ *   its WatchLists wait for the proof).
  *
  * Freshness (bounded mode): the delegator's freshness keeper (freshness-keeper.ts) proves a quiet
  * cache fresh for its RV-unset readers, before the bound when they read often enough to pay for
@@ -66,6 +66,8 @@ import { ContinueTokenError, decodeContinue, encodeContinue } from '../request/c
 import type { StatusError } from '../kube/status.ts';
 import { EXPIRED_LIST_MESSAGE, expired, expiredContinue } from '../kube/status.ts';
 import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistency.ts';
+import { IN_FLIGHT_MS } from './consistency.ts';
+import { StrongReads } from './strong-reads.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
 import type { WatchCache } from './watch-cache.ts';
@@ -88,12 +90,6 @@ export const READ_YOUR_WRITES_WAIT_MS = 3_000;
  * comes; an in-scope write's event is a watch delivery away.
  */
 export const SCOPED_WRITE_WAIT_MS = 250;
-/**
- * Strong mode: a type whose last change is older than this is quiet, and its RV-unset LIST goes
- * straight to the apiserver. Under a steady stream of changes (the bench's 200 writes/s) every
- * probe is overtaken within milliseconds by the type's own next event.
- */
-export const IN_FLIGHT_MS = 1_000;
 /**
  * A doubted LIST of at most this many objects goes to the apiserver rather than probing: a
  * consistent LIST of a few hundred objects costs the apiserver little more than the probe (both
@@ -192,6 +188,7 @@ class Delegator implements CacheDelegator {
   #cacher: Cacher | undefined;
   #probe: ConsistencyProbe | undefined;
   readonly #keeper: FreshnessKeeper;
+  readonly #strongReads: StrongReads;
   /** The highest exact RV of a LIST the apiserver answered 410 (0: none yet). */
   #expiredThrough = 0n;
 
@@ -212,6 +209,15 @@ class Delegator implements CacheDelegator {
       proved: (outcome) => {
         this.#metrics.proof(outcome);
       },
+    });
+    this.#strongReads = new StrongReads({
+      cache,
+      clock: this.#clock,
+      keeper: this.#keeper,
+      probe: () => this.#consistencyProbe(),
+      writes: options.writes,
+      freshnessWaitMs: this.#waitMs,
+      maxStalenessMs: options.policy.maxStalenessMs,
     });
   }
 
@@ -384,14 +390,8 @@ class Delegator implements CacheDelegator {
   }
 
   async #strong(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<Decision<ConsistencyReason>> {
-    const { cache } = this;
-    if (verb === 'get') return this.#pass('strong-get');
-    if (!cache.watching()) return this.#pass('not-watching');
-    if (this.#clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS) return this.#pass('strong-quiet');
-    const rv = await this.#probeNow();
-    if (rv === undefined) return this.#pass('probe-failed');
-    if ((await cache.waitUntilFresh(rv, this.#waitMs, signal)) === undefined) return this.#pass('strong-behind');
-    return 'cache';
+    const decision = await this.#strongReads.decide(verb, signal);
+    return decision === 'cache' ? decision : this.#pass(decision);
   }
 }
 

@@ -30,7 +30,7 @@ import { within } from '../clock/clock.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { ReadYourWrites } from './consistency.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
-import type { FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
+import type { ConsistentRead, FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
 import { newFreshnessProof } from './freshness-proof.ts';
 import type { WatchCache } from './watch-cache.ts';
 
@@ -118,8 +118,16 @@ export class FreshnessKeeper {
     return this.#clock.now() - cache.lastProgressAt() <= bound;
   }
 
-  /** Runs a freshness proof, or joins the one running. What it proves also settles the doubts that arose before it began. */
-  prove(): Promise<ProofResult> {
+  /** Whether a proof runs now. */
+  proving(): boolean {
+    return this.#proving !== undefined;
+  }
+
+  /**
+   * Runs a freshness proof (from `known`, a consistent read just had), or joins the one running.
+   * What it proves also settles the doubts that arose before it began.
+   */
+  prove(known?: ConsistentRead): Promise<ProofResult> {
     if (this.#proving !== undefined) return this.#proving;
     const { writes, cache } = this.#options;
     const { group, resource } = cache.spec;
@@ -130,10 +138,10 @@ export class FreshnessKeeper {
       clock: this.#clock,
     });
     const proof = this.#proof;
-    const seq = writes.sequence();
+    const seq = known?.sequence ?? writes.sequence();
     const failed = (): ProofResult => ({ kind: 'failed', reason: 'probe-failed' });
     const proving = proof
-      .run()
+      .run(known)
       .then(undefined, failed)
       .then((result) => {
         this.#proving = undefined;

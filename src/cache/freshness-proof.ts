@@ -54,9 +54,21 @@ export type ProofResult =
 
 export type ProofFailure = 'not-watching' | 'read-failed' | 'probe-failed' | 'timeout' | 'behind';
 
+/** A consistent read's answer already had (a strong read's probe): step 1 of a proof, done. */
+export interface ConsistentRead {
+  readonly resourceVersion: bigint;
+  /** When the read was asked (the answer is at least as fresh as that moment). */
+  readonly askedAt: number;
+  /** Read-your-writes' sequence when it was asked: the doubts that arose before it, its RV settles. */
+  readonly sequence: number;
+}
+
 export interface FreshnessProof {
-  /** Runs one proof. The cache's RV and progress time move when it succeeds (WatchCache.proven). */
-  run(): Promise<ProofResult>;
+  /**
+   * Runs one proof, from `known` when a consistent read was just had (no probe of its own then).
+   * The cache's RV and progress time move when it succeeds (WatchCache.proven).
+   */
+  run(known?: ConsistentRead): Promise<ProofResult>;
 }
 
 export interface FreshnessProofOptions {
@@ -95,35 +107,37 @@ class Proof implements FreshnessProof {
     });
   }
 
-  async run(): Promise<ProofResult> {
+  async run(known?: ConsistentRead): Promise<ProofResult> {
     const abort = new AbortController();
     const timer = this.#clock.setTimeout(() => {
       abort.abort();
     }, PROOF_TIMEOUT_MS);
     try {
-      return await this.#run(abort.signal);
+      return await this.#run(abort.signal, known);
     } finally {
       timer.cancel();
       abort.abort();
     }
   }
 
-  async #run(signal: AbortSignal): Promise<ProofResult> {
+  async #run(signal: AbortSignal, known: ConsistentRead | undefined): Promise<ProofResult> {
     const cache = this.#cache;
     if (!cache.watching()) return { kind: 'failed', reason: 'not-watching' };
-    const askedAt = this.#clock.now();
-    const consistent = await Promise.race([
-      this.#probe.currentResourceVersion(),
-      new Promise<undefined>((resolve) => {
-        signal.addEventListener(
-          'abort',
-          () => {
-            resolve(undefined);
-          },
-          { once: true },
-        );
-      }),
-    ]);
+    const askedAt = known?.askedAt ?? this.#clock.now();
+    const consistent =
+      known?.resourceVersion ??
+      (await Promise.race([
+        this.#probe.currentResourceVersion(),
+        new Promise<undefined>((resolve) => {
+          signal.addEventListener(
+            'abort',
+            () => {
+              resolve(undefined);
+            },
+            { once: true },
+          );
+        }),
+      ]));
     if (consistent === undefined) return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
     const at = cache.resourceVersion();
     if (at === undefined || !cache.watching()) return { kind: 'failed', reason: 'not-watching', consistentResourceVersion: consistent };

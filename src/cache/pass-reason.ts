@@ -61,7 +61,7 @@ export const PASS_REASONS = {
     'a write (a conflict, a collection delete) made the cache of a quiet type doubtful: a LIST answer, a GET answer for its object, or a proof settles it',
   'probe-failed': "the consistency probe could not learn the apiserver's current RV",
   'strong-get': 'strong consistency: GETs always go to the apiserver',
-  'strong-quiet': "strong consistency: the type is quiet, so its cache may trail the cluster's RV",
+  'strong-quiet': "strong consistency: the type is quiet and its cache trails the cluster's RV until a freshness proof",
   'strong-behind': 'strong consistency: the cache did not reach the probed RV within the wait',
 
   // The proxy's own limits.

@@ -19,7 +19,7 @@ import { apiserverRequests, kube } from '../../helpers/kube.ts';
 import type { TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { startNetnsHttpServer } from '../../helpers/netns-host.ts';
-import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
+import { CONFIGMAPS, PODS, PODTEMPLATES } from '../../helpers/resource-specs.ts';
 
 const shared = useSharedAdmin();
 
@@ -336,6 +336,63 @@ test(
       const probed = (await proxyCounter(proxy.metrics, PROBES)) - probes;
       assert.ok(probed <= 1 && upstream <= 1, `LIST ${String(i)}: ${String(probed)} probes, ${String(upstream)} upstream LISTs`);
     }
+  },
+);
+
+test(
+  "consistency (strong): a quiet type's LIST and WatchList are proven current and served from the cache, equal to the apiserver's",
+  { timeout: 60_000 },
+  async (t) => {
+    const ns = await testNamespace(t, shared.admin);
+    const template = { spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    for (const name of ['a', 'b'])
+      await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/podtemplates`, { metadata: { name }, template });
+    // PodTemplates, which other tests seldom write: quiet once the cache has them.
+    const proxy = await startCachingProxy(t, shared.cp, { specs: [PODTEMPLATES], readConsistency: 'strong' });
+    const list = `/api/v1/namespaces/${ns}/podtemplates`;
+    await eventually('both objects cached', async () => {
+      const res = await request(`${proxy.url}${list}?resourceVersion=0`);
+      return res.statusCode === 200 && ((await res.body.json()) as { items: unknown[] }).items.length === 2;
+    });
+    // Another type's write moves the cluster's RV past the cache's: only a proof can show the cache current.
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'moves-the-rv' } });
+    const fromCache = async (): Promise<{ served: boolean; items: unknown }> => {
+      const before = proxy.forwarded.length;
+      const res = await request(`${proxy.url}${list}`);
+      const body = (await res.body.json()) as { items: unknown };
+      assert.equal(res.statusCode, 200);
+      return { served: proxy.forwarded.length === before, items: body.items };
+    };
+    let answer = await fromCache();
+    await eventually('a strong LIST served from the proven cache', async () => {
+      answer = await fromCache();
+      return answer.served;
+    });
+    const direct = await kube(shared.admin, 'GET', list);
+    assert.deepEqual(answer.items, (direct as unknown as { items: unknown }).items, "the cache's items are the apiserver's");
+    // The write of the type itself, then at once a strong LIST: it sees the write (linearizable).
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/podtemplates`, { metadata: { name: 'c' }, template });
+    const after = await fromCache();
+    assert.equal((after.items as unknown[]).length, 3, 'a strong LIST after a write sees it, wherever it is served from');
+    // An informer starting (a WatchList): its initial state comes from the cache, after a proof if need be.
+    await kube(shared.admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'moves-the-rv-again' } });
+    const watches = proxy.forwarded.length;
+    const controller = new AbortController();
+    const res = await request(
+      `${proxy.url}${list}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
+      {
+        signal: controller.signal,
+      },
+    );
+    assert.equal(res.statusCode, 200);
+    let text = '';
+    for await (const chunk of res.body) {
+      text += String(chunk);
+      if (text.includes('k8s.io/initial-events-end')) break;
+    }
+    controller.abort();
+    assert.equal(proxy.forwarded.length, watches, 'the WatchList was not passed through');
+    assert.equal(text.split('\n').filter((line) => line.includes('"ADDED"')).length, 3, 'its initial events: the three objects');
   },
 );
 

@@ -1,0 +1,124 @@
+/**
+ * Strong consistency's RV-unset reads of one cache (consistency.ts says what the mode promises):
+ * linearizable, as the apiserver's own consistent reads from its cache (KEP-2340: it reads etcd's
+ * current revision, waits for its watch cache to reach it and serves from memory), and never
+ * dearer than no proxy.
+ *
+ * - A GET goes to the apiserver: one request, which the apiserver answers from etcd
+ *   (storage/cacher/delegator.go); a probe of the apiserver's RV would cost as much as the GET,
+ *   and the wait for the cache would come on top.
+ * - A LIST or WatchList probes (batched: consistency-probe.ts) and is served once the cache has
+ *   reached the probe's RV R: waiting up to the freshness wait while the type's changes are in
+ *   flight (they are a watch delivery away), not at all when it is quiet.
+ * - A quiet type's cache at C < R (RVs are the cluster's: any write of any type moves them, and
+ *   a quiet type's watch says so only with its next bookmark) is proven current instead: a
+ *   freshness proof from R (freshness-proof.ts: a watch from C shows that nothing of the type
+ *   changed in (C, R]) moves the cache to the apiserver's RV, and the reads after it that probe
+ *   the same RV are the cache's. While the cache is known behind (a probe showed C < R and
+ *   nothing has moved C since), a LIST goes to the apiserver without probing: one request, as
+ *   without the proxy. A WatchList (an informer starting) probes and waits for a proof instead,
+ *   up to PROOF_READ_WAIT_MS, whatever the gap below and whether the type is quiet or not:
+ *   passed through, its watch would stay at the apiserver for its whole timeout.
+ *
+ * What a proof costs is paid back or backed off. A proof for LISTs (a watch from C, which ends in
+ * about a second) starts no sooner than a gap after the last one ended: MIN_PROOF_GAP_MS once a
+ * read was served from the cache since (the proof paid), else a gap that each proof serving no
+ * read doubles (the cluster's RV moved before the next read: a busy cluster), up to the staleness
+ * bound. In a cluster whose RV moves faster than its reads come, strong LISTs cost a probe and a
+ * short watch per bound beside what they would cost without the proxy.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { within } from '../clock/clock.ts';
+import type { ConsistencyProbe } from './consistency-probe.ts';
+import type { ReadYourWrites } from './consistency.ts';
+import { IN_FLIGHT_MS } from './consistency.ts';
+import type { FreshnessKeeper } from './freshness-keeper.ts';
+import type { ConsistentRead } from './freshness-proof.ts';
+import { PROOF_READ_WAIT_MS } from './freshness-keeper.ts';
+import type { ConsistencyReason } from './pass-reason.ts';
+import type { WatchCache } from './watch-cache.ts';
+
+/** The least time between the end of one proof for strong reads and the start of the next. */
+export const MIN_PROOF_GAP_MS = 1_000;
+
+export interface StrongReadsOptions {
+  readonly cache: WatchCache;
+  readonly clock: Clock;
+  readonly keeper: FreshnessKeeper;
+  readonly probe: () => ConsistencyProbe;
+  readonly writes: ReadYourWrites;
+  /** How long a read of a type with changes in flight waits for the cache to reach the probe's RV. */
+  readonly freshnessWaitMs: number;
+  /** The staleness bound: the longest gap between proofs that serve no read. */
+  readonly maxStalenessMs: number;
+}
+
+export type StrongDecision = 'cache' | ConsistencyReason;
+
+export class StrongReads {
+  readonly #options: StrongReadsOptions;
+  /** The cache's RV when a probe last showed it behind the apiserver; while it is still there, LISTs pass without probing. */
+  #behindAt: bigint | undefined;
+  /** The gap after the last proof while it serves no read: doubled by each proof that served none. */
+  #proofGapMs = MIN_PROOF_GAP_MS;
+  /** When the last proof ended (+∞ while one runs). */
+  #lastProofEnd = Number.NEGATIVE_INFINITY;
+  /** A read was served from the cache since the last proof ended (or none ended yet). */
+  #paid = true;
+
+  constructor(options: StrongReadsOptions) {
+    this.#options = options;
+  }
+
+  async decide(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<StrongDecision> {
+    const { cache, clock } = this.#options;
+    if (verb === 'get') return 'strong-get';
+    if (!cache.watching()) return 'not-watching';
+    const quiet = clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS;
+    if (quiet && this.#behindAt !== undefined && this.#behindAt === cache.resourceVersion() && verb === 'list') {
+      if (this.#proofDue()) void this.#prove(undefined);
+      return 'strong-quiet';
+    }
+    const askedAt = clock.now();
+    const sequence = this.#options.writes.sequence();
+    const rv = await this.#options.probe().currentResourceVersion();
+    if (rv === undefined) return 'probe-failed';
+    if (
+      quiet ? (cache.resourceVersion() ?? 0n) >= rv : (await cache.waitUntilFresh(rv, this.#options.freshnessWaitMs, signal)) !== undefined
+    )
+      return this.#served();
+    const known = { resourceVersion: rv, askedAt, sequence };
+    if (verb === 'list') {
+      if (!quiet) return 'strong-behind';
+      this.#behindAt = cache.resourceVersion();
+      if (this.#proofDue()) void this.#prove(known);
+      return 'strong-quiet';
+    }
+    await within(clock, this.#prove(known), PROOF_READ_WAIT_MS, signal);
+    if (!cache.watching() || (cache.resourceVersion() ?? 0n) < rv) return 'strong-quiet';
+    return this.#served();
+  }
+
+  #served(): 'cache' {
+    this.#paid = true;
+    return 'cache';
+  }
+
+  #proofDue(): boolean {
+    const gap = this.#paid ? MIN_PROOF_GAP_MS : this.#proofGapMs;
+    return !this.#options.keeper.proving() && this.#options.clock.now() >= this.#lastProofEnd + gap;
+  }
+
+  /** Runs a proof (from `known`, a probe just had), or joins the one running; schedules the next. */
+  #prove(known: ConsistentRead | undefined): Promise<unknown> {
+    const { keeper, clock, maxStalenessMs } = this.#options;
+    if (keeper.proving()) return keeper.prove();
+    // The last proof served no read before this one: the cluster's RV outruns the reads.
+    this.#proofGapMs = this.#paid ? MIN_PROOF_GAP_MS : Math.min(this.#proofGapMs * 2, maxStalenessMs);
+    this.#lastProofEnd = Number.POSITIVE_INFINITY;
+    return keeper.prove(known).then(() => {
+      this.#lastProofEnd = clock.now();
+      this.#paid = false;
+    });
+  }
+}

@@ -68,7 +68,7 @@ import { selectableFieldsFor } from './selectable-fields.ts';
 import { CacheScopes, scopeOf } from './cache-scopes.ts';
 import { cacheStatus, checkName, namedCheck } from './cache-checks.ts';
 import type { CacheStatus, WatchCacheSource } from './cache-source.ts';
-import type { CachedKind } from './consistency.ts';
+import type { CachedKind } from './read-your-writes.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from '../memory/memory-budget.ts';
 import { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';

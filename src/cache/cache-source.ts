@@ -4,7 +4,7 @@
  * /readyz and the status page. The apiserver's counterpart is the storage each resource's REST
  * store is given (one cacher per type, made at start); the proxy's are made lazily.
  */
-import type { CachedKind } from './consistency.ts';
+import type { CachedKind } from './read-your-writes.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from '../memory/memory-budget.ts';
 import type { RequestSelectors } from './selector-scope.ts';

@@ -4,12 +4,18 @@
  * is at least that fresh (the proxy's version of ConsistentListFromCache, KEP-2340: the apiserver
  * asks etcd for its current revision; the proxy asks the apiserver).
  *
- * The probe is a consistent read of the cache's own scope that returns no object: an RV-unset
- * WatchList whose label selector matches nothing. The apiserver reads etcd's current revision,
- * waits until its own cacher has reached it (which also moves that cacher on, so the watches of
- * a quiet type get bookmarks again) and answers at once with the initial-events-end bookmark at
- * that RV. An upstream that refuses WatchLists (4xx) is asked with a consistent LIST, limit=1,
- * from then on: its list RV is the same answer, for one object's cost.
+ * The probe is a consistent read of the type that returns no object: an RV-unset WatchList of one
+ * name (fieldSelector metadata.name, in the cache's namespace, or PROBE_NAMESPACE for a
+ * namespaced type cached across namespaces) whose label selector matches nothing. The apiserver
+ * reads etcd's current revision (one key: etcd3/store.go GetCurrentResourceVersion), waits until
+ * its own cacher has reached it (which also moves that cacher on, so the watches of a quiet type
+ * get bookmarks again) and answers at once with the initial-events-end bookmark at that RV. The
+ * name makes the watch one key's (registry/generic/registry/store.go WatchPredicate: a
+ * MatchesSingle predicate watches the object's key, not the collection), so the cacher looks up
+ * that key instead of walking every object of the type through the selector (watch_cache.go
+ * getIntervalFromStoreLocked): a probe costs the apiserver the same whatever the type holds. An
+ * upstream that refuses WatchLists (4xx) is asked with a consistent LIST, limit=1, of the same
+ * name from then on: its list RV is the same answer.
  *
  * Requests are batched: every request that arrives while no probe is being sent joins the next
  * probe, which is sent after all of them arrived, so its answer is at least as fresh as each of
@@ -25,6 +31,10 @@ import { realClock } from '../clock/clock.ts';
 
 /** A label selector no object matches (a label both present and absent): the WatchList's state is empty. */
 export const MATCH_NOTHING = 'kube-cache-proxy.io/probe,!kube-cache-proxy.io/probe';
+/** The one name a probe reads (an object of that name, should one exist, still fails MATCH_NOTHING). */
+export const PROBE_NAME = 'kube-cache-proxy-probe';
+/** Where a namespaced type cached across namespaces is probed: a namespace every cluster has. */
+export const PROBE_NAMESPACE = 'default';
 /** A probe the apiserver has not answered in this long has failed (a silent link, an overloaded apiserver). */
 export const PROBE_TIMEOUT_MS = 10_000;
 
@@ -56,16 +66,12 @@ export interface ConsistencyProbeOptions {
 }
 
 /**
- * `scope` is the cache's namespace (none for all). A selector scope's selectors are not needed:
+ * `scope` is the cache's namespace (none for all) and whether its type is namespaced. A selector scope's selectors are not needed:
  * the probe's label selector matches nothing either way, and the RV it answers is the type's
  * (the apiserver's cacher is one per type, whatever its watchers select), which is also what
  * moves that cacher on and so brings the scoped cache's own watch its bookmarks.
  */
-export function newConsistencyProbe(
-  client: UpstreamClient,
-  scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>,
-  options: ConsistencyProbeOptions = {},
-): ConsistencyProbe {
+export function newConsistencyProbe(client: UpstreamClient, scope: ProbeScope, options: ConsistencyProbeOptions = {}): ConsistencyProbe {
   const read = newConsistentRead(client, scope);
   const clock = options.clock ?? realClock;
   const onSend = options.onSend ?? (() => undefined);
@@ -119,13 +125,23 @@ export function newConsistencyProbe(
   };
 }
 
+/** What a probe reads: the cache's type and namespace (undefined for all), and whether the type is namespaced. */
+export type ProbeScope = Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'> & { readonly namespaced: boolean };
+
 /** One consistent read of the scope's current RV (see the top of this file); throws when it fails. */
-function newConsistentRead(
-  client: UpstreamClient,
-  scope: Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'>,
-): (signal: AbortSignal) => Promise<bigint> {
-  const nothing: ListerWatcher = newListerWatcher(client, { ...scope, labelSelector: MATCH_NOTHING });
-  const path = collectionPath(scope);
+function newConsistentRead(client: UpstreamClient, scope: ProbeScope): (signal: AbortSignal) => Promise<bigint> {
+  const { group, version, resource, namespaced } = scope;
+  const namespace = scope.namespace ?? (namespaced ? PROBE_NAMESPACE : undefined);
+  const fieldSelector = `metadata.name=${PROBE_NAME}`;
+  const nothing: ListerWatcher = newListerWatcher(client, {
+    group,
+    version,
+    resource,
+    namespace,
+    labelSelector: MATCH_NOTHING,
+    fieldSelector,
+  });
+  const path = collectionPath({ group, version, resource, namespace });
   let noWatchList = false;
   return async (signal) => {
     if (!noWatchList) {
@@ -144,7 +160,7 @@ function newConsistentRead(
         // 400/403/422 and the like: this upstream does not take WatchLists (or this one).
         if (!(error instanceof ApiStatusError) || error.code < 400 || error.code >= 500 || error.code === 429) throw error;
         noWatchList = true;
-        return consistentListResourceVersion(client, path, signal);
+        return consistentListResourceVersion(client, path, fieldSelector, signal);
       }
       const stop = stopOnAbort(watch, signal);
       try {
@@ -158,13 +174,24 @@ function newConsistentRead(
         stop();
       }
     }
-    return consistentListResourceVersion(client, path, signal);
+    return consistentListResourceVersion(client, path, fieldSelector, signal);
   };
 }
 
-/** The list RV of an RV-unset LIST with limit=1 of `collectionPath`: the apiserver's current RV. */
-async function consistentListResourceVersion(client: UpstreamClient, collectionPath: string, signal: AbortSignal): Promise<bigint> {
-  const res = await client.request({ method: 'GET', path: `${collectionPath}?limit=1`, headers: { accept: 'application/json' }, signal });
+/** The list RV of an RV-unset LIST with limit=1 of `collectionPath` (of one name): the apiserver's current RV. */
+async function consistentListResourceVersion(
+  client: UpstreamClient,
+  collectionPath: string,
+  fieldSelector: string,
+  signal: AbortSignal,
+): Promise<bigint> {
+  const query = new URLSearchParams({ limit: '1', fieldSelector });
+  const res = await client.request({
+    method: 'GET',
+    path: `${collectionPath}?${query.toString()}`,
+    headers: { accept: 'application/json' },
+    signal,
+  });
   if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
   return requireRv(collectionPath, decodeList(res.body).resourceVersion);
 }

@@ -65,7 +65,8 @@ import type { DecodedContinue } from '../request/continue-token.ts';
 import { ContinueTokenError, decodeContinue, encodeContinue } from '../request/continue-token.ts';
 import type { StatusError } from '../kube/status.ts';
 import { EXPIRED_LIST_MESSAGE, expired, expiredContinue } from '../kube/status.ts';
-import type { ConsistencyPolicy, ReadTarget, ReadYourWrites } from './consistency.ts';
+import type { ConsistencyPolicy } from './consistency.ts';
+import type { ReadTarget, ReadYourWrites } from './read-your-writes.ts';
 import { IN_FLIGHT_MS } from './consistency.ts';
 import { StrongReads } from './strong-reads.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
@@ -291,10 +292,10 @@ class Delegator implements CacheDelegator {
   /** The cache's consistency probe (made on first use). */
   #consistencyProbe(): ConsistencyProbe {
     if (this.#probe === undefined) {
-      const { group, version, resource } = this.cache.spec;
+      const { group, version, resource, namespaced } = this.cache.spec;
       this.#probe = newConsistencyProbe(
         this.#options.client,
-        { group, version, resource, namespace: this.cache.namespace },
+        { group, version, resource, namespace: this.cache.namespace, namespaced },
         {
           clock: this.#clock,
           onSend: () => {

@@ -28,7 +28,7 @@
 import type { Clock } from '../clock/clock.ts';
 import { within } from '../clock/clock.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import type { ReadYourWrites } from './consistency.ts';
+import type { ReadYourWrites } from './read-your-writes.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import type { ConsistentRead, FreshnessProof, ProofFailure, ProofResult } from './freshness-proof.ts';
 import { newFreshnessProof } from './freshness-proof.ts';

@@ -60,7 +60,7 @@ export const PASS_REASONS = {
   'doubted-quiet':
     'a write (a conflict, a collection delete) made the cache of a quiet type doubtful: a LIST answer, a GET answer for its object, or a proof settles it',
   'probe-failed': "the consistency probe could not learn the apiserver's current RV",
-  'strong-get': 'strong consistency: GETs always go to the apiserver',
+  'strong-get': "strong consistency: a GET while the quiet type's cache trails the cluster's RV, until a freshness proof",
   'strong-quiet': "strong consistency: the type is quiet and its cache trails the cluster's RV until a freshness proof",
   'strong-behind': 'strong consistency: the cache did not reach the probed RV within the wait',
 

@@ -4,33 +4,34 @@
  * current revision, waits for its watch cache to reach it and serves from memory), and never
  * dearer than no proxy.
  *
- * - A GET goes to the apiserver: one request, which the apiserver answers from etcd
- *   (storage/cacher/delegator.go); a probe of the apiserver's RV would cost as much as the GET,
- *   and the wait for the cache would come on top.
- * - A LIST or WatchList probes (batched: consistency-probe.ts) and is served once the cache has
- *   reached the probe's RV R: waiting up to the freshness wait while the type's changes are in
- *   flight (they are a watch delivery away), not at all when it is quiet.
+ * - A GET, LIST or WatchList probes (batched: consistency-probe.ts; a probe reads one key, so it
+ *   costs the apiserver about what one GET does, and a burst of reads of any size costs two) and
+ *   is served once the cache has reached the probe's RV R: waiting up to the freshness wait while
+ *   the type's changes are in flight (they are a watch delivery away), not at all when it is
+ *   quiet. (The apiserver sends a consistent GET to etcd, storage/cacher/delegator.go; here the
+ *   probe is the one request either way, and it serves every read that waited on it.)
  * - A quiet type's cache at C < R (RVs are the cluster's: any write of any type moves them, and
  *   a quiet type's watch says so only with its next bookmark) is proven current instead: a
  *   freshness proof from R (freshness-proof.ts: a watch from C shows that nothing of the type
  *   changed in (C, R]) moves the cache to the apiserver's RV, and the reads after it that probe
  *   the same RV are the cache's. While the cache is known behind (a probe showed C < R and
- *   nothing has moved C since), a LIST goes to the apiserver without probing: one request, as
- *   without the proxy. A WatchList (an informer starting) probes and waits for a proof instead,
- *   up to PROOF_READ_WAIT_MS, whatever the gap below and whether the type is quiet or not:
- *   passed through, its watch would stay at the apiserver for its whole timeout.
+ *   nothing has moved C since), a GET or LIST goes to the apiserver without probing: one request,
+ *   as without the proxy. A WatchList (an informer starting) probes and waits for a proof
+ *   instead, up to PROOF_READ_WAIT_MS, whatever the gap below and whether the type is quiet or
+ *   not: passed through, its watch would stay at the apiserver for its whole timeout.
  *
- * What a proof costs is paid back or backed off. A proof for LISTs (a watch from C, which ends in
- * about a second) starts no sooner than a gap after the last one ended: MIN_PROOF_GAP_MS once a
- * read was served from the cache since (the proof paid), else a gap that each proof serving no
- * read doubles (the cluster's RV moved before the next read: a busy cluster), up to the staleness
- * bound. In a cluster whose RV moves faster than its reads come, strong LISTs cost a probe and a
- * short watch per bound beside what they would cost without the proxy.
+ * What a proof costs is paid back or backed off. A proof for GETs and LISTs (a watch from C,
+ * which ends in about a second) starts no sooner than a gap after the last one ended:
+ * MIN_PROOF_GAP_MS once a read was served from the cache since (the proof paid), else a gap that
+ * each proof serving no read doubles (the cluster's RV moved before the next read: a busy
+ * cluster), up to the staleness bound. In a cluster whose RV moves faster than its reads come,
+ * strong reads cost a probe and a short watch per bound beside what they would cost without the
+ * proxy.
  */
 import type { Clock } from '../clock/clock.ts';
 import { within } from '../clock/clock.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
-import type { ReadYourWrites } from './consistency.ts';
+import type { ReadYourWrites } from './read-your-writes.ts';
 import { IN_FLIGHT_MS } from './consistency.ts';
 import type { FreshnessKeeper } from './freshness-keeper.ts';
 import type { ConsistentRead } from './freshness-proof.ts';
@@ -72,12 +73,11 @@ export class StrongReads {
 
   async decide(verb: 'get' | 'list' | 'watch', signal: AbortSignal | undefined): Promise<StrongDecision> {
     const { cache, clock } = this.#options;
-    if (verb === 'get') return 'strong-get';
     if (!cache.watching()) return 'not-watching';
     const quiet = clock.now() - cache.lastChangeAt() > IN_FLIGHT_MS;
-    if (quiet && this.#behindAt !== undefined && this.#behindAt === cache.resourceVersion() && verb === 'list') {
+    if (quiet && this.#behindAt !== undefined && this.#behindAt === cache.resourceVersion() && verb !== 'watch') {
       if (this.#proofDue()) void this.#prove(undefined);
-      return 'strong-quiet';
+      return verb === 'get' ? 'strong-get' : 'strong-quiet';
     }
     const askedAt = clock.now();
     const sequence = this.#options.writes.sequence();
@@ -88,11 +88,11 @@ export class StrongReads {
     )
       return this.#served();
     const known = { resourceVersion: rv, askedAt, sequence };
-    if (verb === 'list') {
+    if (verb !== 'watch') {
       if (!quiet) return 'strong-behind';
       this.#behindAt = cache.resourceVersion();
       if (this.#proofDue()) void this.#prove(known);
-      return 'strong-quiet';
+      return verb === 'get' ? 'strong-get' : 'strong-quiet';
     }
     await within(clock, this.#prove(known), PROOF_READ_WAIT_MS, signal);
     if (!cache.watching() || (cache.resourceVersion() ?? 0n) < rv) return 'strong-quiet';

@@ -401,8 +401,8 @@ export const PROXY_FLAGS = [
       'how reads without a resourceVersion ("most recent") are answered:',
       'bounded: from the cache while its upstream watch is open and heard from within',
       '--max-staleness, with read-your-writes for writes through the proxy (default);',
-      'strong: linearizable; a GET goes to the apiserver, a LIST comes from the cache only',
-      'once proven as fresh as the apiserver (a probe), else from the apiserver',
+      'strong: linearizable; a GET or LIST comes from the cache only once proven as fresh',
+      'as the apiserver (a probe, and for a quiet type a freshness proof), else from it',
     ],
   },
   {

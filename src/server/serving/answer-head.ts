@@ -19,7 +19,7 @@
  * Anything else (indented JSON, a custom resource's JSON with its keys sorted, gzip) is
  * undefined: nothing is settled from it.
  */
-import type { AnsweredObject } from '../../cache/consistency.ts';
+import type { AnsweredObject } from '../../cache/read-your-writes.ts';
 import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
 import type { FieldRead } from '../../protobuf/wire.ts';
 import { WireType, findBytesField, readField } from '../../protobuf/wire.ts';

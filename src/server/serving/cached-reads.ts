@@ -16,8 +16,8 @@
  * waiting for a cold one; what would be passed through is refused instead (onlyIfCachedRefusal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ReadYourWrites } from '../../cache/consistency.ts';
-import { lessonOf, objectAnswered } from '../../cache/consistency.ts';
+import type { ReadYourWrites } from '../../cache/read-your-writes.ts';
+import { lessonOf, objectAnswered } from '../../cache/read-your-writes.ts';
 import type { CacheDelegator, Decision, ReadRequest } from '../../cache/delegator.ts';
 import type { CacheStatus, WatchCacheSource } from '../../cache/cache-source.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';

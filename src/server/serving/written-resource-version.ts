@@ -17,7 +17,7 @@
  * DeleteCollection) is counted: its `items` (isListKind: the kinds whose items are counted).
  */
 import { gunzipSync } from 'node:zlib';
-import type { AnsweredObject } from '../../cache/consistency.ts';
+import type { AnsweredObject } from '../../cache/read-your-writes.ts';
 import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
 import { WireType, readField } from '../../protobuf/wire.ts';
 import { isListKind } from './answer-head.ts';

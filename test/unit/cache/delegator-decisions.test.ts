@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ReadPlan } from '../../../src/cache/cacher.ts';
-import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import { newConsistencyPolicy } from '../../../src/cache/consistency.ts';
+import { newReadYourWrites } from '../../../src/cache/read-your-writes.ts';
 import type { ReadConsistency } from '../../../src/cache/consistency.ts';
 import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import { IN_FLIGHT_MS } from '../../../src/cache/consistency.ts';
@@ -109,7 +110,8 @@ const ROWS: readonly Row[] = [
   // Quiet, and the apiserver at the cache's RV: the probe shows the cache current (strong-reads.test.ts has the rest).
   { mode: 'strong', state: 'quiet', query: '', expect: 'consistent' },
   { mode: 'strong', state: 'stale', query: '', expect: 'probe-failed' },
-  { mode: 'strong', state: 'busy', query: '', name: 'x', expect: 'strong-get' },
+  { mode: 'strong', state: 'busy', query: '', name: 'x', expect: 'consistent' },
+  { mode: 'strong', state: 'quiet', query: '', name: 'x', expect: 'consistent' },
   { mode: 'strong', state: 'down', query: '', expect: 'not-watching' },
   // RV=0: any state, in every mode and state of the cache.
   { mode: 'bounded', state: 'down', query: 'resourceVersion=0', expect: 'latest' },

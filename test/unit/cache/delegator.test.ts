@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
-import type { ReadYourWrites } from '../../../src/cache/consistency.ts';
+import { newConsistencyPolicy } from '../../../src/cache/consistency.ts';
+import { newReadYourWrites } from '../../../src/cache/read-your-writes.ts';
+import type { ReadYourWrites } from '../../../src/cache/read-your-writes.ts';
 import { SCOPED_WRITE_WAIT_MS, SMALL_LIST_OBJECTS, delegatorFactory } from '../../../src/cache/delegator.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import type { CacheDelegator } from '../../../src/cache/delegator.ts';

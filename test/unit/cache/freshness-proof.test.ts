@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MATCH_NOTHING, PROBE_TIMEOUT_MS, newConsistencyProbe } from '../../../src/cache/consistency-probe.ts';
+import { MATCH_NOTHING, PROBE_NAME, PROBE_NAMESPACE, PROBE_TIMEOUT_MS, newConsistencyProbe } from '../../../src/cache/consistency-probe.ts';
 import { PROOF_CATCH_UP_MS, PROOF_TIMEOUT_MS, newFreshnessProof } from '../../../src/cache/freshness-proof.ts';
 import type { FreshnessProof } from '../../../src/cache/freshness-proof.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
@@ -59,7 +59,13 @@ function rig(rv: number, options: { refuseWatch?: (path: string) => UpstreamResp
       else next(stream);
     },
   });
-  const probe = newConsistencyProbe(upstream.client, { group: '', version: 'v1', resource: 'configmaps', namespace: undefined }, { clock });
+  const probe = newConsistencyProbe(
+    upstream.client,
+    { group: '', version: 'v1', resource: 'configmaps', namespace: undefined, namespaced: true },
+    {
+      clock,
+    },
+  );
   const proof = newFreshnessProof({ client: upstream.client, cache, probe, clock });
   return {
     cache,
@@ -88,6 +94,8 @@ test('freshness proof: a cache at the consistent RV is proven by the zero-object
   assert.deepEqual(await result, { kind: 'proven', resourceVersion: 50n, consistentResourceVersion: 50n, askedAt: askedAt + 10_000 });
   assert.equal(paths.length, 1, 'one request');
   const q = query(paths[0] ?? '');
+  assert.ok(paths[0]?.startsWith(`/api/v1/namespaces/${PROBE_NAMESPACE}/configmaps?`), `one namespace's: ${paths[0] ?? ''}`);
+  assert.equal(q.get('fieldSelector'), `metadata.name=${PROBE_NAME}`, "one name's: the apiserver reads one key");
   assert.equal(q.get('labelSelector'), MATCH_NOTHING);
   assert.equal(q.get('sendInitialEvents'), 'true');
   assert.equal(q.get('resourceVersionMatch'), 'NotOlderThan');
@@ -167,9 +175,10 @@ test('freshness proof: an upstream that refuses WatchLists is asked with a consi
   assert.equal((await proof.run()).kind, 'proven');
   assert.deepEqual(
     paths.map((p) => p.replace(/\?.*/, '')),
-    ['/api/v1/configmaps', '/api/v1/configmaps', '/api/v1/configmaps'],
+    ['/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/configmaps'],
   );
-  assert.ok(paths[1]?.endsWith('?limit=1') === true && paths[2]?.endsWith('?limit=1') === true, 'the WatchList was tried once');
+  const listQuery = `?limit=1&fieldSelector=metadata.name%3D${PROBE_NAME}`;
+  assert.ok(paths[1]?.endsWith(listQuery) === true && paths[2]?.endsWith(listQuery) === true, 'the WatchList was tried once');
 });
 
 test('freshness proof: an apiserver that does not answer fails it after PROOF_TIMEOUT_MS; a cache not watching is not proven', async () => {

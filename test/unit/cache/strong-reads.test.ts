@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { test } from 'node:test';
-import { IN_FLIGHT_MS, newConsistencyPolicy, newReadYourWrites } from '../../../src/cache/consistency.ts';
+import { IN_FLIGHT_MS, newConsistencyPolicy } from '../../../src/cache/consistency.ts';
+import { newReadYourWrites } from '../../../src/cache/read-your-writes.ts';
 import type { CacheDelegator, ReadRequest } from '../../../src/cache/delegator.ts';
 import { delegatorFactory } from '../../../src/cache/delegator.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
@@ -97,10 +98,20 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await nextTurn();
 }
 
-test('strong: a GET goes to the apiserver, unprobed', async () => {
+test("strong: a GET probes as a LIST does: served from the cache at the apiserver's RV, passed through while the cache is known behind", async () => {
   const r = rig(50n);
-  assert.equal(await decide(r, GET), 'strong-get');
-  assert.deepEqual(r.probes, []);
+  assert.equal(await decide(r, GET), 'consistent');
+  assert.equal(r.probes.length, 1);
+  r.apiserverRv = 60n;
+  r.holdProofs = true;
+  assert.equal(await decide(r, GET), 'strong-get', 'behind: passed through');
+  assert.equal(await decide(r, GET), 'strong-get', 'known behind: passed through');
+  assert.equal(r.probes.length, 2, 'known behind: no probe');
+  await settle();
+  assert.equal(r.proofs.length, 1, 'a proof started');
+  r.held.shift()?.write(bookmark(60n, false));
+  await settle();
+  assert.equal(await decide(r, GET), 'consistent', 'proven: served');
 });
 
 test("strong: a quiet type's LIST at the apiserver's RV is served from the cache after one probe", async () => {

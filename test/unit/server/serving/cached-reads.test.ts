@@ -4,7 +4,8 @@ import { newCachedReads } from '../../../../src/server/serving/cached-reads.ts';
 import type { CachedReads, CachedResponse } from '../../../../src/server/serving/cached-reads.ts';
 import { parseRequest } from '../../../../src/request/parsed-request.ts';
 import type { ReadConsistency } from '../../../../src/cache/consistency.ts';
-import { newConsistencyPolicy, newReadYourWrites } from '../../../../src/cache/consistency.ts';
+import { newConsistencyPolicy } from '../../../../src/cache/consistency.ts';
+import { newReadYourWrites } from '../../../../src/cache/read-your-writes.ts';
 import { delegatorFactory } from '../../../../src/cache/delegator.ts';
 import type { ProofOutcome } from '../../../../src/cache/freshness-keeper.ts';
 import type { OrderedView } from '../../../../src/cache/ordered-map.ts';
@@ -498,17 +499,20 @@ test('cached reads: a path the apiserver would not route as written is passed th
   }
 });
 
-test('cached reads, strong: an RV-unset GET passes straight through; a LIST is served once the probe shows the cache fresh', async () => {
+test('cached reads, strong: an RV-unset GET or LIST is served once the probe shows the cache fresh', async () => {
   const cache = fakeCache(FIVE, 100n);
   const fresh = readsOver(cache, '100', 'strong');
-  assert.equal(await fresh.serve('/api/v1/namespaces/a/configmaps/x'), undefined, 'the apiserver reads etcd for it too');
-  assert.deepEqual(fresh.probes, [], 'no probe for a GET');
-  assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, "a quiet type at the apiserver's RV: probed, and fresh");
+  assert.equal((await fresh.serve('/api/v1/namespaces/a/configmaps/x'))?.statusCode, 200, "a GET at the apiserver's RV: probed, and fresh");
   assert.equal(fresh.probes.length, 1);
-  assert.match(fresh.probes.join(), /^\/api\/v1\/configmaps\?watch=1&labelSelector=[^&]+&resourceVersionMatch=NotOlderThan&/);
+  assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, "a quiet type at the apiserver's RV: probed, and fresh");
+  assert.equal(fresh.probes.length, 2);
+  assert.match(
+    fresh.probes.join(),
+    /^\/api\/v1\/namespaces\/default\/configmaps\?watch=1&labelSelector=[^&]+&fieldSelector=metadata.name%3Dkube-cache-proxy-probe&resourceVersionMatch=NotOlderThan&/,
+  );
   cache.changeAt = performance.now();
   assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, 'changes in flight: probed, and fresh');
-  assert.equal(fresh.probes.length, 2);
+  assert.equal(fresh.probes.length, 3);
   const behind = readsOver(cache, '120', 'strong');
   assert.equal(await behind.serve('/api/v1/configmaps'), undefined, 'the apiserver is ahead: passed through');
   assert.equal(behind.probes.length, 1);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AnsweredObject, CachedKind, WriteLesson, WriteRequest } from '../../../src/cache/consistency.ts';
-import { MAX_DOUBT_BYTES, lessonOf, newReadYourWrites, objectAnswered } from '../../../src/cache/consistency.ts';
+import type { AnsweredObject, CachedKind, WriteLesson, WriteRequest } from '../../../src/cache/read-your-writes.ts';
+import { MAX_DOUBT_BYTES, lessonOf, newReadYourWrites, objectAnswered } from '../../../src/cache/read-your-writes.ts';
 
 const PODS: CachedKind = { kind: 'Pod', namespaced: true };
 const NODES: CachedKind = { kind: 'Node', namespaced: false };

@@ -486,3 +486,50 @@ export function getList(cache: WatchCache, list: ListRequest, plan: ReadPlan): P
     remainingItemCount: hasMore && everything ? BigInt(end - start - limit) : undefined,
   };
 }
+
+/** A GET (a name) or a LIST as the cacher selects it. */
+export interface ReadSelectionRequest extends ListRequest {
+  readonly verb: 'get' | 'list';
+  /** '' for a LIST. */
+  readonly name: string;
+}
+
+/** A whole LIST's items: a lazy range of the current state, and their JSON list-item bytes (the store's weights). */
+export interface WholeList {
+  readonly items: Iterable<KubeObject>;
+  readonly count: number;
+  readonly itemBytes: number;
+}
+
+/**
+ * What a GET or LIST reads, selected once for every encoding (the apiserver's GetList returns one
+ * selection that each serializer encodes): the object (undefined: the cache holds none of that
+ * name), the whole list of a scope at the cache's RV (the same for every request at that RV:
+ * its bodies are shared; `list` reads it only when no body is kept), or a page.
+ */
+export type ReadSelection =
+  | { readonly kind: 'object'; readonly object: KubeObject | undefined }
+  | { readonly kind: 'whole'; readonly scope: string; readonly resourceVersion: bigint; readonly list: () => WholeList }
+  | { readonly kind: 'page'; readonly page: Page };
+
+export function selectRead(cache: WatchCache, read: ReadSelectionRequest, plan: ReadPlan): ReadSelection | PassReason {
+  if (read.verb === 'get') return { kind: 'object', object: cache.get(objectKey(cache, read.namespace, read.name)) };
+  const scope = wholeListScope(read, plan);
+  const rv = cache.resourceVersion();
+  if (scope !== undefined && rv !== undefined) {
+    return {
+      kind: 'whole',
+      scope,
+      resourceVersion: rv,
+      // HOT PATH: the whole range of the current state, read lazily as the body is written; its
+      // bytes from the store's weights, so a 100,000-object LIST holds the loop for no walk of it.
+      list: () => {
+        const view = cache.current();
+        const { start, end } = namespaceRange(view, cache, read.namespace);
+        return { items: view.values(start, end), count: end - start, itemBytes: view.weight(start, end) };
+      },
+    };
+  }
+  const page = getList(cache, read, plan);
+  return typeof page === 'string' ? page : { kind: 'page', page };
+}

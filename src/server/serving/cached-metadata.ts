@@ -24,14 +24,8 @@ import { goMarshal } from '../../kube/go-json.ts';
 import type { GoJsonValue } from '../../kube/go-json.ts';
 import type { ListMeta } from '../../kube/list-meta.ts';
 import { listMetaJson } from '../../kube/list-meta.ts';
-import type { ReadPlan } from '../../cache/cacher.ts';
-import { getList, namespaceRange, objectKey, wholeListScope } from '../../cache/cacher.ts';
-import type { ReadRequest } from '../../cache/delegator.ts';
-import type { PassReason } from '../../cache/pass-reason.ts';
-import type { WatchCache } from '../../cache/watch-cache.ts';
-import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { JSON_HEADERS, noRoom, pooledResponse, whole } from './cached-response.ts';
-import type { SharedLists } from './shared-lists.ts';
+import { JSON_HEADERS, whole } from './cached-response.ts';
+import type { ReadEncoding } from './read-encoding.ts';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -260,41 +254,17 @@ export function metadataWatchRepresentation(version: MetaVersion, unstructured: 
 export const METADATA_ITEM_FRAMING_BYTES = 80;
 
 /**
- * A GET or a LIST answered as PartialObjectMetadata; or why the apiserver answers (a missing
- * object's 404 too: its Status is negotiated without the conversion, indented when no plain-JSON
- * clause is left, the apiserver's to word).
+ * PartialObjectMetadata in JSON (read-encoding.ts), whole LISTs shared per version; a GET of an
+ * object the cache does not hold is the apiserver's to answer (its 404's Status is negotiated
+ * without the conversion, indented when no plain-JSON clause is left).
  */
-export function serveMetadata(
-  cache: WatchCache,
-  read: ReadRequest,
-  plan: ReadPlan,
-  version: MetaVersion,
-  shared: SharedLists,
-  room: BodyRoom,
-): CachedResponse | NoRoom | PassReason {
-  const { unstructured } = cache.spec;
-  if (read.verb === 'get') {
-    const obj = cache.get(objectKey(cache, read.namespace, read.name));
-    return obj === undefined ? 'not-found-converted' : whole(200, metadataGetBody(obj, version, unstructured));
-  }
-  // Whole LISTs share their bodies, as JSON and protobuf ones do (one per representation, RV and scope).
-  const scope = wholeListScope(read, plan);
-  const rv = cache.resourceVersion();
-  if (scope !== undefined && rv !== undefined) {
-    const key = `PartialObjectMetadataList\u0001${version}\u0001${scope}`;
-    const kept = shared.find(cache, key, rv, read.options.resourceVersion === '0');
-    if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
-    const view = cache.current();
-    const { start, end } = namespaceRange(view, cache, read.namespace);
-    const meta = { resourceVersion: String(rv), continue: '', remainingItemCount: undefined };
-    const body = metadataListBody(view.values(start, end), meta, version, unstructured, room.pool);
-    const made = shared.keep(cache, key, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
-    if (made !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
-  }
-  const page = getList(cache, read, plan);
-  if (typeof page === 'string') return page;
-  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  const body = metadataListBody(page.items, meta, version, unstructured, room.pool);
-  return room.fit(body.length) ? pooledResponse(body.length, body.pieces, room) : noRoom(body.length);
+export function metadataEncoding(version: MetaVersion, unstructured: boolean): ReadEncoding {
+  return {
+    headers: JSON_HEADERS,
+    sharedKey: (scope) => `PartialObjectMetadataList\u0001${version}\u0001${scope}`,
+    anyRv: true,
+    object: (obj) => whole(200, metadataGetBody(obj, version, unstructured)),
+    missing: () => 'not-found-converted',
+    list: (items, meta, pool) => ({ kind: 'streamed', ...metadataListBody(items.items, meta, version, unstructured, pool) }),
+  };
 }

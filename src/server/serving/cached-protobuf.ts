@@ -29,15 +29,8 @@ import { goTypeOf } from '../../protobuf/schema.ts';
 import { Writer } from '../../protobuf/wire.ts';
 import { groupVersionString } from '../../kube/group-resource.ts';
 import type { ListMeta } from '../../kube/list-meta.ts';
-import type { ReadPlan } from '../../cache/cacher.ts';
-import { getList, namespaceRange, objectKey, wholeListScope } from '../../cache/cacher.ts';
-import type { ReadRequest } from '../../cache/delegator.ts';
-import type { PassReason } from '../../cache/pass-reason.ts';
-import type { WatchCache } from '../../cache/watch-cache.ts';
 import { notFound } from '../../kube/status.ts';
-import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { noRoom, pooledResponse } from './cached-response.ts';
-import type { SharedLists } from './shared-lists.ts';
+import type { ReadEncoding } from './read-encoding.ts';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
@@ -227,51 +220,24 @@ export function protobufWatchRepresentation(shape: ProtobufShape): WatchRepresen
 const PROTOBUF_HEADERS = { 'content-type': PROTOBUF_CONTENT_TYPE } as const;
 
 /**
- * A GET or LIST in protobuf (cached-protobuf.ts): the object's or the page's messages; a GET of
- * an object the cache does not hold is the apiserver's 404 Status in protobuf, but in the
- * metadata form, whose 404 the apiserver words itself.
+ * Protobuf (read-encoding.ts): the object's or the items' messages, whole LISTs shared per Go
+ * type and version; a GET of an object the cache does not hold is the apiserver's 404 Status in
+ * protobuf, but in the metadata form (`metadataOnly`), whose 404 the apiserver words itself.
  */
-export function serveProtobuf(
-  cache: WatchCache,
-  read: ReadRequest,
-  plan: ReadPlan,
-  shape: ProtobufShape,
-  metadataOnly: boolean,
-  shared: SharedLists,
-  room: BodyRoom,
-): CachedResponse | NoRoom | PassReason {
-  if (read.verb === 'get') {
-    const obj = cache.get(objectKey(cache, read.namespace, read.name));
-    if (obj !== undefined) {
+export function protobufEncoding(shape: ProtobufShape, metadataOnly: boolean): ReadEncoding {
+  return {
+    headers: PROTOBUF_HEADERS,
+    sharedKey: (scope) => `${shape.goType}\u0001${shape.apiVersion}\u0001${scope}`,
+    anyRv: true,
+    object: (obj) => {
       const body = protobufGetBody(obj, shape);
       return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: [body] };
-    }
-    if (metadataOnly) return 'not-found-converted';
-    const status = protobufStatusBody(notFound({ group: cache.spec.group, resource: cache.spec.resource }, read.name).body());
-    return { statusCode: 404, headers: PROTOBUF_HEADERS, length: status.length, body: [status] };
-  }
-  // Whole LISTs share their bodies, as JSON ones do (one per representation, RV and scope).
-  const scope = wholeListScope(read, plan);
-  const rv = cache.resourceVersion();
-  if (scope !== undefined && rv !== undefined) {
-    const key = `${shape.goType}\u0001${shape.apiVersion}\u0001${scope}`;
-    const kept = shared.find(cache, key, rv, read.options.resourceVersion === '0');
-    if (kept !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
-    const view = cache.current();
-    const { start, end } = namespaceRange(view, cache, read.namespace);
-    const body = protobufListBody(
-      view.values(start, end),
-      { resourceVersion: String(rv), continue: '', remainingItemCount: undefined },
-      shape,
-      room.pool,
-    );
-    const made = shared.keep(cache, key, rv, body.length, body.pieces, (bytes) => room.fit(bytes));
-    if (made !== undefined) return { statusCode: 200, headers: PROTOBUF_HEADERS, length: body.length, body: made, written: made.acquire() };
-    return room.fit(body.length) ? { ...pooledResponse(body.length, body.pieces, room), headers: PROTOBUF_HEADERS } : noRoom(body.length);
-  }
-  const page = getList(cache, read, plan);
-  if (typeof page === 'string') return page;
-  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
-  const body = protobufListBody(page.items, meta, shape, room.pool);
-  return room.fit(body.length) ? { ...pooledResponse(body.length, body.pieces, room), headers: PROTOBUF_HEADERS } : noRoom(body.length);
+    },
+    missing: (cache, name) => {
+      if (metadataOnly) return 'not-found-converted';
+      const status = protobufStatusBody(notFound({ group: cache.spec.group, resource: cache.spec.resource }, name).body());
+      return { statusCode: 404, headers: PROTOBUF_HEADERS, length: status.length, body: [status] };
+    },
+    list: (items, meta, pool) => ({ kind: 'streamed', ...protobufListBody(items.items, meta, shape, pool) }),
+  };
 }

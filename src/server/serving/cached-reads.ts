@@ -3,8 +3,8 @@
  * give exactly as the apiserver would; everything else is passed through, with the reason
  * (cache/pass-reason.ts). The server's part only: the request is parsed once (src/request/), the
  * delegator decides which state it reads or why the apiserver answers (cache/delegator.ts), the
- * cacher selects it (cache/cacher.ts), and the answer is negotiated and written here, in the
- * encoding asked for (json-list.ts, cached-protobuf.ts, cached-metadata.ts, table-reads.ts).
+ * cacher selects it (cache/cacher.ts selectRead), and the answer is negotiated and made here:
+ * encodings.ts chooses the encoding asked for, read-encoding.ts serves every encoding alike.
  *
  * Memory: every LIST body (shared or per request, JSON, Table, metadata, indented) takes its
  * size from the proxy's budget of response bodies (memory-budget.ts) before it is made, and gives
@@ -27,7 +27,6 @@ import { BODY_WAIT_MS, newByteBudget } from '../../memory/memory-budget.ts';
 import type { MemoryBudget } from '../../memory/memory-budget.ts';
 import { newPiecePool } from '../../cache/piece-writer.ts';
 import type { PiecePool } from '../../cache/piece-writer.ts';
-import type { WatchRepresentation } from '../../cache/window-event.ts';
 import { realClock } from '../../clock/clock.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
@@ -40,16 +39,10 @@ import type { ParsedRequest } from '../../request/parsed-request.ts';
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { CachedResponse, NoRoom } from './cached-response.ts';
 import { BodyRoom, indented, isNoRoom } from './cached-response.ts';
-import { metadataShape, protobufShape, protobufWatchRepresentation, serveProtobuf } from './cached-protobuf.ts';
-import type { ProtobufShape } from './cached-protobuf.ts';
-import { metadataWatchRepresentation, serveMetadata } from './cached-metadata.ts';
-import type { IncludeObject, TableVersion } from './cached-table.ts';
 import { serveWatch } from './cached-watch.ts';
-import { serveGet, serveList } from './json-list.ts';
+import { chooseEncoding } from './encodings.ts';
+import { serveRead } from './read-encoding.ts';
 import { newSharedLists } from './shared-lists.ts';
-import type { Printer } from '../../table/model.ts';
-import type { Tables } from './table-reads.ts';
-import { printerOf, serveTable, tables } from './table-reads.ts';
 import { answeredObject } from './written-resource-version.ts';
 import { listResourceVersion, objectHead } from './answer-head.ts';
 import { negotiatedStatus } from './negotiated-status.ts';
@@ -225,26 +218,9 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
     // Pretty printing does not apply to watch streams (their encoder is never the pretty one).
     const negotiated = negotiateRead(firstAccept(req.rawHeaders), !delegator.cache.spec.unstructured);
     if (negotiated.kind === 'apiserver') return negotiated.reason;
-    let representation: WatchRepresentation | undefined;
-    if (negotiated.kind === 'table') {
-      const { spec } = delegator.cache;
-      const t = await tables();
-      const printer = printerOf(t, spec, source);
-      const include = t.parseIncludeObject(request.query().get('includeObject'));
-      if (printer === undefined) return 'no-printer';
-      if (include === undefined) return 'bad-include-object';
-      representation = t.tableWatchRepresentation(printer, include, negotiated.version, () => clock.wallNow(), spec.unstructured);
-    } else if (negotiated.kind === 'metadata') {
-      // A watch asking for the list kind gets an empty stream from the apiserver: its own to give.
-      if (negotiated.list) return 'metadata-kind-mismatch';
-      representation = negotiated.protobuf
-        ? protobufWatchRepresentation(metadataShape(negotiated.version))
-        : metadataWatchRepresentation(negotiated.version, delegator.cache.spec.unstructured);
-    } else if (negotiated.kind === 'protobuf') {
-      const shape = protobufShape(delegator.cache.spec);
-      if (shape === undefined) return 'no-protobuf-schema';
-      representation = protobufWatchRepresentation(shape);
-    }
+    const encoding = await chooseEncoding(negotiated, 'watch', delegator.cache.spec, request.query(), source);
+    if (typeof encoding === 'string') return encoding;
+    const representation = encoding.watch(() => clock.wallNow());
     return serveWatch({
       delegator,
       namespace: info.namespace,
@@ -375,32 +351,11 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       const { cache } = delegator;
       const negotiated = negotiateRead(headers.accept, !cache.spec.unstructured);
       if (negotiated.kind === 'apiserver') return negotiated.reason;
-      let table: { printer: Printer; include: IncludeObject; version: TableVersion; body: Tables['tableBody'] } | undefined;
-      if (negotiated.kind === 'table') {
-        // Types without a ported printer, and custom resources whose CRD is not at hand, are the apiserver's to print.
-        const t = await tables();
-        const printer = printerOf(t, cache.spec, source);
-        const include = t.parseIncludeObject(request.query().get('includeObject'));
-        if (printer === undefined) return 'no-printer';
-        if (include === undefined) return 'bad-include-object';
-        table = { printer, include, version: negotiated.version, body: t.tableBody };
-      }
-      // The item kind for a GET, the list kind for a LIST; the other way round is the apiserver's 406.
-      if (negotiated.kind === 'metadata' && negotiated.list !== (info.verb === 'list')) return 'metadata-kind-mismatch';
-      let protobuf: { shape: ProtobufShape; metadata: boolean } | undefined;
-      if (negotiated.kind === 'protobuf') {
-        const shape = protobufShape(cache.spec);
-        if (shape === undefined) return 'no-protobuf-schema';
-        protobuf = { shape, metadata: false };
-      } else if (negotiated.kind === 'metadata' && negotiated.protobuf) {
-        protobuf = { shape: metadataShape(negotiated.version), metadata: true };
-      }
-      const metadata = negotiated.kind === 'metadata' && !negotiated.protobuf ? negotiated.version : undefined;
+      const encoding = await chooseEncoding(negotiated, info.verb === 'get' ? 'get' : 'list', cache.spec, request.query(), source);
+      if (typeof encoding === 'string') return encoding;
       // Indenting is JSON's (isPrettyPrint applies to the JSON serializer only).
       const pretty =
-        protobuf === undefined &&
-        negotiated.kind !== 'protobuf' &&
-        (negotiated.pretty || prettyByRequest(request.query(), headers['user-agent']));
+        encoding.json && (('pretty' in negotiated && negotiated.pretty) || prettyByRequest(request.query(), headers['user-agent']));
       const read: ReadRequest = { verb: info.verb === 'get' ? 'get' : 'list', namespace: info.namespace, name: info.name, options };
       const plan = await delegator.decideRead(read, signal);
       if (typeof plan === 'string') return plan;
@@ -419,11 +374,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         let outcome: CachedResponse | NoRoom | PassReason;
         if (cache.resourceVersion() === undefined) outcome = 'not-synced';
         else if (onlyIfCached && !cache.watching()) outcome = 'not-watching';
-        else if (table !== undefined) outcome = serveTable(cache, read, plan, { ...table, now: clock.wallNow() }, sharedLists, room);
-        else if (protobuf !== undefined) outcome = serveProtobuf(cache, read, plan, protobuf.shape, protobuf.metadata, sharedLists, room);
-        else if (metadata !== undefined) outcome = serveMetadata(cache, read, plan, metadata, sharedLists, room);
-        else if (read.verb === 'get') outcome = serveGet(cache, read.namespace, read.name);
-        else outcome = serveList(cache, read, plan, sharedLists, room);
+        else outcome = serveRead(cache, read, plan, encoding.read(clock.wallNow()), sharedLists, room);
         if (!isNoRoom(outcome)) {
           room.release();
           return typeof outcome !== 'string' && pretty ? indented(outcome, bodies) : outcome;

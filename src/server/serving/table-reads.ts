@@ -2,21 +2,15 @@
  * Tables from the cache (cached-table.ts writes them): the printer of a type, the Table machinery
  * loaded on the first Table read, and a GET or LIST answered as a Table.
  */
-import type { ReadPlan } from '../../cache/cacher.ts';
-import { getList, objectKey, wholeListScope } from '../../cache/cacher.ts';
 import type { WatchCacheSource } from '../../cache/cache-source.ts';
 import type { CachedResourceSpec } from '../../cache/cached-resources.ts';
-import type { ReadRequest } from '../../cache/delegator.ts';
-import type { PassReason } from '../../cache/pass-reason.ts';
-import type { WatchCache } from '../../cache/watch-cache.ts';
 import { listItemBytes } from '../../cache/watch-cache.ts';
 import type { KubeObject } from '../../informer/object.ts';
 import { objectText } from '../../informer/object.ts';
 import type { KubeJson, Printer } from '../../table/model.ts';
 import { METADATA_ITEM_FRAMING_BYTES, objectMetadataLength } from './cached-metadata.ts';
-import type { BodyRoom, CachedResponse, NoRoom } from './cached-response.ts';
-import { JSON_HEADERS, madeWhole, whole } from './cached-response.ts';
-import type { SharedLists } from './shared-lists.ts';
+import { JSON_HEADERS, whole } from './cached-response.ts';
+import type { ReadEncoding } from './read-encoding.ts';
 import type * as CachedTable from './cached-table.ts';
 import type { IncludeObject, TableVersion } from './cached-table.ts';
 
@@ -78,7 +72,6 @@ export function printerOf(t: Tables, spec: CachedResourceSpec, source: WatchCach
   return crd === undefined ? undefined : crdPrinterOf(t, crd, spec.version);
 }
 
-/** A GET or a LIST answered as a Table (cached-table.ts); undefined: the apiserver answers. */
 /** A number per printer, for the shared bodies' keys (a CRD changed is a new printer). */
 const printerIds = new WeakMap<Printer, number>();
 let nextPrinterId = 0;
@@ -92,10 +85,15 @@ function printerId(printer: Printer): number {
   return id;
 }
 
-export function serveTable(
-  cache: WatchCache,
-  read: ReadRequest,
-  plan: ReadPlan,
+/**
+ * Tables (read-encoding.ts, cached-table.ts), printed at the second of `now`: the requests of one
+ * second at one RV get the same bytes, so whole LISTs are shared per printer, version,
+ * includeObject and second. A GET of an object the cache does not hold is the apiserver's to
+ * answer (its 404's Status is negotiated without the Table conversion, indented when no
+ * plain-JSON clause is left).
+ */
+export function tableEncoding(
+  spec: CachedResourceSpec,
   table: {
     readonly printer: Printer;
     readonly include: IncludeObject;
@@ -103,50 +101,37 @@ export function serveTable(
     readonly now: number;
     readonly body: Tables['tableBody'];
   },
-  shared: SharedLists,
-  room: BodyRoom,
-): CachedResponse | NoRoom | PassReason {
+): ReadEncoding {
   const { printer, include, version, now, body: tableBody } = table;
-  // Whole LISTs share their bodies, as the other encodings' do: a Table is printed at the second
-  // of its request, so the requests of one second at one RV get the same bytes.
-  const scope = read.verb === 'list' ? wholeListScope(read, plan) : undefined;
-  const rv = cache.resourceVersion();
-  const key =
-    scope === undefined || rv === undefined
-      ? undefined
-      : `Table\u0001${String(printerId(printer))}\u0001${version}\u0001${include}\u0001${String(Math.floor(now / 1000))}\u0001${scope}`;
-  if (key !== undefined && rv !== undefined) {
-    const kept = shared.find(cache, key, rv, false);
-    if (kept !== undefined) return { statusCode: 200, headers: JSON_HEADERS, length: kept.length, body: kept, written: kept.acquire() };
-  }
-  if (read.verb === 'get') {
-    const obj = cache.get(objectKey(cache, read.namespace, read.name));
-    // The 404's Status is negotiated without the Table conversion (indented when no plain-JSON
-    // clause is left): the apiserver's to word.
-    if (obj === undefined) return 'not-found-converted';
-    const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
-    return whole(200, tableBody(printer, [obj], meta, include, version, now, false, cache.spec.unstructured));
-  }
-  const page = getList(cache, read, plan);
-  if (typeof page === 'string') return page;
-  const meta = { resourceVersion: String(page.resourceVersion), continue: page.continue, remainingItemCount: page.remainingItemCount };
+  const { unstructured } = spec;
   // A row is its cells and, as asked, nothing more, the object's metadata, or the object.
-  const { unstructured } = cache.spec;
-  const itemBytes = listItemBytes(cache.spec);
+  const itemBytes = listItemBytes(spec);
   const rowBytes =
     include === 'None'
       ? () => TABLE_ROW_CELLS_BYTES
       : include === 'Metadata'
         ? (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + METADATA_ITEM_FRAMING_BYTES + objectMetadataLength(obj, unstructured)
         : (obj: KubeObject) => TABLE_ROW_CELLS_BYTES + itemBytes(obj);
-  const make = (): Buffer[] => tableBody(printer, page.items, meta, include, version, now, true, unstructured);
-  return madeWhole(
-    page.items,
-    rowBytes,
-    room,
-    make,
-    key === undefined ? undefined : (length, body, take) => shared.keep(cache, key, page.resourceVersion, length, body, take),
-  );
+  const second = String(Math.floor(now / 1000));
+  return {
+    headers: JSON_HEADERS,
+    sharedKey: (scope) => `Table\u0001${String(printerId(printer))}\u0001${version}\u0001${include}\u0001${second}\u0001${scope}`,
+    anyRv: false,
+    object: (obj) => {
+      const meta = { resourceVersion: obj.resourceVersion, continue: '', remainingItemCount: undefined };
+      return whole(200, tableBody(printer, [obj], meta, include, version, now, false, unstructured));
+    },
+    missing: () => 'not-found-converted',
+    list: (items, meta) => {
+      const objects = Array.from(items.items);
+      return {
+        kind: 'made',
+        items: objects,
+        itemBytes: rowBytes,
+        make: () => tableBody(printer, objects, meta, include, version, now, true, unstructured),
+      };
+    },
+  };
 }
 
 /** A Table row's cells and framing beyond what it embeds (kubectl's pod columns: ~150 bytes). */

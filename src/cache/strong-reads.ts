@@ -21,10 +21,12 @@
  *   not: passed through, its watch would stay at the apiserver for its whole timeout.
  *
  * What a proof costs is paid back or backed off. A proof for GETs and LISTs (a watch from C,
- * which ends in about a second) starts no sooner than a gap after the last one ended:
- * MIN_PROOF_GAP_MS once a read was served from the cache since (the proof paid), else a gap that
- * each proof serving no read doubles (the cluster's RV moved before the next read: a busy
- * cluster), up to the staleness bound. In a cluster whose RV moves faster than its reads come,
+ * which ends in about a second) starts as soon as a read finds the cache behind while the proofs
+ * pay: a read was served from the cache since the last one ended, or only that one served none
+ * (a write elsewhere while it ran, as the apiserver's own lease and identity writes come in
+ * pairs). Each further proof in a row that serves no read (the cluster's RV outruns the reads: a
+ * busy cluster) waits a gap after the last one ended, MIN_PROOF_GAP_MS doubled each time, up to
+ * the staleness bound. In a cluster whose RV moves faster than its reads come,
  * strong reads cost a probe and a short watch per bound beside what they would cost without the
  * proxy.
  */
@@ -39,7 +41,7 @@ import { PROOF_READ_WAIT_MS } from './freshness-keeper.ts';
 import type { ConsistencyReason } from './pass-reason.ts';
 import type { WatchCache } from './watch-cache.ts';
 
-/** The least time between the end of one proof for strong reads and the start of the next. */
+/** The gap after the second proof in a row that served no read; doubled by each one after it. */
 export const MIN_PROOF_GAP_MS = 1_000;
 
 export interface StrongReadsOptions {
@@ -60,12 +62,10 @@ export class StrongReads {
   readonly #options: StrongReadsOptions;
   /** The cache's RV when a probe last showed it behind the apiserver; while it is still there, LISTs pass without probing. */
   #behindAt: bigint | undefined;
-  /** The gap after the last proof while it serves no read: doubled by each proof that served none. */
-  #proofGapMs = MIN_PROOF_GAP_MS;
   /** When the last proof ended (+∞ while one runs). */
   #lastProofEnd = Number.NEGATIVE_INFINITY;
-  /** A read was served from the cache since the last proof ended (or none ended yet). */
-  #paid = true;
+  /** Proofs ended in a row with no read served from the cache after them. */
+  #unpaid = 0;
 
   constructor(options: StrongReadsOptions) {
     this.#options = options;
@@ -100,25 +100,23 @@ export class StrongReads {
   }
 
   #served(): 'cache' {
-    this.#paid = true;
+    this.#unpaid = 0;
     return 'cache';
   }
 
   #proofDue(): boolean {
-    const gap = this.#paid ? MIN_PROOF_GAP_MS : this.#proofGapMs;
+    const gap = this.#unpaid <= 1 ? 0 : Math.min(MIN_PROOF_GAP_MS * 2 ** (this.#unpaid - 2), this.#options.maxStalenessMs);
     return !this.#options.keeper.proving() && this.#options.clock.now() >= this.#lastProofEnd + gap;
   }
 
   /** Runs a proof (from `known`, a probe just had), or joins the one running; schedules the next. */
   #prove(known: ConsistentRead | undefined): Promise<unknown> {
-    const { keeper, clock, maxStalenessMs } = this.#options;
+    const { keeper, clock } = this.#options;
     if (keeper.proving()) return keeper.prove();
-    // The last proof served no read before this one: the cluster's RV outruns the reads.
-    this.#proofGapMs = this.#paid ? MIN_PROOF_GAP_MS : Math.min(this.#proofGapMs * 2, maxStalenessMs);
     this.#lastProofEnd = Number.POSITIVE_INFINITY;
     return keeper.prove(known).then(() => {
       this.#lastProofEnd = clock.now();
-      this.#paid = false;
+      this.#unpaid++;
     });
   }
 }

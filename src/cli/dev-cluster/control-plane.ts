@@ -230,11 +230,24 @@ export async function down(dirOption: string): Promise<DownResult> {
   if (state === undefined) return { stopped: [] };
   const others = state.processes.filter((p) => p.pid !== process.pid);
   const stopped = others.filter(isRunning);
-  // In reverse start order, one at a time: kube-apiserver stalls its graceful shutdown for the
-  // whole grace period when etcd goes away under it.
-  for (const p of [...others].reverse()) await stopProcesses([p]);
+  for (const p of stopOrder(others)) await stopProcesses([p]);
   removeOwnedEntries(dir);
   return { stopped };
+}
+
+/** The name the reaper (reaper.ts) is recorded under. */
+export const REAPER_NAME = 'reaper';
+
+/**
+ * The order `down` stops a control plane's processes in, one at a time: the reverse of their
+ * start (kube-apiserver stalls its graceful shutdown for the whole grace period when etcd goes
+ * away under it), and the reaper last. An owner that exits while it stops the rest (a test
+ * runner's forced exit after its last test, in its global teardown) leaves the reaper running to
+ * stop what is left; stopped first, it left etcd running.
+ */
+export function stopOrder(processes: readonly RecordedProcess[]): RecordedProcess[] {
+  const reversed = [...processes].reverse();
+  return [...reversed.filter((p) => p.name !== REAPER_NAME), ...reversed.filter((p) => p.name === REAPER_NAME)];
 }
 
 /** Adds a process (the reaper) to the recorded state, so that `down` stops it too. */

@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { down, readState, recordProcess } from './control-plane.ts';
+import { REAPER_NAME, down, readState, recordProcess } from './control-plane.ts';
 import { isProcessAlive, startDetached } from './processes.ts';
 
 const POLL_MS = 500;
@@ -16,7 +16,7 @@ const POLL_MS = 500;
 /** Starts a reaper for the control plane in `dir`, tied to `ownerPid`, and records it there. */
 export function attachReaper(dir: string, ownerPid: number): void {
   const script = fileURLToPath(import.meta.url);
-  const reaper = startDetached('reaper', process.execPath, [script, dir, String(ownerPid)], join(dir, 'logs', 'reaper.log'));
+  const reaper = startDetached(REAPER_NAME, process.execPath, [script, dir, String(ownerPid)], join(dir, 'logs', 'reaper.log'));
   recordProcess(dir, reaper);
 }
 

@@ -48,11 +48,8 @@ export type EncodedList =
 export interface ReadEncoding {
   /** The answers' Content-Type. */
   readonly headers: Readonly<Record<string, string>>;
-  /**
-   * The shared-lists key of this encoding's whole LIST of `scope` (shared-lists.ts: one body per
-   * key and RV); undefined: its whole LISTs are made per request.
-   */
-  sharedKey(scope: string): string | undefined;
+  /** The shared-lists key of this encoding's whole LIST of `scope` (shared-lists.ts: one body per key and RV). */
+  sharedKey(scope: string): string;
   /**
    * Whether an RV=0 LIST may take a body kept at an older RV (shared-lists.ts find's anyRv): not
    * a Table's, printed at its second.
@@ -88,7 +85,6 @@ export function serveRead(
     case 'whole': {
       const { scope, resourceVersion: rv } = selection;
       const key = encoding.sharedKey(scope);
-      if (key === undefined) return answer(encoding, encoding.list(selection.list(), wholeMeta(rv), room.pool), room);
       const kept = shared.find(cache, key, rv, encoding.anyRv && read.options.resourceVersion === '0');
       if (kept !== undefined) return sharedAnswer(encoding, kept);
       const body = encoding.list(selection.list(), wholeMeta(rv), room.pool);

@@ -7,7 +7,7 @@
  * Run against the proxy with its default bound (75 s), with a 5 s bound, and against the
  * apiserver, one after the other (each for --quiet-seconds), so that the apiserver's CPU and
  * counters are each target's own: its pods LISTs and GETs, and the watches the proxy opens
- * (its freshness proofs: a zero-object WatchList and a 3 s watch each), per minute.
+ * (its freshness proofs: a one-key consistent LIST and a 3 s watch each), per minute.
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -336,7 +336,7 @@ async function main(): Promise<number> {
             const delta = countsDelta(await upstreamCounts(client, ['pods']), before).pods;
             if (isProxy(target)) fromCache.set(target.name, (fromCache.get(target.name) ?? 0) + (await cachedCount(target)) - cachedBefore);
             runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
-            // A probe is a WATCH (a zero-object WatchList), and so is a freshness proof's watch: both count.
+            // A probe is a LIST (of one name), and a freshness proof's watch a WATCH: both count.
             upstream.set(target.name, (upstream.get(target.name) ?? 0) + (delta === undefined ? 0 : delta.LIST + delta.GET + delta.WATCH));
             process.stderr.write(`    p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${result.rps.toFixed(1)} req/s\n`);
           }

@@ -25,7 +25,7 @@ export function formatTables(results: BenchResults): string {
   if (results.load.length > 0) {
     const s = results.sizes;
     lines.push(
-      `Requests: autocannon; per target ${String(s.warmup)} s of warm-up, then ${String(s.repeats)} repeats in alternation, each making the requests the target answered in ${String(s.duration)} s of warm-up rate (at least 4 per client); medians of the repeats; ⚠ = repeats spread over ${String(s.spread * 100)}%. Upstream: the apiserver's LISTs, GETs and finished WATCHes of pods (a consistency probe and a freshness proof's watch are WATCHes).`,
+      `Requests: autocannon; per target ${String(s.warmup)} s of warm-up, then ${String(s.repeats)} repeats in alternation, each making the requests the target answered in ${String(s.duration)} s of warm-up rate (at least 4 per client); medians of the repeats; ⚠ = repeats spread over ${String(s.spread * 100)}%. Upstream: the apiserver's LISTs, GETs and finished WATCHes of pods (a consistency probe is a LIST, a freshness proof's watch a WATCH).`,
       '',
     );
     lines.push('| scenario | target | p50 ms | p99 ms | req/s | p50 ÷ apiserver | upstream requests / client requests | from the cache |');

@@ -4,25 +4,27 @@
  * is at least that fresh (the proxy's version of ConsistentListFromCache, KEP-2340: the apiserver
  * asks etcd for its current revision; the proxy asks the apiserver).
  *
- * The probe is a consistent read of the type that returns no object: an RV-unset WatchList of one
- * name (fieldSelector metadata.name, in the cache's namespace, or PROBE_NAMESPACE for a
- * namespaced type cached across namespaces) whose label selector matches nothing. The apiserver
- * reads etcd's current revision (one key: etcd3/store.go GetCurrentResourceVersion), waits until
- * its own cacher has reached it (which also moves that cacher on, so the watches of a quiet type
- * get bookmarks again) and answers at once with the initial-events-end bookmark at that RV. The
- * name makes the watch one key's (registry/generic/registry/store.go WatchPredicate: a
- * MatchesSingle predicate watches the object's key, not the collection), so the cacher looks up
- * that key instead of walking every object of the type through the selector (watch_cache.go
- * getIntervalFromStoreLocked): a probe costs the apiserver the same whatever the type holds. An
- * upstream that refuses WatchLists (4xx) is asked with a consistent LIST, limit=1, of the same
- * name from then on: its list RV is the same answer.
+ * The probe is a consistent read of the type that returns no object: an RV-unset LIST of one name
+ * (fieldSelector metadata.name, in the cache's namespace, or PROBE_NAMESPACE for a namespaced
+ * type cached across namespaces) whose label selector matches nothing. The apiserver serves it
+ * from its cache (ConsistentListFromCache, storage/cacher/delegator.go): it reads etcd's current
+ * revision (one key: etcd3/store.go GetCurrentResourceVersion), waits until its own cacher has
+ * reached it (which also moves that cacher on, so the watches of a quiet type get bookmarks
+ * again) and answers with that RV as the list's. The name makes the read one key's
+ * (registry/generic/registry/store.go ListPredicate: a MatchesSingle predicate lists the
+ * object's key, not the collection), and the apiserver's flow control counts it as one seat
+ * (flowcontrol/request/list_work_estimator.go matchesSingle): a probe costs the apiserver the
+ * same whatever the type holds, about what a GET does. A LIST rather than a zero-object
+ * WatchList, which gives the same answer: a watch is ended by closing its connection, so every
+ * WatchList probe paid a new TLS connection, and took two to three times a GET's time where the
+ * LIST reuses a kept-alive one.
  *
  * Requests are batched: every request that arrives while no probe is being sent joins the next
  * probe, which is sent after all of them arrived, so its answer is at least as fresh as each of
  * them needs. At most one probe is in flight per type: a burst of any size costs two probes.
  */
-import type { ListerWatcher, ResourceScope, Watch } from '../informer/lister-watcher.ts';
-import { collectionPath, decodeList, newListerWatcher } from '../informer/lister-watcher.ts';
+import type { ResourceScope } from '../informer/lister-watcher.ts';
+import { collectionPath, decodeList } from '../informer/lister-watcher.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { ApiStatusError } from '../upstream/api-error.ts';
@@ -132,79 +134,14 @@ export type ProbeScope = Pick<ResourceScope, 'group' | 'version' | 'resource' | 
 function newConsistentRead(client: UpstreamClient, scope: ProbeScope): (signal: AbortSignal) => Promise<bigint> {
   const { group, version, resource, namespaced } = scope;
   const namespace = scope.namespace ?? (namespaced ? PROBE_NAMESPACE : undefined);
-  const fieldSelector = `metadata.name=${PROBE_NAME}`;
-  const nothing: ListerWatcher = newListerWatcher(client, {
-    group,
-    version,
-    resource,
-    namespace,
-    labelSelector: MATCH_NOTHING,
-    fieldSelector,
-  });
   const path = collectionPath({ group, version, resource, namespace });
-  let noWatchList = false;
+  const query = new URLSearchParams({ labelSelector: MATCH_NOTHING, fieldSelector: `metadata.name=${PROBE_NAME}` });
+  const request = `${path}?${query.toString()}`;
   return async (signal) => {
-    if (!noWatchList) {
-      let watch: Watch;
-      try {
-        watch = await nothing.watch(
-          {
-            resourceVersionMatch: 'NotOlderThan',
-            sendInitialEvents: true,
-            allowWatchBookmarks: true,
-            timeoutSeconds: Math.ceil(PROBE_TIMEOUT_MS / 1000),
-          },
-          signal,
-        );
-      } catch (error) {
-        // 400/403/422 and the like: this upstream does not take WatchLists (or this one).
-        if (!(error instanceof ApiStatusError) || error.code < 400 || error.code >= 500 || error.code === 429) throw error;
-        noWatchList = true;
-        return consistentListResourceVersion(client, path, fieldSelector, signal);
-      }
-      const stop = stopOnAbort(watch, signal);
-      try {
-        for (;;) {
-          const event = await watch.next();
-          if (event === undefined) throw new Error(`${path}: the WatchList ended before its initial-events-end bookmark`);
-          if (event.type === 'BOOKMARK' && event.initialEventsEnd) return requireRv(path, event.resourceVersion);
-          if (event.type === 'ERROR') throw new ApiStatusError(event.status.code ?? 500, event.status);
-        }
-      } finally {
-        stop();
-      }
-    }
-    return consistentListResourceVersion(client, path, fieldSelector, signal);
+    const res = await client.request({ method: 'GET', path: request, headers: { accept: 'application/json' }, signal });
+    if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
+    return requireRv(path, decodeList(res.body).resourceVersion);
   };
-}
-
-/** The list RV of an RV-unset LIST with limit=1 of `collectionPath` (of one name): the apiserver's current RV. */
-async function consistentListResourceVersion(
-  client: UpstreamClient,
-  collectionPath: string,
-  fieldSelector: string,
-  signal: AbortSignal,
-): Promise<bigint> {
-  const query = new URLSearchParams({ limit: '1', fieldSelector });
-  const res = await client.request({
-    method: 'GET',
-    path: `${collectionPath}?${query.toString()}`,
-    headers: { accept: 'application/json' },
-    signal,
-  });
-  if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
-  return requireRv(collectionPath, decodeList(res.body).resourceVersion);
-}
-
-/** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */
-export function stopOnAbort(watch: Watch, signal: AbortSignal): () => void {
-  const stop = (): void => {
-    signal.removeEventListener('abort', stop);
-    watch.stop();
-  };
-  if (signal.aborted) stop();
-  else signal.addEventListener('abort', stop, { once: true });
-  return stop;
 }
 
 export function requireRv(what: string, text: string): bigint {

@@ -28,11 +28,11 @@
  * showed to be empty, or only once the cache itself reached B.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { ListerWatcher, WatchEvent } from '../informer/lister-watcher.ts';
+import type { ListerWatcher, Watch, WatchEvent } from '../informer/lister-watcher.ts';
 import { newListerWatcher } from '../informer/lister-watcher.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
-import { requireRv, stopOnAbort } from './consistency-probe.ts';
+import { requireRv } from './consistency-probe.ts';
 import type { WatchCache } from './watch-cache.ts';
 
 /**
@@ -186,4 +186,15 @@ class Proof implements FreshnessProof {
       stop();
     }
   }
+}
+
+/** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */
+export function stopOnAbort(watch: Watch, signal: AbortSignal): () => void {
+  const stop = (): void => {
+    signal.removeEventListener('abort', stop);
+    watch.stop();
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  return stop;
 }

@@ -7,6 +7,7 @@
 import { PassThrough } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../src/upstream/client.ts';
+import { PROBE_NAME } from '../../src/cache/consistency-probe.ts';
 
 export interface FakeWatchStream {
   readonly path: string;
@@ -18,8 +19,8 @@ export interface FakeWatchStream {
 }
 
 export interface FakeUpstreamOptions {
-  /** Answers request() (LISTs). Default: 404. */
-  readonly respond?: (request: UpstreamRequest) => UpstreamResponse;
+  /** Answers request() (LISTs, consistency probes); a promise holds the answer; undefined (or none): 404. */
+  readonly respond?: (request: UpstreamRequest) => UpstreamResponse | Promise<UpstreamResponse> | undefined;
   /** Non-200 answers for stream() (opening a watch), by request; undefined opens the stream. */
   readonly refuseWatch?: (request: UpstreamRequest) => UpstreamResponse | undefined;
   /** Called with each watch opened. */
@@ -35,6 +36,17 @@ export interface FakeUpstream {
 
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): UpstreamResponse {
   return { statusCode, headers, body: Buffer.from(JSON.stringify(body)) };
+}
+
+/** Whether `path` is a consistency probe (consistency-probe.ts: a consistent LIST of one name that matches nothing). */
+export function isConsistencyProbe(path: string): boolean {
+  const query = new URLSearchParams(path.slice(path.indexOf('?') + 1));
+  return query.get('fieldSelector') === `metadata.name=${PROBE_NAME}` && query.get('watch') === null;
+}
+
+/** An empty list at `rv`: a consistency probe's answer, the apiserver's current RV. */
+export function listAt(rv: bigint | number | string, kind = 'ConfigMapList'): UpstreamResponse {
+  return jsonResponse(200, { kind, apiVersion: 'v1', metadata: { resourceVersion: String(rv) }, items: [] });
 }
 
 export function newFakeUpstream(options: FakeUpstreamOptions = {}): FakeUpstream {
@@ -56,7 +68,17 @@ export function newFakeUpstream(options: FakeUpstreamOptions = {}): FakeUpstream
     request(request) {
       paths.push(request.path);
       const res = options.respond?.(request) ?? jsonResponse(404, { kind: 'Status', code: 404, reason: 'NotFound' });
-      return Promise.resolve(res);
+      const signal = request.signal;
+      if (signal === undefined) return Promise.resolve(res);
+      // As undici: an aborted request rejects, whenever its answer would have come.
+      return new Promise((resolve, reject) => {
+        const abort = (): void => {
+          reject(new DOMException('This operation was aborted', 'AbortError'));
+        };
+        if (signal.aborted) abort();
+        signal.addEventListener('abort', abort, { once: true });
+        Promise.resolve(res).then(resolve, reject);
+      });
     },
     stream(request) {
       paths.push(request.path);

@@ -138,13 +138,13 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
   });
   const probes = new Counter({
     name: 'kube_cache_proxy_consistency_probes_total',
-    help: 'Consistency probes (a zero-object RV-unset WatchList, or a LIST with limit=1 where WatchLists are refused) sent to the apiserver for RV-unset reads and freshness proofs, by resource.',
+    help: 'Consistency probes (an RV-unset LIST of one name that matches nothing) sent to the apiserver for RV-unset reads and freshness proofs, by resource.',
     labelNames: ['resource'] as const,
     registers: [registry],
   });
   const proofs = new Counter({
     name: 'kube_cache_proxy_freshness_proofs_total',
-    help: 'Freshness proofs of quiet caches (a zero-object WatchList, then at most a 3 s watch from the cache RV), by resource and result (proven, or why not).',
+    help: 'Freshness proofs of quiet caches (a consistency probe, then at most a 3 s watch from the cache RV), by resource and result (proven, or why not).',
     labelNames: ['resource', 'result'] as const,
     registers: [registry],
   });

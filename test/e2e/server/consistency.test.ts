@@ -314,7 +314,7 @@ test('consistency (default): a watch that goes silent serves reads no longer tha
 });
 
 test(
-  'consistency (strong): an RV-unset GET or LIST costs at most a probe (a zero-object WatchList of one key) and one GET or LIST upstream',
+  'consistency (strong): an RV-unset GET or LIST costs at most a probe (a consistent LIST of one key) and one GET or LIST upstream',
   { timeout: 60_000 },
   async (t) => {
     const ns = await testNamespace(t, shared.admin);

@@ -20,7 +20,7 @@ import { encodeContinue } from '../../../src/request/continue-token.ts';
 import { parseListOptions } from '../../../src/request/list-options.ts';
 import { EXPIRED_LIST_MESSAGE, INCONSISTENT_CONTINUE_MESSAGE, StatusError } from '../../../src/kube/status.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
-import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { isConsistencyProbe, jsonResponse, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 const BOUND_MS = 60_000;
@@ -45,12 +45,15 @@ function delegatorIn(mode: ReadConsistency, state: CacheState): { delegator: Cac
   cache.store.watchConnected?.(true);
   const upstream = newFakeUpstream({
     // The apiserver's current RV is the cache's: a probe or proof finds it current, but for `stale`.
+    respond: (request) =>
+      state !== 'stale' && isConsistencyProbe(request.path)
+        ? listAt(cache.resourceVersion() ?? 0n)
+        : jsonResponse(500, { kind: 'Status', code: 500 }),
     onWatch: (stream) => {
-      const metadata = { resourceVersion: String(cache.resourceVersion() ?? 0n), annotations: { 'k8s.io/initial-events-end': 'true' } };
+      const metadata = { resourceVersion: String(cache.resourceVersion() ?? 0n) };
       stream.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata } })}\n`);
     },
     refuseWatch: () => (state === 'stale' ? jsonResponse(500, { kind: 'Status', code: 500 }) : undefined),
-    respond: () => jsonResponse(500, { kind: 'Status', code: 500 }),
   });
   const delegator = delegatorFactory({
     client: upstream.client,

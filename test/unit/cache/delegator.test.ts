@@ -12,7 +12,7 @@ import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
-import { newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { isConsistencyProbe, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS, PODS } from '../../helpers/resource-specs.ts';
 import { newSelectorScope } from '../../../src/cache/selector-scope.ts';
 import { flush } from '../../helpers/scripted-lister-watcher.ts';
@@ -20,9 +20,9 @@ import { recordProofOutcomes } from '../../helpers/proof-outcomes.ts';
 
 const ALL = { group: '', resource: 'configmaps', namespace: '', name: '' };
 
-function endBookmark(rv: bigint): string {
-  const metadata = { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } };
-  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata } })}\n`;
+/** A proof watch's bookmark at `rv`. */
+function bookmarkAt(rv: bigint): string {
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv) } } })}\n`;
 }
 
 interface Rig {
@@ -45,8 +45,9 @@ function rig(maxStalenessMs: number): Rig {
   cache.store.watchConnected?.(true);
   const proofs = recordProofOutcomes();
   const upstream = newFakeUpstream({
+    respond: (request) => (isConsistencyProbe(request.path) ? listAt(cache.resourceVersion() ?? 0n) : undefined),
     onWatch: (stream) => {
-      stream.write(endBookmark(cache.resourceVersion() ?? 0n));
+      stream.write(bookmarkAt(cache.resourceVersion() ?? 0n));
     },
   });
   const writes = newReadYourWrites();
@@ -188,8 +189,9 @@ test("delegator: a selector-scoped cache behind the proxy's own write (perhaps o
   const bookmark = `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '61' } } })}\n`;
   const upstream = newFakeUpstream({
     // The consistent read says 60 (the write's RV); the scope's watch from 50 shows no change up to 61.
+    respond: (request) => (isConsistencyProbe(request.path) ? listAt(60n, 'PodList') : undefined),
     onWatch: (stream) => {
-      stream.write(stream.path.includes('sendInitialEvents=true') ? endBookmark(60n) : bookmark);
+      stream.write(bookmark);
     },
   });
   const writes = newReadYourWrites();

@@ -12,7 +12,7 @@ import type { ReflectorStore } from '../../../src/informer/store.ts';
 import type { UpstreamResponse } from '../../../src/upstream/client.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import type { FakeWatchStream } from '../../helpers/fake-upstream-client.ts';
-import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { isConsistencyProbe, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 function cm(name: string, rv: number): KubeObject {
@@ -39,43 +39,30 @@ interface Rig {
   readonly paths: string[];
   /** The next watch the proof opens. */
   readonly nextWatch: () => Promise<FakeWatchStream>;
+  /** The next consistency probe, held until answered. */
+  readonly nextProbe: () => Promise<HeldProbe>;
 }
 
-/** A synced, watching cache of configmaps at `rv`, and a proof over a fake apiserver. */
-function rig(rv: number, options: { refuseWatch?: (path: string) => UpstreamResponse | undefined; listRv?: number } = {}): Rig {
-  const clock = new FakeClock();
-  const cache = newWatchCache({ spec: CONFIGMAPS, fields: selectableFieldsFor('', 'configmaps', true), clock });
-  cache.store.replace([cm('x', 1)], String(rv));
-  cache.store.watchConnected?.(true);
-  const waiting: ((stream: FakeWatchStream) => void)[] = [];
-  const opened: FakeWatchStream[] = [];
-  const upstream = newFakeUpstream({
-    respond: () =>
-      jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: String(options.listRv ?? 0) }, items: [] }),
-    refuseWatch: (request) => options.refuseWatch?.(request.path),
-    onWatch: (stream) => {
-      const next = waiting.shift();
-      if (next === undefined) opened.push(stream);
-      else next(stream);
-    },
-  });
-  const probe = newConsistencyProbe(
-    upstream.client,
-    { group: '', version: 'v1', resource: 'configmaps', namespace: undefined, namespaced: true },
-    {
-      clock,
-    },
-  );
-  const proof = newFreshnessProof({ client: upstream.client, cache, probe, clock });
+interface HeldProbe {
+  readonly path: string;
+  /** The apiserver answers: its current RV. */
+  answer(rv: number): void;
+  aborted(): boolean;
+}
+
+/** Hands out what a fake apiserver opens, in order, to whoever asks next. */
+function queue<T>(): { readonly put: (item: T) => void; readonly next: () => Promise<T> } {
+  const ready: T[] = [];
+  const waiting: ((item: T) => void)[] = [];
   return {
-    cache,
-    store: cache.store,
-    clock,
-    proof,
-    paths: upstream.paths,
-    nextWatch: () => {
-      const ready = opened.shift();
-      if (ready !== undefined) return Promise.resolve(ready);
+    put: (item) => {
+      const take = waiting.shift();
+      if (take === undefined) ready.push(item);
+      else take(item);
+    },
+    next: () => {
+      const item = ready.shift();
+      if (item !== undefined) return Promise.resolve(item);
       return new Promise((resolve) => {
         waiting.push(resolve);
       });
@@ -83,34 +70,64 @@ function rig(rv: number, options: { refuseWatch?: (path: string) => UpstreamResp
   };
 }
 
+/** A synced, watching cache of configmaps at `rv`, and a proof over a fake apiserver. */
+function rig(rv: number): Rig {
+  const clock = new FakeClock();
+  const cache = newWatchCache({ spec: CONFIGMAPS, fields: selectableFieldsFor('', 'configmaps', true), clock });
+  cache.store.replace([cm('x', 1)], String(rv));
+  cache.store.watchConnected?.(true);
+  const watches = queue<FakeWatchStream>();
+  const probes = queue<HeldProbe>();
+  const upstream = newFakeUpstream({
+    respond: (request) =>
+      new Promise<UpstreamResponse>((resolve) => {
+        assert.ok(isConsistencyProbe(request.path), `only probes are LISTs here: ${request.path}`);
+        probes.put({
+          path: request.path,
+          answer: (at) => {
+            resolve(listAt(at));
+          },
+          aborted: () => request.signal?.aborted === true,
+        });
+      }),
+    onWatch: watches.put,
+  });
+  const probe = newConsistencyProbe(
+    upstream.client,
+    { group: '', version: 'v1', resource: 'configmaps', namespace: undefined, namespaced: true },
+    { clock },
+  );
+  const proof = newFreshnessProof({ client: upstream.client, cache, probe, clock });
+  return { cache, store: cache.store, clock, proof, paths: upstream.paths, nextWatch: watches.next, nextProbe: probes.next };
+}
+
 const query = (path: string): URLSearchParams => new URLSearchParams(path.slice(path.indexOf('?') + 1));
 
-test('freshness proof: a cache at the consistent RV is proven by the zero-object WatchList alone', async () => {
-  const { cache, clock, proof, paths, nextWatch } = rig(50);
+test('freshness proof: a cache at the consistent RV is proven by the consistency probe alone', async () => {
+  const { cache, clock, proof, paths, nextProbe } = rig(50);
   const askedAt = clock.now();
   clock.step(10_000);
   const result = proof.run();
-  (await nextWatch()).write(bookmark(50, true));
+  (await nextProbe()).answer(50);
   assert.deepEqual(await result, { kind: 'proven', resourceVersion: 50n, consistentResourceVersion: 50n, askedAt: askedAt + 10_000 });
   assert.equal(paths.length, 1, 'one request');
   const q = query(paths[0] ?? '');
   assert.ok(paths[0]?.startsWith(`/api/v1/namespaces/${PROBE_NAMESPACE}/configmaps?`), `one namespace's: ${paths[0] ?? ''}`);
   assert.equal(q.get('fieldSelector'), `metadata.name=${PROBE_NAME}`, "one name's: the apiserver reads one key");
   assert.equal(q.get('labelSelector'), MATCH_NOTHING);
-  assert.equal(q.get('sendInitialEvents'), 'true');
-  assert.equal(q.get('resourceVersionMatch'), 'NotOlderThan');
+  assert.equal(q.get('watch'), null, 'a LIST');
   assert.equal(q.get('resourceVersion'), null, 'RV unset: a consistent read');
   assert.equal(cache.lastProgressAt(), askedAt + 10_000, 'fresh as of when it asked');
 });
 
 test('freshness proof: a quiet type behind the cluster RV is proven by a watch from its RV that shows no change before the bookmark', async () => {
-  const { cache, clock, proof, paths, nextWatch } = rig(50);
+  const { cache, clock, proof, paths, nextWatch, nextProbe } = rig(50);
   const progressed: bigint[] = [];
   cache.addListener({ event: () => undefined, replaced: () => undefined, progressed: (rv) => progressed.push(rv) });
   clock.step(10_000);
   const askedAt = clock.now();
   const result = proof.run();
-  (await nextWatch()).write(bookmark(90, true));
+  (await nextProbe()).answer(90);
   const probe = await nextWatch();
   const q = query(probe.path);
   assert.equal(q.get('resourceVersion'), '50', "from the cache's RV");
@@ -126,9 +143,9 @@ test('freshness proof: a quiet type behind the cluster RV is proven by a watch f
 });
 
 test("freshness proof: changes on the probe watch prove nothing until the cache's own watch delivers them", async () => {
-  const { cache, store, clock, proof, nextWatch } = rig(50);
+  const { cache, store, clock, proof, nextWatch, nextProbe } = rig(50);
   const result = proof.run();
-  (await nextWatch()).write(bookmark(90, true));
+  (await nextProbe()).answer(90);
   const probe = await nextWatch();
   probe.write(event('ADDED', cm('y', 60)));
   probe.write(bookmark(90));
@@ -143,7 +160,7 @@ test("freshness proof: changes on the probe watch prove nothing until the cache'
 
   // A watch that does not deliver what the probe saw is not fresh.
   const second = proof.run();
-  (await nextWatch()).write(bookmark(120, true));
+  (await nextProbe()).answer(120);
   const probe2 = await nextWatch();
   probe2.write(event('MODIFIED', cm('y', 110)));
   probe2.write(bookmark(120));
@@ -154,41 +171,28 @@ test("freshness proof: changes on the probe watch prove nothing until the cache'
 });
 
 test('freshness proof: 410 on the probe watch, or no bookmark before its end, fails', async () => {
-  const { cache, proof, nextWatch } = rig(50);
+  const { cache, proof, nextWatch, nextProbe } = rig(50);
   const expired = proof.run();
-  (await nextWatch()).write(bookmark(90, true));
+  (await nextProbe()).answer(90);
   (await nextWatch()).write(
     `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 } })}\n`,
   );
   assert.deepEqual(await expired, { kind: 'failed', reason: 'probe-failed', consistentResourceVersion: 90n });
   const silent = proof.run();
-  (await nextWatch()).write(bookmark(90, true));
+  (await nextProbe()).answer(90);
   (await nextWatch()).end();
   assert.deepEqual(await silent, { kind: 'failed', reason: 'probe-failed', consistentResourceVersion: 90n });
   assert.equal(cache.resourceVersion(), 50n);
 });
 
-test('freshness proof: an upstream that refuses WatchLists is asked with a consistent LIST (limit=1) from then on', async () => {
-  const refused = jsonResponse(422, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422 });
-  const { proof, paths } = rig(50, { refuseWatch: (path) => (path.includes('sendInitialEvents') ? refused : undefined), listRv: 40 });
-  assert.equal((await proof.run()).kind, 'proven');
-  assert.equal((await proof.run()).kind, 'proven');
-  assert.deepEqual(
-    paths.map((p) => p.replace(/\?.*/, '')),
-    ['/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/configmaps'],
-  );
-  const listQuery = `?limit=1&fieldSelector=metadata.name%3D${PROBE_NAME}`;
-  assert.ok(paths[1]?.endsWith(listQuery) === true && paths[2]?.endsWith(listQuery) === true, 'the WatchList was tried once');
-});
-
 test('freshness proof: an apiserver that does not answer fails it after PROOF_TIMEOUT_MS; a cache not watching is not proven', async () => {
-  const { cache, clock, proof, nextWatch } = rig(50);
+  const { cache, clock, proof, nextProbe } = rig(50);
   const result = proof.run();
-  const watch = await nextWatch();
+  const held = await nextProbe();
   clock.step(PROOF_TIMEOUT_MS);
   assert.deepEqual(await result, { kind: 'failed', reason: 'timeout' });
   clock.step(PROBE_TIMEOUT_MS - PROOF_TIMEOUT_MS);
-  assert.ok(watch.aborted(), 'the probe it waited for is cancelled at its own timeout');
+  assert.ok(held.aborted(), 'the probe it waited for is cancelled at its own timeout');
   cache.store.watchConnected?.(false);
   assert.deepEqual(await proof.run(), { kind: 'failed', reason: 'not-watching' });
 });

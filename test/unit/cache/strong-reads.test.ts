@@ -13,7 +13,7 @@ import { decodeObject } from '../../../src/informer/object.ts';
 import { parseListOptions } from '../../../src/request/list-options.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import type { FakeWatchStream } from '../../helpers/fake-upstream-client.ts';
-import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { isConsistencyProbe, jsonResponse, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
 
 const BOUND_MS = 60_000;
@@ -24,9 +24,9 @@ function cm(name: string, rv: number): KubeObject {
   );
 }
 
-function bookmark(rv: bigint, initialEventsEnd: boolean): string {
-  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
-  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), ...annotations } } })}\n`;
+/** A proof watch's bookmark at `rv`. */
+function bookmark(rv: bigint): string {
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv) } } })}\n`;
 }
 
 interface Rig {
@@ -37,7 +37,7 @@ interface Rig {
   apiserverRv: bigint;
   /** Whether a proof's watch from the cache's RV is answered at once (a bookmark at apiserverRv, no change) or held. */
   holdProofs: boolean;
-  /** The consistency probes sent (zero-object WatchLists). */
+  /** The consistency probes sent (one-key consistent LISTs). */
   readonly probes: string[];
   /** The proofs' watches from the cache's RV, held ones among them until answered. */
   readonly proofs: FakeWatchStream[];
@@ -61,16 +61,15 @@ function rig(apiserverRv: bigint): Rig {
     held: [],
   };
   const upstream = newFakeUpstream({
-    respond: () => jsonResponse(500, { kind: 'Status', code: 500 }),
+    respond: (request) => {
+      if (!isConsistencyProbe(request.path)) return jsonResponse(500, { kind: 'Status', code: 500 });
+      r.probes.push(request.path);
+      return listAt(r.apiserverRv);
+    },
     onWatch: (stream) => {
-      if (stream.path.includes('sendInitialEvents=true')) {
-        r.probes.push(stream.path);
-        stream.write(bookmark(r.apiserverRv, true));
-        return;
-      }
       r.proofs.push(stream);
       if (r.holdProofs) r.held.push(stream);
-      else stream.write(bookmark(r.apiserverRv, false));
+      else stream.write(bookmark(r.apiserverRv));
     },
   });
   const delegator = delegatorFactory({
@@ -108,7 +107,7 @@ test("strong: a GET probes as a LIST does: served from the cache at the apiserve
   assert.equal(r.probes.length, 2, 'known behind: no probe');
   await settle();
   assert.equal(r.proofs.length, 1, 'a proof started');
-  r.held.shift()?.write(bookmark(60n, false));
+  r.held.shift()?.write(bookmark(60n));
   await settle();
   assert.equal(await decide(r, GET), 'consistent', 'proven: served');
 });
@@ -131,7 +130,7 @@ test("strong: a quiet type's cache behind the cluster's RV is proven from the pr
   assert.equal(r.probes.length, 1, "the proof took the read's probe: none of its own");
   for (let i = 0; i < 5; i++) assert.equal(await decide(r, LIST), 'strong-quiet', 'known behind: passed through');
   assert.equal(r.probes.length, 1, 'known behind: no probe');
-  r.held.shift()?.write(bookmark(60n, false));
+  r.held.shift()?.write(bookmark(60n));
   await settle();
   assert.equal(r.cache.resourceVersion(), 60n, 'proven: nothing of the type changed in (50, 60]');
   assert.equal(await decide(r, LIST), 'consistent', 'the next LIST probes 60 and is served from the cache');
@@ -145,7 +144,7 @@ test('strong: a WatchList of a quiet type behind the cluster waits for the proof
   const watchList = r.delegator.decideWatch('a', parseListOptions('watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan'));
   await settle();
   assert.equal(r.proofs.length, 1);
-  r.held.shift()?.write(bookmark(70n, false));
+  r.held.shift()?.write(bookmark(70n));
   assert.equal(await watchList, 'cache');
   assert.equal(r.cache.resourceVersion(), 70n);
 });

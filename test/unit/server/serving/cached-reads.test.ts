@@ -21,7 +21,7 @@ import { newSharedLists } from '../../../../src/server/serving/shared-lists.ts';
 import { newByteBudget, newMemoryBudget } from '../../../../src/memory/memory-budget.ts';
 import type { MemoryBudget as Budget } from '../../../../src/memory/memory-budget.ts';
 import { FakeClock } from '../../../helpers/fake-clock.ts';
-import { jsonResponse, newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
+import { isConsistencyProbe, jsonResponse, listAt, newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../../helpers/resource-specs.ts';
 import { recordProofOutcomes } from '../../../helpers/proof-outcomes.ts';
 import type { PassReason } from '../../../../src/cache/pass-reason.ts';
@@ -88,7 +88,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
 
 interface Reads {
   readonly reads: CachedReads;
-  /** Paths of the consistency probes sent (zero-object WatchLists; LISTs with limit=1 where those are refused). */
+  /** Paths of the consistency probes sent (one-key consistent LISTs). */
   readonly probes: readonly string[];
   /** Freshness proofs: their outcomes so far, and the next one's. */
   readonly proofs: { readonly outcomes: readonly ProofOutcome[]; readonly paths: readonly string[]; next(): Promise<ProofOutcome> };
@@ -102,16 +102,15 @@ interface Reads {
   readonly passed: (url: string, statusCode: number, body: unknown) => void;
 }
 
-/** A BOOKMARK watch line at `rv`, the initial-events-end one or not. */
-function bookmarkLine(rv: string, initialEventsEnd: boolean): string {
-  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
-  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: rv, ...annotations } } })}\n`;
+/** A BOOKMARK watch line at `rv` (a freshness proof's watch). */
+function bookmarkLine(rv: string): string {
+  return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: rv } } })}\n`;
 }
 
 /**
  * Reads from `cache` through a delegator whose apiserver is at `probeRv` with no change of the
- * type since the cache's RV: its probes answer `probeRv`, and a freshness proof's WatchList and
- * probe watch answer bookmarks at it (`proofs: 'refused'`: the watches are refused, 503).
+ * type since the cache's RV: its probes answer `probeRv`, and a freshness proof's watch answers a
+ * bookmark at it (`proofs: 'refused'`: the probes and watches are refused, 503).
  */
 function readsOver(
   cache: WatchCache,
@@ -123,18 +122,19 @@ function readsOver(
 ): Reads {
   const probes: string[] = [];
   const proofPaths: string[] = [];
+  const unavailable = jsonResponse(503, { kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
   const upstream = newFakeUpstream({
     respond: (request) => {
+      assert.ok(isConsistencyProbe(request.path), `only probes are LISTs here: ${request.path}`);
       probes.push(request.path);
-      return jsonResponse(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: probeRv }, items: [] });
+      return proofs === 'refused' ? unavailable : listAt(probeRv);
     },
     refuseWatch: (request) => {
-      // The zero-object WatchList is the consistency probe; a watch from an RV, a proof's second step.
-      (request.path.includes('sendInitialEvents=true') ? probes : proofPaths).push(request.path);
-      return proofs === 'refused' ? jsonResponse(503, { kind: 'Status', code: 503, reason: 'ServiceUnavailable' }) : undefined;
+      proofPaths.push(request.path);
+      return proofs === 'refused' ? unavailable : undefined;
     },
     onWatch: (stream) => {
-      stream.write(bookmarkLine(probeRv, stream.path.includes('sendInitialEvents=true')));
+      stream.write(bookmarkLine(probeRv));
     },
   });
   const recorded = recordProofOutcomes();
@@ -507,8 +507,8 @@ test('cached reads, strong: an RV-unset GET or LIST is served once the probe sho
   assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, "a quiet type at the apiserver's RV: probed, and fresh");
   assert.equal(fresh.probes.length, 2);
   assert.match(
-    fresh.probes.join(),
-    /^\/api\/v1\/namespaces\/default\/configmaps\?watch=1&labelSelector=[^&]+&fieldSelector=metadata.name%3Dkube-cache-proxy-probe&resourceVersionMatch=NotOlderThan&/,
+    fresh.probes[1] ?? '',
+    /^\/api\/v1\/namespaces\/default\/configmaps\?labelSelector=[^&]+&fieldSelector=metadata.name%3Dkube-cache-proxy-probe$/,
   );
   cache.changeAt = performance.now();
   assert.equal((await fresh.serve('/api/v1/configmaps'))?.statusCode, 200, 'changes in flight: probed, and fresh');

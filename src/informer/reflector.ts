@@ -109,6 +109,12 @@ export interface Reflector {
   run(signal: AbortSignal): Promise<void>;
   /** The RV of the last list, event or bookmark applied to the store ('' before the first list). */
   lastSyncResourceVersion(): string;
+  /**
+   * Ends the list or watch running and lists again at once, consistently (RV unset), so the
+   * store's whole state is replaced by the apiserver's now (a consistency check found it wrong);
+   * counted as a relist for `reason`. During a backoff, the next attempt lists consistently.
+   */
+  relist(reason: string): void;
 }
 
 export function newReflector(options: ReflectorOptions): Reflector {
@@ -144,6 +150,8 @@ class ReflectorImpl implements Reflector {
   #retryAfterMs = 0;
   /** The apiserver answered and said 410: relist after RELIST_AFTER_EXPIRED_MS, not the grown backoff. */
   #relistSoon = false;
+  /** The list-and-watch attempt running, if any (relist() ends it). */
+  #attempt: AbortController | undefined;
 
   constructor(options: ReflectorOptions) {
     this.name = options.name;
@@ -166,23 +174,41 @@ class ReflectorImpl implements Reflector {
     return this.#lastSyncResourceVersion;
   }
 
+  relist(reason: string): void {
+    this.#lastSyncResourceVersionUnavailable = true;
+    this.#metrics.relist(reason);
+    this.#attempt?.abort();
+  }
+
   async run(signal: AbortSignal): Promise<void> {
     this.#metrics.watching(false);
     while (!isAborted(signal)) {
       let unreachable = false;
+      // One list-and-watch attempt, which relist() ends early.
+      const attempt = new AbortController();
+      const forward = (): void => {
+        attempt.abort();
+      };
+      signal.addEventListener('abort', forward, { once: true });
+      this.#attempt = attempt;
       try {
-        await this.#listAndWatch(signal);
+        await this.#listAndWatch(attempt.signal);
       } catch (error) {
         unreachable = isConnectionError(error);
         if (isAborted(signal)) break;
+        if (isAborted(attempt.signal)) continue; // relist(): what failed was the attempt it ended
         this.#link.failed('warn', describe(error));
         try {
           this.#onListAndWatchError?.(error);
         } catch {
           // the owner's problem; the loop goes on
         }
+      } finally {
+        signal.removeEventListener('abort', forward);
+        this.#attempt = undefined;
       }
       if (isAborted(signal)) break;
+      if (isAborted(attempt.signal)) continue; // relist(): list again at once
       if (this.#relistSoon) {
         this.#relistSoon = false;
         await sleep(this.#clock, RELIST_AFTER_EXPIRED_MS, signal);

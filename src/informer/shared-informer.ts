@@ -52,6 +52,8 @@ export interface SharedIndexInformer {
   /** Resolves once synced; rejects if the informer stops first or `signal` aborts. */
   waitForSync(signal?: AbortSignal): Promise<void>;
   lastSyncResourceVersion(): string;
+  /** Lists again at once, consistently, replacing the store's state (Reflector.relist). */
+  relist(reason: string): void;
   /**
    * The resourceVersion the indexer's contents are exactly the state of, or undefined while
    * changes are still queued between the reflector and the indexer (or before the first sync).
@@ -361,6 +363,10 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
 
   lastSyncResourceVersion(): string {
     return this.#reflector.lastSyncResourceVersion();
+  }
+
+  relist(reason: string): void {
+    this.#reflector.relist(reason);
   }
 
   snapshotResourceVersion(): string | undefined {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import type { Reflector, ReflectorOptions } from '../../../src/informer/reflector.ts';
-import { newReflector } from '../../../src/informer/reflector.ts';
+import { newReflector, noopReflectorMetrics } from '../../../src/informer/reflector.ts';
 import type { Timer } from '../../../src/clock/clock.ts';
 import type { KubeObject } from '../../../src/informer/object.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
@@ -158,6 +158,33 @@ test('Reflector: a watch that closes normally is reopened at once from the last 
   assert.equal(third.options.resourceVersion, '11');
   assert.equal(lw.listCalls.length, 1, 'no relist');
   assert.equal(h.clock.delays.length, 0, 'no backoff');
+  await h.stop();
+});
+
+test('Reflector: relist() ends the open watch and lists again at once, consistently, counted for its reason, each time it is asked', async () => {
+  const relists: string[] = [];
+  const metrics = { ...noopReflectorMetrics, relist: (reason: string) => relists.push(reason) };
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), page('20', [a1, b2]));
+  const h = start({ metrics }, lw);
+  const first = await lw.nextWatch();
+  first.watch.emit(modified(obj('ns', 'a', '11')));
+  h.reflector.relist('inconsistent');
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 }, 'consistent: RV unset, paged');
+  const second = await lw.nextWatch();
+  assert.equal(first.watch.isStopped(), true, 'the old watch is stopped');
+  assert.equal(second.options.resourceVersion, '20');
+  assert.deepEqual(h.store.calls.at(-2), { op: 'replace', keys: ['ns/a', 'ns/b'], rv: '20' });
+  assert.deepEqual(relists, ['inconsistent']);
+  assert.equal(h.clock.delays.length, 0, 'no backoff');
+
+  // Asked again: the same.
+  second.watch.emit(modified(obj('ns', 'a', '21')));
+  lw.scriptList(page('30', [c3]));
+  h.reflector.relist('inconsistent');
+  const pending = await lw.nextList();
+  assert.equal(pending.options.resourceVersion, '');
+  await lw.nextWatch();
+  assert.deepEqual(h.store.calls.at(-2), { op: 'replace', keys: ['ns/c'], rv: '30' });
   await h.stop();
 });
 
@@ -650,7 +677,7 @@ test('Reflector: stopped while a watch is opening, the watch that opens after th
   await settles(h.done, 'run() to end although the watch opened after the stop');
   const { watch } = await scripted.nextWatch();
   assert.equal(watch.isStopped(), true);
-  assert.ok(signals.length === 2 && signals.every((s) => s === h.abort.signal), 'list and watch carry the run signal');
+  assert.ok(signals.length === 2 && signals.every((s) => s?.aborted === true), 'list and watch carry a signal the stop aborted');
 });
 
 /** A store whose every add takes `costMs` of CPU, as a large object's decoding and indexing would. */

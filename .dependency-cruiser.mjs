@@ -21,8 +21,9 @@ const LAYERS = [
   ['workqueue'],
   ['upstream'], // the apiserver's side
   // Leaves: time, injected; the apiserver's JSON read as bytes; what proxies say to each other;
-  // label and field selectors' grammar (the apiserver's, with its errors and bounds).
-  ['clock', 'json', 'protocol', 'selector'],
+  // label and field selectors' grammar (the apiserver's, with its errors and bounds); protobuf's
+  // wire format and envelope, written and read.
+  ['clock', 'json', 'protocol', 'protowire', 'selector'],
   ['kube'], // the shared Kubernetes vocabulary: a leaf every layer may import
 ];
 

@@ -31,6 +31,7 @@ export const SCENARIOS = [
   'cold-start',
   'memory',
   'quiet',
+  'consistency-check',
   'cold',
   'go-client',
   'kcm',
@@ -39,7 +40,7 @@ export const SCENARIOS = [
 ] as const;
 /** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
 const WATCH_TARGETS: readonly string[] = ['apiserver', 'kubectl proxy', 'kube-cache-proxy'];
-const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'kcm', 'fleet'];
+const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'consistency-check', 'kcm', 'fleet'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -111,7 +112,7 @@ export interface BenchOptions {
 
 export const BENCH_USAGE = `Usage: npm run bench -- [scenario...] [options]
 
-Scenarios (default: all but scale, quiet, kcm and fleet): ${SCENARIOS.join(', ')}; a prefix selects several
+Scenarios (default: all but scale, quiet, consistency-check, kcm and fleet): ${SCENARIOS.join(', ')}; a prefix selects several
 (list), a whole name only itself (cold, not cold-start). scale seeds up to the largest of
 --scale-sizes pods (100,000 by default: about 20 minutes); quiet takes 3 × --quiet-seconds;
 kcm builds kube-controller-manager from the pinned module first (a few minutes, once); fleet

@@ -3,6 +3,7 @@
  * machine, Kubernetes version, commit), written as JSON: `<out>/run-<date>.json` (not committed)
  * and `<out>/latest.json`, beside the chart `<out>/latest.svg`.
  */
+import type { CheckCostRow } from './consistency-check.ts';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -88,6 +89,8 @@ export interface BenchResults {
   /** The quiet and cold scenarios (`npm run bench -- quiet cold`). */
   readonly quiet?: readonly QuietRow[];
   readonly cold?: readonly ColdRow[];
+  /** The consistency checks' cost (`npm run bench -- consistency-check`). */
+  readonly consistencyCheck?: readonly CheckCostRow[];
   readonly kcm?: readonly KcmRow[];
   readonly goClient?: readonly GoClientRow[];
   /** The fleet simulation (`npm run bench -- fleet`). */

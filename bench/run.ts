@@ -57,6 +57,8 @@ import { formatFootprint, runFootprint } from './footprint.ts';
 import type { FootprintResult } from './footprint.ts';
 import type { SharedModeRow } from './shared-mode.ts';
 import { formatQuiet, runQuiet } from './quiet.ts';
+import { CHECK_COST_SECONDS, formatConsistencyCheckCost, runConsistencyCheckCost } from './consistency-check.ts';
+import type { CheckCostRow } from './consistency-check.ts';
 import type { QuietRow } from './quiet.ts';
 import { formatCold, runCold } from './cold.ts';
 import type { ColdRow } from './cold.ts';
@@ -539,6 +541,15 @@ async function main(): Promise<number> {
         quiet = await runQuiet(state, client, quietSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
       });
     }
+    let checkCost: CheckCostRow[] = [];
+    if (wants('consistency-check')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('consistency-check', async () => {
+        checkCost = await runConsistencyCheckCost(state, client, CHECK_COST_SECONDS, (detail) =>
+          process.stderr.write(`[${elapsed()}] ${detail}\n`),
+        );
+      });
+    }
     let cold: ColdRow[] = [];
     const coldSpec = { clients: o.coldClients };
     if (wants('cold')) {
@@ -602,6 +613,7 @@ async function main(): Promise<number> {
       ...(footprint === undefined ? {} : { footprint }),
       shared,
       quiet,
+      ...(checkCost.length === 0 ? {} : { consistencyCheck: checkCost }),
       cold,
       kcm,
       goClient,
@@ -616,6 +628,7 @@ async function main(): Promise<number> {
     if (footprint !== undefined) console.log(`\n${formatFootprint(footprint)}`);
     if (shared.length > 0) console.log(`\n${formatSharedMode(shared, sharedOptions)}`);
     if (quiet.length > 0) console.log(`\n${formatQuiet(quiet, quietSpec)}`);
+    if (checkCost.length > 0) console.log(`\n${formatConsistencyCheckCost(checkCost, o.pods, CHECK_COST_SECONDS)}`);
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
     if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);

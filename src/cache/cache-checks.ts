@@ -7,6 +7,7 @@ import { qualifiedResource } from '../kube/group-resource.ts';
 import type { CacheStatus } from './cache-source.ts';
 import type { CachedResourceSpec } from './cached-resources.ts';
 import type { WatchCache } from './watch-cache.ts';
+import type { CheckRecord } from './consistency-checker.ts';
 import type { RequestSelectors } from './selector-scope.ts';
 import { describeSelectors } from './selector-scope.ts';
 
@@ -58,9 +59,24 @@ export function namedCheck(
 }
 
 /** A running cache's state in words, e.g. `watching, 120 objects at RV 4711, heard from 3 s ago`. */
-export function cacheStatus(name: string, cache: WatchCache, failure: string | undefined, now: number): CacheStatus {
+export function cacheStatus(
+  name: string,
+  cache: WatchCache,
+  failure: string | undefined,
+  now: number,
+  lastCheck?: CheckRecord,
+): CacheStatus {
   const { group, version, resource } = cache.spec;
-  const base = { name, type: qualifiedResource(group, resource), version, namespace: cache.namespace, failure };
+  const consistency =
+    lastCheck === undefined
+      ? undefined
+      : {
+          result: lastCheck.result,
+          resourceVersion: lastCheck.resourceVersion,
+          agoMs: Math.max(0, now - lastCheck.at),
+          detail: lastCheck.detail,
+        };
+  const base = { name, type: qualifiedResource(group, resource), version, namespace: cache.namespace, failure, consistency };
   if (!cache.hasSynced()) {
     return { ...base, phase: 'listing', state: 'listing', objects: 0, resourceVersion: undefined, heardAgoMs: undefined };
   }

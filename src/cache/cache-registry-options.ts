@@ -5,6 +5,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { CachedResourceSpec, ScopedResourceSpec } from './cached-resources.ts';
 import type { DelegatorFactory } from './delegator.ts';
 import type { Faults } from './faults.ts';
+import type { ConsistencyChecks } from './consistency-checker.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -42,6 +43,8 @@ export interface CacheRegistryOptions {
   readonly maxSnapshots?: number;
   /** Where the caches' listener failures are reported (faults.ts); default: stderr, once each. */
   readonly faults?: Faults;
+  /** Each running cache's consistency checks (consistency-checker.ts); default: none. */
+  readonly consistencyChecks?: ConsistencyChecks;
 }
 
 /** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */

@@ -149,6 +149,7 @@ class CacheRegistry implements WatchCacheSource {
         this.#listAndWatchFailed(want, error);
       },
       attach: (want, informer) => (want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined),
+      consistencyChecks: options.consistencyChecks,
     });
     this.#queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(this.#clock), { clock: this.#clock });
   }
@@ -220,9 +221,9 @@ class CacheRegistry implements WatchCacheSource {
       checks.set(check.name, check);
     }
     for (const running of this.#running.values()) {
-      const { want, delegator } = running;
+      const { want, delegator, checker } = running;
       const name = this.#checkName(want);
-      checks.set(name, cacheStatus(name, delegator.cache, checks.get(name)?.failure, now));
+      checks.set(name, cacheStatus(name, delegator.cache, checks.get(name)?.failure, now, checker?.last()));
     }
     return [...checks.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

@@ -8,6 +8,7 @@ import type { CachedKind } from './read-your-writes.ts';
 import type { CacheDelegator } from './delegator.ts';
 import type { HeldObjects } from '../memory/memory-budget.ts';
 import type { RequestSelectors } from './selector-scope.ts';
+import type { CheckResult } from './consistency-checker.ts';
 
 /** One cache's state as /readyz reports it (the apiserver's healthz checks: name, pass or fail). */
 export interface CacheCheck {
@@ -34,6 +35,17 @@ export interface CacheStatus extends CacheCheck {
   readonly resourceVersion: string | undefined;
   /** Milliseconds since the upstream watch last said anything (an event, a bookmark, a list); undefined before the first list. */
   readonly heardAgoMs: number | undefined;
+  /** The last consistency check (consistency-checker.ts); undefined before the first, or with checks off. */
+  readonly consistency?: ConsistencyCheckStatus | undefined;
+}
+
+export interface ConsistencyCheckStatus {
+  readonly result: CheckResult;
+  /** The RV compared, when the check got that far. */
+  readonly resourceVersion: string | undefined;
+  readonly agoMs: number;
+  /** The digests, the first difference, or the error. */
+  readonly detail: string;
 }
 
 export interface WatchCacheSource {

@@ -155,6 +155,8 @@ export interface CacheDelegator {
   mostRecent(target: ReadTarget, verb: 'get' | 'list' | 'watch', signal?: AbortSignal): Promise<Decision<ConsistencyReason>>;
   /** RV=N, not older than: resolves true once the cache is at `rv` or later. */
   notOlderThan(rv: bigint, signal?: AbortSignal): Promise<boolean>;
+  /** Runs a freshness proof (or joins the one running): a quiet cache moves to the apiserver's RV. */
+  proveCurrent(): Promise<unknown>;
 }
 
 /** What every delegator shares: the apiserver to probe, the policy, and the proxy's writes. */
@@ -273,6 +275,10 @@ class Delegator implements CacheDelegator {
     // A WatchList from N needs the state at N or later; a plain watch from N waits for it itself.
     if (options.sendInitialEvents === true && !(await this.notOlderThan(from))) return 'rv-not-reached';
     return 'cache';
+  }
+
+  proveCurrent(): Promise<unknown> {
+    return this.#keeper.prove();
   }
 
   async notOlderThan(rv: bigint, signal?: AbortSignal): Promise<boolean> {

@@ -19,6 +19,8 @@ import { derivedEncodingBytes } from './derived-encodings.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import { newWatchCache } from './watch-cache.ts';
 import type { SelectorScope } from './selector-scope.ts';
+import type { ConsistencyChecks } from './consistency-checker.ts';
+import { ConsistencyChecker } from './consistency-checker.ts';
 
 /** A cache the registry wants running. */
 export interface Want {
@@ -41,6 +43,8 @@ export interface Want {
 export interface Running {
   readonly want: Want;
   readonly delegator: CacheDelegator;
+  /** Its consistency checker (none when checks are off). */
+  readonly checker: ConsistencyChecker | undefined;
   /** Removes what was registered on the informer. */
   readonly detach: () => void;
 }
@@ -54,6 +58,8 @@ export interface RunningCachesOptions {
   readonly listAndWatchFailed: (want: Want, error: unknown) => void;
   /** More to register on a cache's informer (the APIService cache's event handlers); returns its removal. */
   readonly attach: (want: Want, informer: SharedIndexInformer) => () => void;
+  /** The caches' consistency checks; undefined: none. */
+  readonly consistencyChecks: ConsistencyChecks | undefined;
 }
 
 export class RunningCaches {
@@ -132,10 +138,25 @@ export class RunningCaches {
       },
     });
     informer.run();
+    const checks = this.#options.consistencyChecks;
+    const checker =
+      checks === undefined || checks.periodMs <= 0
+        ? undefined
+        : new ConsistencyChecker({
+            ...checks,
+            cache,
+            prove: () => delegator.proveCurrent(),
+            relist: (reason) => {
+              informer.relist(reason);
+            },
+          });
+    checker?.start();
     this.#running.set(want.key, {
       want,
       delegator,
+      checker,
       detach: () => {
+        checker?.stop();
         detachError();
         detachMore();
       },

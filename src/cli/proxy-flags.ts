@@ -6,7 +6,7 @@
  * Values are read and checked by proxy-options.ts.
  */
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
-import { DEFAULT_MAX_STALENESS_MS, LOG_LEVELS } from '../proxy/options.ts';
+import { DEFAULT_CONSISTENCY_CHECK_PERIOD_MS, DEFAULT_MAX_STALENESS_MS, LOG_LEVELS } from '../proxy/options.ts';
 import { DEBUG_VERBOSITY } from '../proxy/logging.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
 import {
@@ -418,6 +418,16 @@ export const PROXY_FLAGS = [
     help: [
       "bounded reads: the longest the cache's watch may be silent (no event, no",
       `bookmark) for reads to come from it, e.g. 75s, 2m (default: ${String(DEFAULT_MAX_STALENESS_MS / 1000)}s)`,
+    ],
+  },
+  {
+    name: 'consistency-check-period',
+    type: 'string',
+    arg: 'DURATION',
+    help: [
+      "how often each cache is compared with the apiserver's LIST at the cache's",
+      'resourceVersion (metadata only); a cache that differs is relisted; 0 turns the',
+      `checks off (default: ${String(DEFAULT_CONSISTENCY_CHECK_PERIOD_MS / 60_000)}m, the apiserver's own period)`,
     ],
   },
   {

@@ -204,6 +204,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     readConsistency: parseReadConsistency(setting('read-consistency')),
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
+    consistencyCheckPeriodMs: parseCheckPeriod(setting('consistency-check-period')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     flowLimits: parseFlowLimits(setting),
     fallbackToApiserver: parseFallback(flagOrEnv('fallback-to-apiserver'), setting('server')),
@@ -622,6 +623,15 @@ function parseReadConsistency(s: Setting | undefined): ReadConsistency {
   if (s === undefined) return 'bounded';
   if (s.value === 'strong' || s.value === 'bounded') return s.value;
   throw new CliError(`${s.from}: unknown read consistency`, 'Use bounded (the default) or strong.');
+}
+
+function parseCheckPeriod(s: Setting | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const ms = s.value === '0' ? 0 : parseGoDurationMs(s.value);
+  if (ms === undefined || ms < 0) {
+    throw new CliError(`${s.from}: not a duration`, 'Give a duration with a unit, e.g. 5m or 90s, or 0 to turn the checks off.');
+  }
+  return ms;
 }
 
 function parseMaxStaleness(s: Setting | undefined): number {

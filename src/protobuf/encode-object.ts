@@ -24,7 +24,7 @@ import type { Span } from '../json/json-scan.ts';
 import { arrayElements, objectMembers } from '../json/json-scan.ts';
 import type { FieldSchema, MessageSchema, Schema, ValueType } from './schema.ts';
 import { protobufSchema } from './schema.ts';
-import { WireType, Writer } from './wire.ts';
+import { WireType, Writer } from '../protowire/wire.ts';
 
 const META = 'k8s.io/apimachinery/pkg/apis/meta/v1';
 const TIME = `${META}.Time`;

@@ -13,6 +13,9 @@ import { resolveCachedResources } from '../cache/cached-resources.ts';
 import type { CachedResourceSpec, ResolvedResources, ScopedResourceSpec } from '../cache/cached-resources.ts';
 import { describeSelectors } from '../cache/selector-scope.ts';
 import type { Faults } from '../cache/faults.ts';
+import type { WatchCacheSource } from '../cache/cache-source.ts';
+import { DEFAULT_CONSISTENCY_CHECK_PERIOD_MS } from '../cache/consistency-checker.ts';
+import { realClock } from '../clock/clock.ts';
 import type { MemoryBudget } from '../memory/memory-budget.ts';
 import type { PiecePool } from '../cache/piece-writer.ts';
 import { newUnsentBudget } from '../memory/unsent-budget.ts';
@@ -66,7 +69,9 @@ export async function resolveCaches(
   };
 }
 
-export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs'>> {
+export interface CachingReadsOptions extends Partial<
+  Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'consistencyCheckPeriodMs'>
+> {
   readonly client: UpstreamClient;
   readonly factory: SharedInformerFactory;
   readonly discovery: Discovery;
@@ -85,6 +90,8 @@ export interface CachingReadsOptions extends Partial<Pick<ProxyOptions, 'readCon
   readonly faults?: Faults;
   /** The pieces LIST bodies are copied into (cache/piece-writer.ts); default: a pool of the reads' own. */
   readonly pool?: PiecePool;
+  /** Given the caches' registry once made (tests reach a cache through it to corrupt it). */
+  readonly onSource?: (source: WatchCacheSource) => void;
 }
 
 /** The reads the caches answer: the registry of caches, their delegators and the consistency policy, wired. */
@@ -119,7 +126,15 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(options.log === undefined ? {} : { log: options.log }),
     ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),
     ...(options.faults === undefined ? {} : { faults: options.faults }),
+    consistencyChecks: {
+      client: options.client,
+      clock: realClock,
+      periodMs: options.consistencyCheckPeriodMs ?? DEFAULT_CONSISTENCY_CHECK_PERIOD_MS,
+      checked: (record, cache) => metrics?.consistencyCheck(qualifiedResource(cache.spec.group, cache.spec.resource), record.result),
+      log: (level, message) => options.log?.(level, message),
+    },
   });
+  options.onSource?.(source);
   memory?.countObjectsOf(() => source.held());
   metrics?.knowTypes(knownTypes(options.discovery));
   return newCachedReads({

@@ -10,6 +10,7 @@ import type { BindAddress } from '../server/http/metrics-listener.ts';
 import type { ReadConsistency } from '../cache/consistency.ts';
 export type { ReadConsistency } from '../cache/consistency.ts';
 export { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
+export { DEFAULT_CONSISTENCY_CHECK_PERIOD_MS } from '../cache/consistency-checker.ts';
 export { parseScopeEntry } from '../cache/selector-scope.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
@@ -65,6 +66,8 @@ export interface ProxyOptions {
   readonly strongResources: readonly string[];
   /** Bounded reads: the most time since the cache's watch last proved progress. */
   readonly maxStalenessMs: number;
+  /** --consistency-check-period: how often each cache is compared with the apiserver (cache/consistency-checker.ts); 0: never; undefined: the default. */
+  readonly consistencyCheckPeriodMs?: number | undefined;
   /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
   readonly tls: TlsServing | undefined;
   /** --tls-min-version, as Node names it; undefined: TLS 1.2 (the apiserver's default). */

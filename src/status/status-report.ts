@@ -103,6 +103,13 @@ export interface CacheReport {
   readonly resourceVersion: string | null;
   /** Seconds since the upstream watch last said anything (event, bookmark, list). */
   readonly stalenessSeconds: number | null;
+  /** The last consistency check (cache/consistency-checker.ts); null before the first or with checks off. */
+  readonly consistency: {
+    readonly result: 'success' | 'failure' | 'error';
+    readonly resourceVersion: string | null;
+    readonly checkedSecondsAgo: number;
+    readonly detail: string;
+  } | null;
   readonly relists: number;
   readonly watchers: number;
   readonly eventsPerSecond: number;
@@ -269,6 +276,15 @@ export function newStatusReporter(sources: StatusSources): StatusReporter {
           bytes: t?.bytes ?? 0,
           resourceVersion: c.resourceVersion ?? null,
           stalenessSeconds: c.heardAgoMs === undefined ? null : round(c.heardAgoMs / 1000, 1),
+          consistency:
+            c.consistency === undefined
+              ? null
+              : {
+                  result: c.consistency.result,
+                  resourceVersion: c.consistency.resourceVersion ?? null,
+                  checkedSecondsAgo: round(c.consistency.agoMs / 1000, 1),
+                  detail: c.consistency.detail,
+                },
           relists: t?.relists ?? 0,
           watchers: t?.watchers ?? 0,
           eventsPerSecond: round(rate(t?.events ?? 0, base?.types.get(c.type)?.events), 2),

@@ -36,7 +36,7 @@ export interface CachingProxy {
 
 export type CachingProxyOptions = Pick<
   CachingReadsOptions,
-  'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'freshnessWaitMs'
+  'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'freshnessWaitMs' | 'consistencyCheckPeriodMs' | 'namespace' | 'onSource'
 > & {
   readonly specs: readonly CachedResourceSpec[];
   /** Types cached in a selector scope (`--resources pods:spec.nodeName=n1`), besides `specs`. */

@@ -14,6 +14,7 @@ import type { DelegatorMetrics } from '../../cache/delegator.ts';
 import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
+import type { CheckResult } from '../../cache/consistency-checker.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import { rejectedByReason } from '../pass-through/shared-gate.ts';
 import type { HandshakePacing } from './tls-handshakes.ts';
@@ -34,6 +35,8 @@ export interface ProxyMetrics {
   fault(site: FaultSite, resource: string): void;
   /** The read-decision and watch metrics of one resource's caches. */
   delegator(resource: string): DelegatorMetrics;
+  /** One consistency check of a cache of `resource` (cache/consistency-checker.ts), by its result. */
+  consistencyCheck(resource: string, result: CheckResult): void;
   /**
    * Serves the per-flow limits' seats and flows, the TokenReviews in flight, every refusal by
    * reason and, in shared mode, the reviews sent (read at each scrape).
@@ -140,6 +143,12 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     name: 'kube_cache_proxy_consistency_probes_total',
     help: 'Consistency probes (an RV-unset LIST of one name that matches nothing) sent to the apiserver for RV-unset reads and freshness proofs, by resource.',
     labelNames: ['resource'] as const,
+    registers: [registry],
+  });
+  const checks = new Counter({
+    name: 'kube_cache_proxy_consistency_checks_total',
+    help: "Consistency checks of the caches against an exact-RV LIST from the apiserver (the apiserver's storage_consistency_checks_total), by resource and result: success, failure (the cache differed and was relisted) or error (no comparison made).",
+    labelNames: ['resource', 'result'] as const,
     registers: [registry],
   });
   const proofs = new Counter({
@@ -321,6 +330,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     },
     knowTypes(types) {
       known = types;
+    },
+    consistencyCheck(resource, result) {
+      checks.inc({ resource, result });
     },
     delegator(resource) {
       return {
@@ -563,4 +575,5 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   memory: () => undefined,
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,
+  consistencyCheck: () => undefined,
 };

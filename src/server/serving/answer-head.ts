@@ -20,9 +20,9 @@
  * undefined: nothing is settled from it.
  */
 import type { AnsweredObject } from '../../cache/read-your-writes.ts';
-import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
-import type { FieldRead } from '../../protobuf/wire.ts';
-import { WireType, findBytesField, readField } from '../../protobuf/wire.ts';
+import { PROTOBUF_MAGIC } from '../../protowire/envelope.ts';
+import type { FieldRead } from '../../protowire/wire.ts';
+import { WireType, findBytesField, readField } from '../../protowire/wire.ts';
 
 /** The bytes of an answer read for its metadata: the TypeMeta and ObjectMeta or ListMeta fields read fit in far less. */
 export const ANSWER_HEAD_BYTES = 4096;

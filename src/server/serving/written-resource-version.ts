@@ -18,8 +18,8 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { AnsweredObject } from '../../cache/read-your-writes.ts';
-import { PROTOBUF_MAGIC } from '../../protobuf/envelope.ts';
-import { WireType, readField } from '../../protobuf/wire.ts';
+import { PROTOBUF_MAGIC } from '../../protowire/envelope.ts';
+import { WireType, readField } from '../../protowire/wire.ts';
 import { isListKind } from './answer-head.ts';
 
 /** Larger answers are not read (a probe decides instead): no object in etcd exceeds 1.5 MiB, and JSON rarely doubles it. */

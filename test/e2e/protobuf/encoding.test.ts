@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encodeObject } from '../../../src/protobuf/encode-object.ts';
-import { envelope } from '../../../src/protobuf/envelope.ts';
+import { envelope } from '../../../src/protowire/envelope.ts';
 import { goTypeOf } from '../../../src/protobuf/schema.ts';
 import { request } from 'undici';
 import { startProxy } from '../../../src/proxy/proxy.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encodeObject, parseTime } from '../../../src/protobuf/encode-object.ts';
-import { Writer } from '../../../src/protobuf/wire.ts';
+import { Writer } from '../../../src/protowire/wire.ts';
 
 test('protobuf: RFC 3339 times as Go reads them: whole seconds, the fraction as nanos, offsets, and the zero time as nothing', () => {
   assert.deepEqual(parseTime('1970-01-01T00:00:00Z'), { seconds: 0n, nanos: 0 });

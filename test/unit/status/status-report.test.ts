@@ -20,6 +20,7 @@ const watchingPods: CacheStatus = {
   objects: 7,
   resourceVersion: '120',
   heardAgoMs: 1_250,
+  consistency: { result: 'failure', resourceVersion: '118', agoMs: 2_040, detail: 'cache digest 1, apiserver digest 2' },
 };
 
 function setUp(extra: Partial<StatusSources> = {}): {
@@ -86,6 +87,7 @@ test("status: the figures are the metrics registry's: reads by where they were a
     bytes: 9_100,
     resourceVersion: '120',
     stalenessSeconds: 1.3,
+    consistency: { result: 'failure', resourceVersion: '118', checkedSecondsAgo: 2, detail: 'cache digest 1, apiserver digest 2' },
     relists: 1,
     watchers: 1,
     eventsPerSecond: 0,

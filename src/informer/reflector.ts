@@ -28,6 +28,7 @@ import type { ListerWatcher, Watch } from './lister-watcher.ts';
 import type { LinkLog } from './link-log.ts';
 import { newLinkLog } from './link-log.ts';
 import type { KubeObject } from './object.ts';
+import { parseResourceVersionNumber } from './object.ts';
 import type { ReflectorStore } from './store.ts';
 
 /** client-go minWatchTimeout: watches time out between 5 and 10 minutes, spread so they do not all reconnect at once. */
@@ -261,6 +262,7 @@ class ReflectorImpl implements Reflector {
         if (watch === undefined) return; // stopped
       } catch (error) {
         if (isAborted(signal)) return;
+        if (error instanceof OlderStateError) throw error;
         // "Making progress is better than deadlocking" (reflector.go): fall back for this attempt.
         // Logged once: an apiserver without WatchList would otherwise say so at every relist.
         this.#log(
@@ -300,6 +302,7 @@ class ReflectorImpl implements Reflector {
       result = await this.#listPages('', signal);
     }
     if (isAborted(signal)) return;
+    this.#refuseOlder(result.resourceVersion);
     this.#lastSyncResourceVersionUnavailable = false;
     this.#metrics.list(result.pages, result.items.length);
     this.#store.replace(result.items, result.resourceVersion);
@@ -393,6 +396,12 @@ class ReflectorImpl implements Reflector {
         // Closed before the initial state was complete: start over with a clean state.
         continue;
       }
+      try {
+        this.#refuseOlder(bookmarkResourceVersion);
+      } catch (error) {
+        watch.stop();
+        throw error;
+      }
       this.#lastSyncResourceVersionUnavailable = false;
       this.#metrics.list(0, temporary.size);
       this.#store.replace([...temporary.values()], bookmarkResourceVersion);
@@ -400,6 +409,24 @@ class ReflectorImpl implements Reflector {
       this.#setWatching(true);
       return watch;
     }
+  }
+
+  /**
+   * A list (or a WatchList's initial state) at an RV below the one the store holds is refused:
+   * the store keeps what it has, and the next attempt (after a backoff) lists not older than it.
+   * The apiserver's watch cache takes every relist (watch_cache.go Replace), as its relists are
+   * etcd's consistent reads, never older than what it served; the proxy's upstream may be one
+   * behind the one it listed before (a pool's leader after the apiserver, a chained proxy's
+   * bounded cache), and a cache whose RV went back would serve an older state than it already had.
+   */
+  #refuseOlder(listed: string): void {
+    const held = parseResourceVersionNumber(this.#lastSyncResourceVersion);
+    const rv = parseResourceVersionNumber(listed);
+    if (held === undefined || rv === undefined || rv >= held) return;
+    this.#lastSyncResourceVersionUnavailable = false;
+    throw new OlderStateError(
+      `the upstream listed resourceVersion ${listed}, older than ${this.#lastSyncResourceVersion}, which the cache holds: kept it, listing again not older than it`,
+    );
   }
 
   /** reflector.go isErrorRetriableWithSideEffectsFn */
@@ -620,6 +647,9 @@ class ReflectorImpl implements Reflector {
 }
 
 /** A call, not a property read: TypeScript would otherwise keep a narrowing of `signal.aborted` across awaits. */
+/** A list older than the state the store holds (#refuseOlder). */
+class OlderStateError extends Error {}
+
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }

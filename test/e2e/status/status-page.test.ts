@@ -15,6 +15,11 @@ import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
+import Fastify from 'fastify';
+import type { CacheStatus } from '../../../src/cache/cache-source.ts';
+import { newProxyMetrics } from '../../../src/server/http/metrics.ts';
+import { newStatusReporter } from '../../../src/status/status-report.ts';
+import { installStatusRoutes } from '../../../src/status/status-routes.ts';
 
 const shared = useSharedAdmin();
 
@@ -137,5 +142,52 @@ test(
     assert.ok(overflow <= 0, `no horizontal scrolling at 380 px: ${String(overflow)} px too wide`);
 
     assert.deepEqual(problems, [], 'no script error and no Content-Security-Policy violation');
+  },
+);
+
+test(
+  'status page: a cache whose last consistency check failed is marked inconsistent, with the check in its title',
+  { timeout: 60_000 },
+  async (t) => {
+    const metrics = newProxyMetrics();
+    const cache: CacheStatus = {
+      name: 'cache-pods',
+      type: 'pods',
+      version: 'v1',
+      namespace: undefined,
+      phase: 'watching',
+      failure: undefined,
+      state: 'watching',
+      objects: 2,
+      resourceVersion: '120',
+      heardAgoMs: 500,
+      consistency: { result: 'failure', resourceVersion: '118', agoMs: 3_000, detail: 'cache digest 1, apiserver digest 2' },
+    };
+    const app = Fastify();
+    installStatusRoutes(
+      app,
+      newStatusReporter({
+        registry: metrics.registry,
+        caches: () => [cache, { ...cache, name: 'cache-configmaps', type: 'configmaps', consistency: undefined }],
+        upstream: { server: 'https://10.0.0.1:6443', source: 'test' },
+        consistency: { mode: 'bounded', strongResources: [], maxStalenessSeconds: 75 },
+        version: 'test',
+        memory: () => process.memoryUsage(),
+      }),
+    );
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    t.after(() => app.close());
+    const browser = await launchBrowser(t);
+    const page = await browser.newPage();
+    await page.goto(`${base}/kube-cache-proxy/`, { waitUntil: 'load' });
+    await page.waitForSelector('tr[data-cache="cache-pods"]', { timeout: 15_000 });
+    const state = 'tr[data-cache="cache-pods"] td[data-label="State"]';
+    assert.equal(await textOf(page, state), 'watching, inconsistent at RV 118: relisted');
+    assert.equal(await inPage(page, `document.querySelector(${JSON.stringify(state)}).className`), 'text phase-inconsistent');
+    assert.match(
+      await inPage<string>(page, `document.querySelector(${JSON.stringify(state)}).title`),
+      /^consistency check failure, 3 s ago: cache digest 1, apiserver digest 2$/,
+    );
+    assert.equal(await textOf(page, 'tr[data-cache="cache-configmaps"] td[data-label="State"]'), 'watching', 'no check yet: no mark');
   },
 );

@@ -293,6 +293,33 @@ test('Reflector: a relist whose RV has expired lists again at once, consistently
   await h.stop();
 });
 
+test('Reflector: a list older than the state held (an upstream behind the one before) is refused: the store keeps its state and lists again, not older than it', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('10', [a1]), apiError(410, 'Expired'), page('8', [b2]), page('12', [c3]));
+  const h = start({}, lw);
+  await lw.nextList();
+  const { watch } = await lw.nextWatch();
+  // The watch from 10 ends (410), and the LIST at 10 cannot be had either: the next is consistent.
+  watch.emit(errorEvent(410, 'Expired'));
+  await flush();
+  h.clock.step(1000);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 });
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '', limit: 2 }, 'consistent: whatever the upstream has now');
+  await flushUntil('a backoff', () => h.clock.delays.length === 2);
+  assert.ok(
+    h.store.calls.every((c) => c.op !== 'replace' || c.rv !== '8'),
+    'the state at 8 is never stored: the cache served 10',
+  );
+  assert.equal(h.reflector.lastSyncResourceVersion(), '10');
+  h.clock.step(h.clock.delays.at(-1) ?? 0);
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '10', limit: 0 }, 'not older than what it served');
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '12');
+  assert.deepEqual(
+    h.store.calls.filter((c) => c.op === 'replace').map((c) => c.rv),
+    ['10', '12'],
+  );
+  await h.stop();
+});
+
 test('Reflector: a watch that fails to open with a connection error backs off and re-watches, without relisting', async () => {
   const lw = new ScriptedListerWatcher().scriptList(page('10', [a1])).scriptWatchErrors(connectionError(), connectionError('ECONNRESET'));
   const h = start({}, lw);

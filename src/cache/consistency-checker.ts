@@ -23,6 +23,7 @@
  */
 import type { Clock, Timer } from '../clock/clock.ts';
 import { collectionPath } from '../informer/lister-watcher.ts';
+import { qualifiedResource } from '../kube/group-resource.ts';
 import { objectName } from '../informer/object.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { ItemIdentity } from '../protowire/metadata-list.ts';
@@ -189,7 +190,7 @@ export class ConsistencyChecker {
 
   #scope(): string {
     const { spec, namespace } = this.#options.cache;
-    const type = spec.group === '' ? spec.resource : `${spec.resource}.${spec.group}`;
+    const type = qualifiedResource(spec.group, spec.resource);
     return namespace === undefined ? type : `${type} in ${namespace}`;
   }
 

@@ -5,10 +5,10 @@
  * answers (apiserver_response_sizes) and its CPU seconds are each run's own, so the difference
  * is the checks'. Nobody reads or writes pods meanwhile: a cache that waits, as most do.
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
+import { cpuSeconds } from './stats.ts';
 import { countsDelta, upstreamCounts } from './cluster.ts';
 import { proxyCounter, startCacheProxy } from './targets.ts';
 
@@ -43,7 +43,7 @@ export async function runConsistencyCheckCost(
       report(`consistency-check · ${name} · ${String(seconds)} s`);
       const before = await upstreamCounts(client, ['pods']);
       const bytesBefore = await listResponseBytes(client);
-      const cpuBefore = cpuSeconds(apiserverPid);
+      const cpuBefore = apiserverCpu(apiserverPid);
       await sleep(seconds * 1000);
       const delta = countsDelta(await upstreamCounts(client, ['pods']), before).pods;
       const row: CheckCostRow = {
@@ -52,7 +52,7 @@ export async function runConsistencyCheckCost(
         failures: await proxyCounter(target, 'kube_cache_proxy_consistency_checks_total', { resource: 'pods', result: 'failure' }),
         listRequests: delta?.LIST ?? 0,
         listBytes: (await listResponseBytes(client)) - bytesBefore,
-        apiserverCpuSeconds: cpuSeconds(apiserverPid) - cpuBefore,
+        apiserverCpuSeconds: apiserverCpu(apiserverPid) - cpuBefore,
       };
       report(
         `consistency-check · ${name}: ${String(row.checks)} checks (${String(row.failures)} failed), ${String(row.listRequests)} LISTs, ${(row.listBytes / 2 ** 20).toFixed(1)} MiB, apiserver CPU ${row.apiserverCpuSeconds.toFixed(2)} s`,
@@ -77,20 +77,6 @@ async function listResponseBytes(client: UpstreamClient): Promise<number> {
   return total;
 }
 
-/** User + system CPU seconds of a process (/proc/<pid>/stat), 0 when it cannot be read. */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const fields =
-      readFileSync(`/proc/${String(pid)}/stat`, 'utf8')
-        .split(') ')[1]
-        ?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 export function formatConsistencyCheckCost(rows: readonly CheckCostRow[], pods: number, seconds: number): string {
   const off = rows.find((r) => r.target === 'checks off');
   const lines = [
@@ -109,4 +95,9 @@ export function formatConsistencyCheckCost(rows: readonly CheckCostRow[], pods: 
     );
   }
   return lines.join('\n');
+}
+
+/** kube-apiserver's CPU seconds so far (stats.ts), 0 when its pid is not known. */
+function apiserverCpu(pid: number | undefined): number {
+  return pid === undefined ? 0 : cpuSeconds(pid);
 }

@@ -9,10 +9,10 @@
  * counters are each target's own: its pods LISTs and GETs, and the watches the proxy opens
  * (its freshness proofs: a one-key consistent LIST and a 3 s watch each), per minute.
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
+import { cpuSeconds } from './stats.ts';
 import { countsDelta, upstreamCounts } from './cluster.ts';
 import { runPoll } from './poll.ts';
 import type { Target } from './targets.ts';
@@ -70,7 +70,7 @@ export async function runQuiet(
     try {
       report(`quiet · ${name} · ${String(spec.clients)} pollers for ${String(spec.seconds)} s`);
       const before = await upstreamCounts(client, ['pods']);
-      const cpuBefore = cpuSeconds(apiserverPid);
+      const cpuBefore = apiserverCpu(apiserverPid);
       const started = performance.now();
       const result = await runPoll(target, client, spec);
       const minutes = (performance.now() - started) / 60_000;
@@ -87,7 +87,7 @@ export async function runQuiet(
         upstreamWatchesPerMinute: delta === undefined ? 0 : delta.WATCH / minutes,
         proofsPerMinute: proofs === undefined ? undefined : proofs / minutes,
         passedStale: stale,
-        apiserverCpuPerMinute: (cpuSeconds(apiserverPid) - cpuBefore) / minutes,
+        apiserverCpuPerMinute: (apiserverCpu(apiserverPid) - cpuBefore) / minutes,
         p50: result.p50,
         p99: result.p99,
         failures: result.failures,
@@ -103,21 +103,6 @@ export async function runQuiet(
     }
   }
   return rows;
-}
-
-/** User + system CPU seconds of a process (/proc/<pid>/stat), 0 when it cannot be read. */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const fields =
-      readFileSync(`/proc/${String(pid)}/stat`, 'utf8')
-        .split(') ')[1]
-        ?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 async function renewLease(client: UpstreamClient, signal: AbortSignal): Promise<void> {
@@ -148,4 +133,9 @@ export function formatQuiet(rows: readonly QuietRow[], spec: QuietSpec): string 
     );
   }
   return lines.join('\n');
+}
+
+/** kube-apiserver's CPU seconds so far (stats.ts), 0 when its pid is not known. */
+function apiserverCpu(pid: number | undefined): number {
+  return pid === undefined ? 0 : cpuSeconds(pid);
 }

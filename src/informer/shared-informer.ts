@@ -93,6 +93,8 @@ export interface SharedIndexInformerOptions {
   readonly store?: InformerStore;
   /** The reflector's wake-up when the apiserver answers again (ReflectorOptions.reachable). */
   readonly reachable?: (signal: AbortSignal) => Promise<void>;
+  /** Direct mode: the store holds a restored state at this RV; the reflector resumes from it (ReflectorOptions.resumeFrom). */
+  readonly resumeFrom?: string;
 }
 
 export function newSharedIndexInformer(options: SharedIndexInformerOptions): SharedIndexInformer {
@@ -232,6 +234,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       ...(options.useWatchList === undefined ? {} : { useWatchList: options.useWatchList }),
       ...(options.minWatchTimeoutSeconds === undefined ? {} : { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }),
       ...(options.reachable === undefined ? {} : { reachable: options.reachable }),
+      ...(options.resumeFrom === undefined ? {} : { resumeFrom: options.resumeFrom }),
     });
   }
 

@@ -318,6 +318,13 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   run(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
+    const direct = this.#store;
+    if (direct?.hasSynced() === true) {
+      // A restored store (resumeFrom): what it holds is counted as a list's would be.
+      this.#bytes = 0;
+      for (const obj of direct.list()) this.#bytes += objectByteLength(obj);
+      this.#metrics.objects(direct.size(), this.#bytes);
+    }
     this.#processor.start();
     const signal = this.#abort.signal;
     const fifo = this.#fifo;

@@ -169,6 +169,7 @@ async function restartRun(
         caught = 0;
         for (const [i, watcher] of clients.watchers.entries()) {
           const ns = namespaceName(i % clients.namespaces);
+          ownLists++;
           const res = await client.request({
             method: 'GET',
             path: `/api/v1/namespaces/${ns}/pods`,

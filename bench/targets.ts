@@ -144,7 +144,7 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     options.cgroup?.remove();
   };
   let address: string;
-  let servingAt = 0;
+  let servingAt: number;
   try {
     address = await servingAddress(child, 'kube-cache-proxy');
     servingAt = performance.now();

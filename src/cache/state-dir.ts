@@ -41,9 +41,13 @@ export interface StateDirOptions {
   readonly log: StateLog;
   /** Wall-clock ms (Date.now): states are dated across restarts. */
   readonly now?: () => number;
-  /** Told of each write: its bytes and its time in ms (metrics, bench). */
-  readonly onSave?: (scope: string, bytes: number, ms: number) => void;
+  /** Told of each write: its bytes and its time in ms, or that it failed (metrics). */
+  readonly onSave?: (outcome: { readonly bytes: number; readonly seconds: number } | 'failed') => void;
+  /** Told of each state found for a cache that starts: restored, or refused (metrics). */
+  readonly onLoad?: (result: StateLoadResult) => void;
 }
+
+export type StateLoadResult = 'restored' | 'refused';
 
 /** What a save wrote. */
 export interface SaveResult {
@@ -96,11 +100,13 @@ export class StateDir {
         `restored the saved state at resourceVersion ${String(state.resourceVersion)}: ${String(decoded.objects)} objects, ${String(state.window.events.length)} events, saved ${String(Math.round((this.#now() - decoded.savedAt) / 1000))} s ago; resuming its watch`,
         { scope },
       );
+      this.#options.onLoad?.('restored');
       return decoded;
     } catch (error) {
       const why = error instanceof StateRefusal ? error.message : `unreadable: ${String(error)}`;
       this.#options.log('warn', `saved state refused, not served (the cache lists as at a first start): ${why}`, { path, scope });
       rmSync(path, { force: true });
+      this.#options.onLoad?.('refused');
       return undefined;
     }
   }
@@ -121,7 +127,9 @@ export class StateDir {
   save(scope: string, state: CacheState): Promise<SaveResult> {
     const identity: StateIdentity = { cluster: this.#options.cluster, proxyVersion: this.#options.proxyVersion, scope };
     const write = this.#queue.then(() => this.#write(scope, state, identity));
-    this.#queue = write.catch(() => undefined);
+    this.#queue = write.catch(() => {
+      this.#options.onSave?.('failed');
+    });
     return write;
   }
 
@@ -143,7 +151,7 @@ export class StateDir {
     await handle.close();
     await rename(temporary, path);
     const ms = performance.now() - started;
-    this.#options.onSave?.(scope, encoded.bytes, ms);
+    this.#options.onSave?.({ bytes: encoded.bytes, seconds: ms / 1000 });
     return { bytes: encoded.bytes, objects: encoded.objects, events: encoded.events, ms };
   }
 

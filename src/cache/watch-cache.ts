@@ -417,6 +417,7 @@ class WatchCacheImpl implements WatchCache {
 
   /** One change from the watch, in order. Synchronous. */
   #apply(obj: KubeObject, deleted: boolean): void {
+    this.#bookmarkNext = false;
     const prev = deleted ? this.#tree.delete(obj.key) : this.#tree.set(obj.key, obj);
     this.#index?.change(prev, deleted ? undefined : obj);
     const rv = rvOf(obj);

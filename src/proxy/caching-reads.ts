@@ -66,7 +66,8 @@ export async function resolveCaches(
     }
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
-  const stateDir = options.stateDir === undefined ? undefined : await openStateDir(options.stateDir, client, held.proxyVersion, held.log);
+  const stateDir =
+    options.stateDir === undefined ? undefined : await openStateDir(options.stateDir, client, held.proxyVersion, held.log, metrics);
   return {
     reads: newCachingReads({
       ...options,
@@ -97,6 +98,7 @@ async function openStateDir(
   client: UpstreamClient,
   proxyVersion: string,
   log: CacheRegistryLog,
+  metrics: ProxyMetrics,
 ): Promise<StateDir | undefined> {
   let cluster: string | undefined;
   let problem = '';
@@ -121,6 +123,12 @@ async function openStateDir(
       proxyVersion,
       log: (level, message, fields) => {
         log(level, message, fields);
+      },
+      onSave: (outcome) => {
+        metrics.stateSaved(outcome);
+      },
+      onLoad: (result) => {
+        metrics.stateLoaded(result);
       },
     });
   } catch (error) {

@@ -201,6 +201,7 @@ test(
     assert.equal((await s.apiserverLists()) - listsBefore, 0, 'no LIST of the type reached the apiserver after the restart');
     const metrics = await s.proxyMetrics();
     assert.equal(reflectorLists(metrics, s.crd.plural), 0, 'nor a WatchList: the cache resumed its watch');
+    assert.equal(metricSum(metrics, 'kube_cache_proxy_state_loads_total', { result: 'restored' }), 1);
     assert.equal(
       metricSum(metrics, 'kube_cache_proxy_watches_expired_total', { resource: s.resource }),
       0,
@@ -246,5 +247,6 @@ test(
     assert.equal(readdirSync(s.stateDir).filter((f) => f.endsWith('.state')).length, 0, 'the refused file is deleted');
     await eventually('the cache to list', async () => reflectorLists(await s.proxyMetrics(), s.crd.plural) === 1);
     assert.doesNotMatch(proxy.output(), /restored the saved state/);
+    assert.equal(metricSum(await s.proxyMetrics(), 'kube_cache_proxy_state_loads_total', { result: 'refused' }), 1);
   },
 );

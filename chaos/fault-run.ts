@@ -169,6 +169,10 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
         stops.push(() => stopAll(scope.watchers));
       },
       maxStalenessMs: options.maxStalenessMs,
+      proxy: env.proxy,
+      wakeClients: () => {
+        for (const scope of scopes) for (const watcher of scope.watchers) watcher.wake();
+      },
       quietFor: async (durationMs) => {
         log(`  ${fault.name}: the pods are quiet for ${String(durationMs / 1000)} s`);
         await Promise.all([churn.pause(durationMs), renewLease(admin, namespace, durationMs)]);
@@ -201,7 +205,8 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
       }
     }
     for (const message of env.proxy.logSince(logMark)) log(`  ${fault.name}: proxy: ${message}`);
-    const passedStale = (await env.proxy.counter(PASSED_STALE, { resource: 'pods', reason: 'stale' })) - passedStaleBefore;
+    const checked = (await fault.check?.(env.proxy)) ?? [];
+    const passedStale = Math.max(0, (await env.proxy.counter(PASSED_STALE, { resource: 'pods', reason: 'stale' })) - passedStaleBefore);
     const storm =
       fault.noStalePassThrough === true && passedStale > 0 ? [`${String(passedStale)} RV-unset reads passed through for staleness`] : [];
     const all = scopes.flatMap((s) => s.watchers);
@@ -220,7 +225,8 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
       reordered: sum((a) => a.reordered),
       expired: all.reduce((total, w) => total + w.counts.expired, 0),
       rewatches: all.reduce((total, w) => total + w.counts.rewatches, 0),
-      closedSlow: (await env.proxy.counter(CLOSED_SLOW)) - closedSlowBefore,
+      // A restarted proxy's counters start again at 0.
+      closedSlow: Math.max(0, (await env.proxy.counter(CLOSED_SLOW)) - closedSlowBefore),
       firstAfterReturnMs: firsts.length === 0 ? undefined : Math.max(...firsts),
       longestSilenceMs: timed.reduce((most, a) => Math.max(most, a.longestSilenceMs), 0),
       reads: reads.reads,
@@ -230,7 +236,7 @@ export async function runFault(fault: Fault, env: ChaosEnvironment): Promise<Fau
       stalestReadMs: reads.maxStalenessMs,
       maxRss: Math.max(maxRss, env.proxy.rss()),
       passedStale,
-      problems: [...storm, ...audits.flatMap((a) => a.audit.problems), ...reads.problems].slice(0, MAX_PROBLEMS),
+      problems: [...checked, ...storm, ...audits.flatMap((a) => a.audit.problems), ...reads.problems].slice(0, MAX_PROBLEMS),
     };
   } finally {
     clearInterval(sampler);

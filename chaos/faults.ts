@@ -12,6 +12,9 @@ import { eventually } from '../test/helpers/eventually.ts';
 import type { TcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { compactEtcd } from './etcd.ts';
 import type { FaultName } from './options.ts';
+import type { ProxyChild } from './proxy.ts';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface FaultContext {
   readonly state: ControlPlaneState;
@@ -34,6 +37,14 @@ export interface FaultContext {
    * on); resolves when writes resume.
    */
   readonly quietFor: (durationMs: number) => Promise<void>;
+  /** The proxy under test (its restart keeps its URL and --state-dir). */
+  readonly proxy: ProxyChild;
+  /**
+   * Ends the watchers' backoff waits (ReflectorWatcher.wake): after a restart of the proxy on
+   * purpose, whose clients' backoff (grown to up to a minute while it was down) is theirs, not
+   * what the silence figure measures.
+   */
+  readonly wakeClients: () => void;
 }
 
 export interface Fault {
@@ -47,7 +58,16 @@ export interface Fault {
    * failure (a quiet type must be proven fresh by the proxy, never sent upstream wholesale).
    */
   readonly noStalePassThrough?: boolean;
+  /** What else must hold once the watchers caught up, asked of the proxy then: the problems found. */
+  check?(proxy: ProxyChild): Promise<readonly string[]>;
 }
+
+/** proxy-restart: as long as the issue's chaos fault (a proxy down for a minute), past any client-go backoff. */
+export const PROXY_DOWN_MS = 60_000;
+const REFLECTOR_LISTS = 'kube_cache_proxy_reflector_lists_total';
+const STATE_LOADS = 'kube_cache_proxy_state_loads_total';
+/** The caches the chaos proxy runs (run.ts RESOURCES: pods, configmaps), each saved and restored. */
+const CACHES = 2;
 
 /** The slow link's delay of every byte from the apiserver (late-bookmark): a distant or congested apiserver. */
 export const SLOW_LINK_MS = 3_000;
@@ -166,6 +186,49 @@ export const FAULTS: Readonly<Record<FaultName, Fault>> = {
       await sleep(ctx.outageMs);
       ctx.link.setHeld(false);
       return performance.now();
+    },
+  },
+  'proxy-restart': {
+    name: 'proxy-restart',
+    description: `kube-cache-proxy stopped (SIGTERM, as a rollout stops it) for ${String(PROXY_DOWN_MS / 1000)} s while writes go on, then started again with its --state-dir: it lists nothing (its watches resume from the saved RVs) and its clients resume from the restored event window`,
+    async inject(ctx) {
+      await ctx.proxy.restart(PROXY_DOWN_MS);
+      ctx.wakeClients();
+      return performance.now();
+    },
+    async check(proxy) {
+      const problems: string[] = [];
+      const lists = await proxy.counter(REFLECTOR_LISTS);
+      if (lists > 0) problems.push(`the restarted proxy listed ${String(lists)} times (it should have resumed its watches)`);
+      const restored = await proxy.counter(STATE_LOADS, { result: 'restored' });
+      if (restored !== CACHES) problems.push(`${String(restored)} of ${String(CACHES)} caches restored from their saved state`);
+      return problems;
+    },
+  },
+  'state-truncated': {
+    name: 'state-truncated',
+    description:
+      'kube-cache-proxy stopped (SIGTERM) and each saved state cut to half its length while it is down (a write cut short), then started again: every state refused, never served; the caches list as at a first start, their clients relist and lose nothing',
+    async inject(ctx) {
+      await ctx.proxy.restart(ctx.outageMs, () => {
+        for (const file of readdirSync(ctx.proxy.stateDir).filter((f) => f.endsWith('.state'))) {
+          const path = join(ctx.proxy.stateDir, file);
+          const bytes = readFileSync(path);
+          writeFileSync(path, bytes.subarray(0, Math.floor(bytes.length / 2)));
+        }
+      });
+      ctx.wakeClients();
+      return performance.now();
+    },
+    async check(proxy) {
+      const problems: string[] = [];
+      const refused = await proxy.counter(STATE_LOADS, { result: 'refused' });
+      if (refused !== CACHES) problems.push(`${String(refused)} of ${String(CACHES)} cut states refused`);
+      const restored = await proxy.counter(STATE_LOADS, { result: 'restored' });
+      if (restored > 0) problems.push(`${String(restored)} cut states restored`);
+      const lists = await proxy.counter(REFLECTOR_LISTS);
+      if (lists < CACHES) problems.push(`the caches listed ${String(lists)} times, fewer than one each`);
+      return problems;
     },
   },
 };

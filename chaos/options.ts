@@ -19,6 +19,8 @@ export const FAULT_NAMES = [
   'silent-link',
   'quiet',
   'late-bookmark',
+  'proxy-restart',
+  'state-truncated',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 

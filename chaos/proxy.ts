@@ -6,6 +6,7 @@
  */
 import { parseKlogLine } from '../test/helpers/klog.ts';
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -14,8 +15,9 @@ import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts'
 import { servingAddress, waitReady } from '../bench/targets.ts';
 
 export interface ProxyChild {
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT: the same across restarts. */
   readonly url: string;
+  /** The running process's (a restart makes a new one). */
   readonly pid: number;
   readonly logFile: string;
   /** Resident set size now, in bytes (/proc/PID/status VmRSS). */
@@ -26,6 +28,13 @@ export interface ProxyChild {
   logMark(): number;
   /** The messages of the proxy's own log since `mark` (informer transitions, warnings), not its request lines. */
   logSince(mark: number): string[];
+  /** The --state-dir it runs with (a state per cache, kept across restart()). */
+  readonly stateDir: string;
+  /**
+   * Stops the proxy as a rollout does (it saves its caches' states), calls `whileDown`, waits
+   * `downMs`, and starts it again on the same port with the same flags; resolves once it is ready.
+   */
+  restart(downMs: number, whileDown?: () => void): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -58,35 +67,54 @@ export async function startProxyChild(options: ProxyChildOptions): Promise<Proxy
     { mode: 0o600 },
   );
   const logFile = join(state.dir, 'proxy.log');
-  const child = spawn(
-    process.execPath,
-    [
-      '--expose-gc',
-      PROXY_PROCESS,
-      `--kubeconfig=${kubeconfig}`,
-      '--port=0',
-      `--resources=${options.resources}`,
-      `--max-staleness=${String(options.maxStalenessMs / 1000)}s`,
-      '--log-level=info',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
-  );
+  const stateDir = join(state.dir, 'proxy-state');
   const log = createWriteStream(logFile, { flags: 'a' });
-  child.stderr?.pipe(log);
-  const address = await servingAddress(child, 'kube-cache-proxy');
-  // servingAddress resumed stdout (discarding it); from here on the proxy's log lines go to the file.
-  child.stdout?.pipe(log);
-  const pid = child.pid;
-  if (pid === undefined) throw new Error('kube-cache-proxy has no pid');
+  const spawnProxy = async (port: number): Promise<{ child: ChildProcess; address: string }> => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--expose-gc',
+        PROXY_PROCESS,
+        `--kubeconfig=${kubeconfig}`,
+        `--port=${String(port)}`,
+        `--resources=${options.resources}`,
+        `--max-staleness=${String(options.maxStalenessMs / 1000)}s`,
+        `--state-dir=${stateDir}`,
+        '--log-level=info',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+    );
+    child.stderr?.pipe(log, { end: false });
+    const address = await servingAddress(child, 'kube-cache-proxy');
+    // servingAddress resumed stdout (discarding it); from here on the proxy's log lines go to the file.
+    child.stdout?.pipe(log, { end: false });
+    if (child.pid === undefined) throw new Error('kube-cache-proxy has no pid');
+    return { child, address };
+  };
+  const first = await spawnProxy(0);
+  let child = first.child;
+  const address = first.address;
   const url = `http://${address}`;
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
   await waitReady(url);
+  const stopChild = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.send('stop');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
   return {
     url,
-    pid,
+    get pid() {
+      return child.pid ?? 0;
+    },
     logFile,
+    stateDir,
     rss() {
       try {
-        const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1];
+        const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(child.pid)}/status`, 'utf8'))?.[1];
         return kib === undefined ? NaN : Number(kib) * 1024;
       } catch {
         return NaN;
@@ -117,13 +145,15 @@ export async function startProxyChild(options: ProxyChildOptions): Promise<Proxy
       }
       return messages;
     },
+    async restart(downMs, whileDown) {
+      await stopChild();
+      whileDown?.();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      ({ child } = await spawnProxy(port));
+      await waitReady(url);
+    },
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('stop');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      await stopChild();
       log.end();
     },
   };

@@ -15,7 +15,7 @@
  * line, deleted, and never served.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CacheState } from './watch-cache.ts';
@@ -67,6 +67,25 @@ export class StateDir {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     mkdirSync(options.dir, { recursive: true });
+    this.#sweep();
+  }
+
+  /**
+   * Deletes what no start can use: states too old to restore (a cache no longer wanted leaves its
+   * file behind) and temporary files of writes a crash cut short. The directory holds at most a
+   * state per cache run in the last MAX_STATE_AGE_MS.
+   */
+  #sweep(): void {
+    for (const name of readdirSync(this.#options.dir)) {
+      const path = join(this.#options.dir, name);
+      try {
+        if (name.endsWith('.state.tmp') || (name.endsWith('.state') && this.#now() - statSync(path).mtimeMs > MAX_STATE_AGE_MS)) {
+          rmSync(path, { force: true });
+        }
+      } catch {
+        // gone meanwhile, or not ours to read: left as it is
+      }
+    }
   }
 
   /** The file of a scope: readable, and unique by a hash of the whole scope key. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -152,6 +152,26 @@ test('state dir: restores its own state; refuses and deletes another cluster, ve
       now += MAX_STATE_AGE_MS + 1;
       return open();
     }, /saved 300 s ago/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('state dir: opening it deletes the states too old to restore and the temporary files of cut writes, nothing else', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kcp-state-'));
+  try {
+    const state = changedCache().savedState();
+    assert.ok(state !== undefined);
+    const states = new StateDir({ dir, cluster: 'uid-1', proxyVersion: '1.0.0', log: () => undefined });
+    await states.save('|v1|configmaps|||', state);
+    await states.save('|v1|pods|||', state);
+    writeFileSync(join(dir, 'cut.state.tmp'), 'half');
+    writeFileSync(join(dir, 'notes.txt'), 'not ours');
+    const old = states.path('|v1|pods|||');
+    const longAgo = (Date.now() - MAX_STATE_AGE_MS - 60_000) / 1000;
+    utimesSync(old, longAgo, longAgo);
+    new StateDir({ dir, cluster: 'uid-1', proxyVersion: '1.0.0', log: () => undefined });
+    assert.deepEqual(readdirSync(dir).sort(), [states.path('|v1|configmaps|||').slice(dir.length + 1), 'notes.txt'].sort());
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

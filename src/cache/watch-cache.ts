@@ -84,8 +84,10 @@ export interface WatchCache {
   indexed(field: string, value: string): OrderedView<KubeObject> | undefined;
   /**
    * When the cache last proved progress, on the cache's clock: its watch said anything (an event,
-   * a bookmark, a list: as of its arrival), or a freshness proof showed its state current (as of
-   * the moment the proof asked the apiserver, proven()).
+   * a bookmark, a list: as of its arrival, or, from an upstream proxy's cache, as of that cache's
+   * proof: store.provenAt), or a freshness proof showed its state current (as of the moment the
+   * proof asked the apiserver, proven()). Never moves backwards once the first list is held
+   * (before it, the cache's creation: nothing is served then).
    */
   lastProgressAt(): number;
   /**
@@ -105,8 +107,8 @@ export interface WatchCache {
   watching(): boolean;
   /** Adds a listener of every later change; returns the function that removes it. */
   addListener(listener: WatchCacheListener): () => void;
-  /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts). */
-  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer;
+  /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts), with `rv`'s proof age if given. */
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean, proofAgeMs?: number): Buffer;
   /** True while a listener is active (open watches): a cache in use is not stopped for idleness. */
   inUse(): boolean;
   /** Tells the listeners the cache is done (its informer is being stopped); watches end. */
@@ -182,6 +184,8 @@ class WatchCacheImpl implements WatchCache {
   readonly #index: FieldIndex | undefined;
   #rv: bigint | undefined;
   #lastProgressAt: number;
+  /** When what the reflector applies now was proven upstream (store.provenAt); undefined: as of its arrival. */
+  #provenAt: number | undefined;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
@@ -237,7 +241,10 @@ class WatchCacheImpl implements WatchCache {
         if (rv === undefined || this.#rv === undefined || rv < this.#rv) return;
         // A bookmark at the cache's own RV still proves the watch alive and the scope unchanged
         // up to the apiserver's cacher (a freshness proof may have moved the cache there first).
-        this.#advance(rv, this.#clock.now());
+        this.#advance(rv, this.#progressAt());
+      },
+      provenAt: (at) => {
+        this.#provenAt = at;
       },
       watchConnected: (connected) => {
         const was = this.#watching;
@@ -272,8 +279,8 @@ class WatchCacheImpl implements WatchCache {
     return this.#watching && !this.#closed;
   }
 
-  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
-    return this.#bookmarks.frame(rv, initialEventsEnd);
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean, proofAgeMs?: number): Buffer {
+    return this.#bookmarks.frame(rv, initialEventsEnd, proofAgeMs);
   }
 
   since(rv: bigint): Interval {
@@ -395,6 +402,9 @@ class WatchCacheImpl implements WatchCache {
     this.#index?.replace(list);
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
+    // The first list's proof is the cache's first: its creation time proved nothing (an upstream
+    // proxy's list may be older than it).
+    if (!this.#synced) this.#lastProgressAt = Number.NEGATIVE_INFINITY;
     this.#synced = true;
     this.#window.reset(this.#rv);
     this.#progressed();
@@ -414,10 +424,17 @@ class WatchCacheImpl implements WatchCache {
     if (rv > current) this.#notify((listener) => listener.progressed?.(rv));
   }
 
-  /** The RV may have moved: note the time and release the readers waiting for it. */
+  /** The RV may have moved: note the time (a max) and release the readers waiting for it. */
   #progressed(): void {
-    this.#lastProgressAt = this.#clock.now();
+    const at = this.#progressAt();
+    if (at > this.#lastProgressAt) this.#lastProgressAt = at;
     this.#release();
+  }
+
+  /** As of when what the reflector applies now proves progress: its arrival, or its upstream proxy's proof (never later). */
+  #progressAt(): number {
+    const now = this.#clock.now();
+    return this.#provenAt === undefined ? now : Math.min(this.#provenAt, now);
   }
 
   /** Releases the readers waiting for an RV the cache has reached. */

@@ -153,6 +153,9 @@ class Proof implements FreshnessProof {
     if (consistent === undefined) return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
     const at = cache.resourceVersion();
     if (at === undefined || !cache.watching()) return { kind: 'failed', reason: 'not-watching', consistentResourceVersion: consistent };
+    // Behind the upstream: what the cache's watch brings below `consistent` is late (freshness
+    // as of its arrival would count a stalled link's backlog as current).
+    if (at < consistent) cache.upstreamAt(consistent, askedAt);
     if (at >= consistent) {
       cache.proven(at, askedAt);
       return { kind: 'proven', resourceVersion: at, consistentResourceVersion: consistent, askedAt };

@@ -98,6 +98,13 @@ export interface WatchCache {
    * lies between the cache's RV when the proof began and `rv`.
    */
   proven(rv: bigint, at: number): void;
+  /**
+   * A consistency probe's answer (freshness-proof.ts): the upstream was at `rv` as of `at`. While
+   * the cache is behind `rv`, what its watch brings is late (a link that stalled delivers what it
+   * held) and proves no progress; the change or bookmark that reaches `rv` proves it as of `at`,
+   * not of its arrival.
+   */
+  upstreamAt(rv: bigint, at: number): void;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
   lastChangeAt(): number;
   /**
@@ -186,6 +193,8 @@ class WatchCacheImpl implements WatchCache {
   #lastProgressAt: number;
   /** When what the reflector applies now was proven upstream (store.provenAt); undefined: as of its arrival. */
   #provenAt: number | undefined;
+  /** The upstream's RV as of a time (upstreamAt), while the cache is behind it; undefined once it has reached it. */
+  #ahead: { readonly rv: bigint; readonly at: number } | undefined;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
@@ -241,7 +250,7 @@ class WatchCacheImpl implements WatchCache {
         if (rv === undefined || this.#rv === undefined || rv < this.#rv) return;
         // A bookmark at the cache's own RV still proves the watch alive and the scope unchanged
         // up to the apiserver's cacher (a freshness proof may have moved the cache there first).
-        this.#advance(rv, this.#progressAt());
+        this.#advance(rv, this.#progressAt(rv));
       },
       provenAt: (at) => {
         this.#provenAt = at;
@@ -273,6 +282,12 @@ class WatchCacheImpl implements WatchCache {
   proven(rv: bigint, at: number): void {
     if (this.#rv === undefined || this.#closed) return;
     this.#advance(rv, at);
+    if (this.#ahead !== undefined && rv >= this.#ahead.rv) this.#ahead = undefined;
+  }
+
+  upstreamAt(rv: bigint, at: number): void {
+    if (this.#rv === undefined || this.#closed || rv <= this.#rv) return;
+    if (this.#ahead === undefined || rv > this.#ahead.rv) this.#ahead = { rv, at };
   }
 
   watching(): boolean {
@@ -426,15 +441,26 @@ class WatchCacheImpl implements WatchCache {
 
   /** The RV may have moved: note the time (a max) and release the readers waiting for it. */
   #progressed(): void {
-    const at = this.#progressAt();
+    const at = this.#progressAt(this.#rv ?? 0n);
     if (at > this.#lastProgressAt) this.#lastProgressAt = at;
     this.#release();
   }
 
-  /** As of when what the reflector applies now proves progress: its arrival, or its upstream proxy's proof (never later). */
-  #progressAt(): number {
+  /**
+   * As of when what the reflector applies now, reaching `reached`, proves progress: its arrival,
+   * or its upstream proxy's proof (never later); nothing (-Infinity) while behind what a probe
+   * showed the upstream held, and no later than that probe once it is reached (upstreamAt).
+   */
+  #progressAt(reached: bigint): number {
     const now = this.#clock.now();
-    return this.#provenAt === undefined ? now : Math.min(this.#provenAt, now);
+    let at = this.#provenAt === undefined ? now : Math.min(this.#provenAt, now);
+    const ahead = this.#ahead;
+    if (ahead !== undefined) {
+      if (reached < ahead.rv) return Number.NEGATIVE_INFINITY;
+      this.#ahead = undefined;
+      at = Math.min(at, ahead.at);
+    }
+    return at;
   }
 
   /** Releases the readers waiting for an RV the cache has reached. */

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
 import type { CachingProxy } from '../../helpers/caching-proxy.ts';
-import { startCachingProxy } from '../../helpers/caching-proxy.ts';
+import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
@@ -133,12 +133,16 @@ test(
 
     const during = reads.filter((r) => r.at >= heldAt && r.at < releasedAt);
     const worst = Math.max(...reads.map((r) => r.staleness));
+    const worstRead = reads.find((r) => r.staleness === worst);
     const worstDuring = Math.max(0, ...during.map((r) => r.staleness));
     const staleDuring = during.filter((r) => r.staleness > 1_000).length;
+    const probes = await proxyCounter(second.metrics, 'kube_cache_proxy_consistency_probes_total');
+    const proofs = await proxyCounter(second.metrics, 'kube_cache_proxy_freshness_proofs_total');
     const message =
       `chain staleness: ${String(reads.length)} RV-unset reads (${String(during.length)} while the first proxy's watch was silent ` +
-      `${String(SILENT_MS / 1000)} s, ${String(staleDuring)} of them more than 1 s stale); worst ${worst.toFixed(0)} ms ` +
-      `(bound ${String(BOUND_MS)} ms; ${String(acknowledged.length)} writes)`;
+      `${String(SILENT_MS / 1000)} s, ${String(staleDuring)} of them more than 1 s stale); worst ${worst.toFixed(0)} ms, ${((worstRead?.at ?? heldAt) - heldAt).toFixed(0)} ms after the silence began ` +
+      `(bound ${String(BOUND_MS)} ms; ${String(acknowledged.length)} writes; ` +
+      `the second proxy's probes: ${String(probes)}, proofs: ${String(proofs)})`;
     t.diagnostic(message);
     console.log(message);
     assert.ok(staleDuring > 0, 'the premise: the chain served from its caches while they fell behind');

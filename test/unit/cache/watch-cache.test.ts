@@ -147,3 +147,31 @@ test("watch cache: a bookmark for a watch that asks carries its RV's proof age; 
   );
   assert.equal(cache.bookmarkFrame(5n, false).toString(), plain);
 });
+
+test('watch cache: behind what a probe showed the upstream held, what the watch brings is late: no progress until it reaches it, then as of the probe', () => {
+  const { cache, store, clock } = cacheWithStore();
+  store.replace([], '10');
+  const listedAt = clock.now();
+  clock.step(2_000);
+  const probedAt = clock.now();
+  cache.upstreamAt(20n, probedAt);
+  cache.upstreamAt(15n, probedAt + 1);
+  // A link that stalled delivers what it held, long after.
+  clock.step(20_000);
+  store.add(cm('a', 'x', 12));
+  store.updateResourceVersion?.('19');
+  assert.equal(cache.resourceVersion(), 19n);
+  assert.equal(cache.lastProgressAt(), listedAt, 'late: no progress');
+  store.update(cm('a', 'x', 20));
+  assert.equal(cache.lastProgressAt(), probedAt, 'reaching it: as of the probe, not of its arrival');
+  clock.step(1_000);
+  store.update(cm('a', 'x', 21));
+  assert.equal(cache.lastProgressAt(), clock.now(), 'past it: as of its arrival again');
+  // An answer the cache has already reached says nothing; a proof past it clears it.
+  cache.upstreamAt(21n, clock.now());
+  cache.upstreamAt(30n, clock.now());
+  cache.proven(30n, clock.now());
+  clock.step(1_000);
+  store.update(cm('a', 'x', 31));
+  assert.equal(cache.lastProgressAt(), clock.now());
+});

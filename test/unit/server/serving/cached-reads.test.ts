@@ -71,6 +71,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     indexed: () => undefined,
     lastProgressAt: () => cache.progressAt,
     lastChangeAt: () => cache.changeAt,
+    upstreamAt: () => undefined,
     proven: (rv, at) => {
       if (rv > cache.rv) cache.rv = rv;
       if (at > cache.progressAt) cache.progressAt = at;

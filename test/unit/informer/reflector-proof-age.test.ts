@@ -1,8 +1,9 @@
 /**
  * A reflector whose upstream is another proxy (protocol/proof-age.ts), over the real
- * ListerWatcher and a watch cache: the list, the replayed events and the bookmarks count as
- * progress as of the upstream's proof, the live events as of their arrival; an upstream without
- * ages (the apiserver) changes nothing.
+ * ListerWatcher, in a shared informer whose only store is a watch cache (as running-caches.ts
+ * runs them): the list, the replayed events and the bookmarks count as progress as of the
+ * upstream's proof, the live events as of their arrival; an upstream without ages (the
+ * apiserver) changes nothing.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,7 +11,7 @@ import { newWatchCache } from '../../../src/cache/watch-cache.ts';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { selectableFieldsFor } from '../../../src/cache/selectable-fields.ts';
 import { newListerWatcher } from '../../../src/informer/lister-watcher.ts';
-import { newReflector } from '../../../src/informer/reflector.ts';
+import { newSharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import {
   PROOF_AGES_BOOKMARKS,
   PROOF_AGES_REQUEST_HEADER,
@@ -46,8 +47,8 @@ interface Rig {
 }
 
 /**
- * A reflector over a fake upstream: its LIST at RV 10 answered with `listHeaders`, its watches
- * opened with `watchHeaders`.
+ * An informer over a fake upstream, its watch cache the store: its LIST at RV 10 answered with
+ * `listHeaders`, its watches opened with `watchHeaders`.
  */
 function rig(listHeaders: Record<string, string>, watchHeaders: Record<string, string>, useWatchList = false): Rig {
   const clock = new FakeClock();
@@ -61,23 +62,21 @@ function rig(listHeaders: Record<string, string>, watchHeaders: Record<string, s
       return watchHeaders;
     },
   });
-  const abort = new AbortController();
-  const reflector = newReflector({
+  const informer = newSharedIndexInformer({
     name: 'configmaps',
     listerWatcher: newListerWatcher(upstream.client, { group: '', version: 'v1', resource: 'configmaps' }),
     store: cache.store,
     clock,
-    random: () => 0,
     useWatchList,
   });
-  void reflector.run(abort.signal);
+  informer.run();
   return {
     cache,
     clock,
     watches: upstream.watches,
     watchRequests,
     stop: () => {
-      abort.abort();
+      void informer.stop();
     },
   };
 }

@@ -32,6 +32,7 @@ export const SCENARIOS = [
   'memory',
   'quiet',
   'consistency-check',
+  'restart',
   'cold',
   'go-client',
   'kcm',
@@ -40,7 +41,7 @@ export const SCENARIOS = [
 ] as const;
 /** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
 const WATCH_TARGETS: readonly string[] = ['apiserver', 'kubectl proxy', 'kube-cache-proxy'];
-const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'consistency-check', 'kcm', 'fleet'];
+const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'consistency-check', 'restart', 'kcm', 'fleet'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {

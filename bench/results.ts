@@ -3,6 +3,7 @@
  * machine, Kubernetes version, commit), written as JSON: `<out>/run-<date>.json` (not committed)
  * and `<out>/latest.json`, beside the chart `<out>/latest.svg`.
  */
+import type { RestartRow, StateCost } from './restart.ts';
 import type { CheckCostRow } from './consistency-check.ts';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -91,6 +92,8 @@ export interface BenchResults {
   readonly cold?: readonly ColdRow[];
   /** The consistency checks' cost (`npm run bench -- consistency-check`). */
   readonly consistencyCheck?: readonly CheckCostRow[];
+  /** --state-dir restarts beside a cold start (bench/restart.ts). */
+  readonly restart?: { readonly rows: readonly RestartRow[]; readonly cost: StateCost | undefined };
   readonly kcm?: readonly KcmRow[];
   readonly goClient?: readonly GoClientRow[];
   /** The fleet simulation (`npm run bench -- fleet`). */

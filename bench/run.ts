@@ -58,6 +58,8 @@ import type { FootprintResult } from './footprint.ts';
 import type { SharedModeRow } from './shared-mode.ts';
 import { formatQuiet, runQuiet } from './quiet.ts';
 import { CHECK_COST_SECONDS, formatConsistencyCheckCost, runConsistencyCheckCost } from './consistency-check.ts';
+import { formatRestart, runRestart } from './restart.ts';
+import type { RestartRow, StateCost } from './restart.ts';
 import type { CheckCostRow } from './consistency-check.ts';
 import type { QuietRow } from './quiet.ts';
 import { formatCold, runCold } from './cold.ts';
@@ -550,6 +552,14 @@ async function main(): Promise<number> {
         );
       });
     }
+    let restart: { rows: RestartRow[]; cost: StateCost | undefined } | undefined;
+    const restartSpec = { pods: o.pods, namespaces: o.namespaces, downSeconds: [30, 60] };
+    if (wants('restart')) {
+      for (const target of targets.splice(0)) await target.stop();
+      await attempt('restart', async () => {
+        restart = await runRestart(state, client, restartSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+      });
+    }
     let cold: ColdRow[] = [];
     const coldSpec = { clients: o.coldClients };
     if (wants('cold')) {
@@ -614,6 +624,7 @@ async function main(): Promise<number> {
       shared,
       quiet,
       ...(checkCost.length === 0 ? {} : { consistencyCheck: checkCost }),
+      ...(restart === undefined ? {} : { restart }),
       cold,
       kcm,
       goClient,
@@ -629,6 +640,7 @@ async function main(): Promise<number> {
     if (shared.length > 0) console.log(`\n${formatSharedMode(shared, sharedOptions)}`);
     if (quiet.length > 0) console.log(`\n${formatQuiet(quiet, quietSpec)}`);
     if (checkCost.length > 0) console.log(`\n${formatConsistencyCheckCost(checkCost, o.pods, CHECK_COST_SECONDS)}`);
+    if (restart !== undefined) console.log(`\n${formatRestart(restart, restartSpec)}`);
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
     if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);

@@ -27,6 +27,8 @@ export interface Target {
   readonly pid: number;
   /** For HTTPS targets, the CA to trust. */
   readonly ca: Buffer | undefined;
+  /** A proxy started here: when it said it serves (performance.now()). */
+  readonly servingAt?: number;
   stop(): Promise<void>;
 }
 
@@ -116,6 +118,8 @@ export interface CacheProxyOptions {
   readonly ca?: Buffer;
   /** A memory cgroup to run it in, as a container's limit would (removed once it stopped). */
   readonly cgroup?: MemoryCgroup;
+  /** The port it serves on (a restart keeps its clients' URL); default: one the kernel picks. */
+  readonly port?: number;
 }
 
 /** Starts the proxy as its own process and waits until /readyz says its caches have synced. */
@@ -125,7 +129,7 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     options.script ?? BIN,
     'proxy',
     `--kubeconfig=${state.kubeconfig}`,
-    '--port=0',
+    `--port=${String(options.port ?? 0)}`,
     ...(options.resources === '' ? [] : [`--resources=${options.resources}`]),
     '--log-level=warn',
     ...(options.args ?? []),
@@ -140,8 +144,10 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     options.cgroup?.remove();
   };
   let address: string;
+  let servingAt: number;
   try {
     address = await servingAddress(child, 'kube-cache-proxy');
+    servingAt = performance.now();
   } catch (error) {
     await stop();
     throw error;
@@ -160,6 +166,7 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     headers: {},
     pid: child.pid,
     ca: options.ca,
+    servingAt,
     stop,
   };
 }

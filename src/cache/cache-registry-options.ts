@@ -6,6 +6,7 @@ import type { CachedResourceSpec, ScopedResourceSpec } from './cached-resources.
 import type { DelegatorFactory } from './delegator.ts';
 import type { Faults } from './faults.ts';
 import type { ConsistencyChecks } from './consistency-checker.ts';
+import type { StateDir } from './state-dir.ts';
 
 export type CacheRegistryLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Readonly<Record<string, unknown>>) => void;
 
@@ -45,6 +46,10 @@ export interface CacheRegistryOptions {
   readonly faults?: Faults;
   /** Each running cache's consistency checks (consistency-checker.ts); default: none. */
   readonly consistencyChecks?: ConsistencyChecks;
+  /** `--state-dir`: caches restored from it when they start, saved to it every `stateSavePeriodMs` and at stop(); default: none. */
+  readonly stateDir?: StateDir;
+  /** The period of the saves while running (state-dir.ts DEFAULT_STATE_SAVE_PERIOD_MS); 0: only at stop(). */
+  readonly stateSavePeriodMs?: number;
 }
 
 /** Long enough that a controller's periodic relists (typically every few minutes) keep their cache. */

@@ -74,6 +74,7 @@ import type { HeldObjects } from '../memory/memory-budget.ts';
 import { DEFAULT_FORBIDDEN_RETRY_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_LAZY_CACHES } from './cache-registry-options.ts';
 import type { CacheRegistryLog, CacheRegistryOptions } from './cache-registry-options.ts';
 import { RunningCaches, describe } from './running-caches.ts';
+import { DEFAULT_STATE_SAVE_PERIOD_MS } from './state-dir.ts';
 import type { Want } from './running-caches.ts';
 
 export type { CacheRegistryLog, CacheRegistryOptions } from './cache-registry-options.ts';
@@ -108,6 +109,8 @@ class CacheRegistry implements WatchCacheSource {
   readonly #namedPending = new Set<string>();
   readonly #abort = new AbortController();
   #sweepTimer: Timer | undefined;
+  #saveTimer: Timer | undefined;
+  readonly #savePeriodMs: number;
   #worker: Promise<void> | undefined;
   #discoveryLoop: Promise<void> | undefined;
   #unsubscribeDiscovery: (() => void) | undefined;
@@ -150,7 +153,10 @@ class CacheRegistry implements WatchCacheSource {
       },
       attach: (want, informer) => (want.key === API_SERVICES_KEY ? this.#watchApiServices(informer) : () => undefined),
       consistencyChecks: options.consistencyChecks,
+      stateDir: options.stateDir,
+      unsaved: (want) => want.key === API_SERVICES_KEY,
     });
+    this.#savePeriodMs = options.stateDir === undefined ? 0 : (options.stateSavePeriodMs ?? DEFAULT_STATE_SAVE_PERIOD_MS);
     this.#queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(this.#clock), { clock: this.#clock });
   }
 
@@ -173,6 +179,7 @@ class CacheRegistry implements WatchCacheSource {
     this.#discoveryLoop = this.#discovery.start(this.#abort.signal);
     this.#worker = this.#runWorker();
     this.#scheduleSweep();
+    this.#scheduleSave();
     this.#startNamed();
   }
 
@@ -244,10 +251,12 @@ class CacheRegistry implements WatchCacheSource {
       this.#begun.resolve(undefined);
       this.#abort.abort();
       this.#sweepTimer?.cancel();
+      this.#saveTimer?.cancel();
       this.#unsubscribeDiscovery?.();
       this.#queue.shutDown();
       await this.#worker;
       await this.#discoveryLoop;
+      await this.#save(true);
       this.#running.closeAll();
       this.#wanted.clear();
       await this.#factory.shutdown();
@@ -524,6 +533,30 @@ class CacheRegistry implements WatchCacheSource {
     await this.#running.stopUnless(key, this.#wanted.get(key));
     const want = this.#wanted.get(key);
     if (!this.#isStopping() && want !== undefined && !this.#running.has(key)) this.#running.start(want);
+  }
+
+  /** Every save period, the caches whose state changed since their last save (state-dir.ts). */
+  #scheduleSave(): void {
+    if (this.#savePeriodMs <= 0) return;
+    this.#saveTimer = this.#clock.setTimeout(() => {
+      void this.#save(false).finally(() => {
+        if (this.#stopping === undefined) this.#scheduleSave();
+      });
+    }, this.#savePeriodMs);
+    this.#saveTimer.unref?.();
+  }
+
+  /** Saves the running caches' states (`all`: every one, at stop); failures are logged, never thrown. */
+  async #save(all: boolean): Promise<void> {
+    const started = performance.now();
+    const saved = await this.#running.save(all, (want, error) => {
+      this.#log('warn', `saving the state of ${describe(want)} failed: ${String(error)}`);
+    });
+    if (saved > 0)
+      this.#log(
+        all ? 'info' : 'debug',
+        `saved the state of ${String(saved)} caches in ${String(Math.round(performance.now() - started))} ms`,
+      );
   }
 
   /** Stops lazily started caches not read for idleTimeoutMs; forgets expired permission denials. */

@@ -37,6 +37,23 @@ export interface EventWindow {
   size(): number;
   /** The RV of the oldest event held, or undefined when empty. */
   oldestResourceVersion(): bigint | undefined;
+  /** What the window holds, oldest first, to be saved (cache-state.ts) and restored after a restart. */
+  contents(): WindowContents;
+  /**
+   * Holds `contents` (a saved window) in place of what it held, as of now: the restored events
+   * count as recorded now for resizing, as their age is unknown.
+   */
+  restore(contents: WindowContents): void;
+}
+
+/** A window's events and where its history begins (since() answers from them alone). */
+export interface WindowContents {
+  /** The RV of the last relist; the window's history reaches back to it while `complete`. */
+  readonly listResourceVersion: bigint;
+  /** No event has fallen out since that relist: a watch from the list's RV replays exactly the events held. */
+  readonly complete: boolean;
+  /** In strictly increasing RV order. */
+  readonly events: readonly WindowEvent[];
 }
 
 interface Slot {
@@ -119,6 +136,29 @@ export function newEventWindow(clock: Clock = realClock): EventWindow {
     },
     capacity: () => capacity,
     size: () => end - start,
+    contents() {
+      const events: WindowEvent[] = [];
+      for (let i = start; i < end; i++) {
+        const slot = at(i);
+        if (slot !== undefined) events.push(slot.event);
+      }
+      return { listResourceVersion, complete: !removedSinceRelist, events };
+    },
+    restore(contents) {
+      const now = clock.now();
+      let to = LOWER_BOUND_CAPACITY;
+      while (to < contents.events.length && to < UPPER_BOUND_CAPACITY) to *= 2;
+      const kept = contents.events.slice(Math.max(0, contents.events.length - to));
+      capacity = to;
+      slots = new Array<Slot | undefined>(capacity);
+      start = 0;
+      end = kept.length;
+      kept.forEach((event, i) => {
+        slots[i] = { event, recordedAt: now };
+      });
+      listResourceVersion = contents.listResourceVersion;
+      removedSinceRelist = !contents.complete || kept.length < contents.events.length;
+    },
     oldestResourceVersion: () => (end > start ? at(start)?.event.resourceVersion : undefined),
   };
 }

@@ -18,9 +18,12 @@ import type { HeldObjects } from '../memory/memory-budget.ts';
 import { derivedEncodingBytes } from './derived-encodings.ts';
 import { selectableFieldsFor } from './selectable-fields.ts';
 import { newWatchCache } from './watch-cache.ts';
+import type { CacheState } from './watch-cache.ts';
 import type { SelectorScope } from './selector-scope.ts';
 import type { ConsistencyChecks } from './consistency-checker.ts';
 import { ConsistencyChecker } from './consistency-checker.ts';
+import type { StateDir } from './state-dir.ts';
+import { MAX_STATE_AGE_MS } from './state-dir.ts';
 
 /** A cache the registry wants running. */
 export interface Want {
@@ -60,11 +63,20 @@ export interface RunningCachesOptions {
   readonly attach: (want: Want, informer: SharedIndexInformer) => () => void;
   /** The caches' consistency checks; undefined: none. */
   readonly consistencyChecks: ConsistencyChecks | undefined;
+  /** Where caches' states are restored from and saved to (--state-dir); undefined: nowhere. */
+  readonly stateDir: StateDir | undefined;
+  /** Caches never restored nor saved (the APIService cache: its handlers must see each change). */
+  readonly unsaved?: (want: Want) => boolean;
 }
 
 export class RunningCaches {
   readonly #options: RunningCachesOptions;
   readonly #running = new Map<string, Running>();
+  /**
+   * The RV each cache's state was last saved (or restored) at, and when (wall clock): an unchanged
+   * cache is written again only before its file would be too old to restore.
+   */
+  readonly #saved = new Map<string, { readonly rv: bigint; readonly at: number }>();
 
   constructor(options: RunningCachesOptions) {
     this.#options = options;
@@ -121,7 +133,14 @@ export class RunningCaches {
       ...(maxSnapshots === undefined ? {} : { maxSnapshots }),
       ...(faults === undefined ? {} : { faults }),
     });
-    const informer = factory.informerFor({ ...scopeOf(spec, want.namespace, want.selectors), extract: fields.extract, store: cache.store });
+    const restored = this.#restore(want);
+    if (restored !== undefined) cache.restore(restored);
+    const informer = factory.informerFor({
+      ...scopeOf(spec, want.namespace, want.selectors),
+      extract: fields.extract,
+      store: cache.store,
+      ...(restored === undefined ? {} : { resumeFrom: String(restored.resourceVersion) }),
+    });
     const detachError = informer.onListAndWatchError((error) => {
       this.#options.listAndWatchFailed(want, error);
     });
@@ -138,6 +157,8 @@ export class RunningCaches {
       },
     });
     informer.run();
+    // A restored cache serves at once: its readers need not wait for its first list.
+    if (restored !== undefined) want.settle(delegator);
     const checks = this.#options.consistencyChecks;
     const checker =
       checks === undefined || checks.periodMs <= 0
@@ -161,6 +182,42 @@ export class RunningCaches {
         detachMore();
       },
     });
+  }
+
+  /** The saved state of the want's cache, if one may be restored. */
+  #restore(want: Want): CacheState | undefined {
+    const { stateDir, unsaved } = this.#options;
+    if (stateDir === undefined || unsaved?.(want) === true) return undefined;
+    const loaded = stateDir.load(want.key);
+    if (loaded === undefined) return undefined;
+    this.#saved.set(want.key, { rv: loaded.state.resourceVersion, at: loaded.savedAt });
+    return loaded.state;
+  }
+
+  /**
+   * Saves the state of every running cache whose RV moved since its last save (all of them when
+   * `all`), one after another; a failed write is logged by the caller and the others go on.
+   */
+  async save(all: boolean, failed: (want: Want, error: unknown) => void): Promise<number> {
+    const { stateDir, unsaved } = this.#options;
+    if (stateDir === undefined) return 0;
+    let saved = 0;
+    for (const { want, delegator } of [...this.#running.values()]) {
+      if (unsaved?.(want) === true) continue;
+      const state = delegator.cache.savedState();
+      if (state === undefined) continue;
+      const last = this.#saved.get(want.key);
+      if (!all && last !== undefined && last.rv === state.resourceVersion && Date.now() - last.at < MAX_STATE_AGE_MS / 2) continue;
+      try {
+        const at = Date.now();
+        await stateDir.save(want.key, state);
+        this.#saved.set(want.key, { rv: state.resourceVersion, at });
+        saved++;
+      } catch (error) {
+        failed(want, error);
+      }
+    }
+    return saved;
   }
 
   /** Stops the key's cache unless it runs for `wanted`. */

@@ -22,7 +22,7 @@ import type { InformerStore } from '../informer/store.ts';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
 import type { BookmarkFrames } from './bookmark.ts';
-import type { EventWindow, Interval } from './event-window.ts';
+import type { EventWindow, Interval, WindowContents } from './event-window.ts';
 import { newEventWindow } from './event-window.ts';
 import { WindowEvent } from './window-event.ts';
 import { newBookmarkFrames } from './bookmark.ts';
@@ -128,6 +128,22 @@ export interface WatchCache {
   windowStats(): { readonly capacity: number; readonly size: number; readonly oldest: bigint | undefined };
   /** What the cache holds: its objects and their bytes as LIST items (O(log n)), for the memory budget. */
   held(): { readonly objects: number; readonly bytes: number };
+  /** The state to save (cache-state.ts), one consistent moment of it; undefined before the first list. */
+  savedState(): CacheState | undefined;
+  /**
+   * Holds a saved state, before the first list (the informer then resumes its watch from the
+   * state's RV). The state is served as synced, but proves no freshness: the events that resume
+   * it replay a past the cache cannot date, so its progress time stays unset until a bookmark, a
+   * freshness proof or a relist shows it current, and RV-unset reads wait for that proof.
+   */
+  restore(state: CacheState): void;
+}
+
+/** A watch cache's state at one RV: its objects in key order and its event window. */
+export interface CacheState {
+  readonly resourceVersion: bigint;
+  readonly objects: Iterable<KubeObject>;
+  readonly window: WindowContents;
 }
 
 /**
@@ -198,6 +214,10 @@ class WatchCacheImpl implements WatchCache {
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
+  /** Restored from a saved state and not shown current since (restore()): events are no proof of progress. */
+  #unproven = false;
+  /** The reflector's next updateResourceVersion is a bookmark's (observeBookmark comes first). */
+  #bookmarkNext = false;
   readonly #waiters = new Set<Waiter>();
   readonly #listeners = new Set<WatchCacheListener>();
   readonly #faults: Faults;
@@ -232,6 +252,7 @@ class WatchCacheImpl implements WatchCache {
       hasSynced: () => this.hasSynced(),
       observeBookmark: (object) => {
         this.#bookmarks.learn(object);
+        this.#bookmarkNext = true;
       },
       add: (obj) => {
         this.#apply(obj, false);
@@ -246,8 +267,13 @@ class WatchCacheImpl implements WatchCache {
         this.#replace(list, rv);
       },
       updateResourceVersion: (text) => {
+        const bookmark = this.#bookmarkNext;
+        this.#bookmarkNext = false;
         const rv = parseResourceVersionNumber(text);
         if (rv === undefined || this.#rv === undefined || rv < this.#rv) return;
+        // A bookmark comes after every event up to the apiserver's cacher's RV: it shows a
+        // restored cache current; a replayed event does not.
+        if (bookmark) this.#unproven = false;
         // A bookmark at the cache's own RV still proves the watch alive and the scope unchanged
         // up to the apiserver's cacher (a freshness proof may have moved the cache there first).
         this.#advance(rv, this.#progressAt(rv));
@@ -281,6 +307,7 @@ class WatchCacheImpl implements WatchCache {
 
   proven(rv: bigint, at: number): void {
     if (this.#rv === undefined || this.#closed) return;
+    this.#unproven = false;
     this.#advance(rv, at);
     if (this.#ahead !== undefined && rv >= this.#ahead.rv) this.#ahead = undefined;
   }
@@ -288,6 +315,25 @@ class WatchCacheImpl implements WatchCache {
   upstreamAt(rv: bigint, at: number): void {
     if (this.#rv === undefined || this.#closed || rv <= this.#rv) return;
     if (this.#ahead === undefined || rv > this.#ahead.rv) this.#ahead = { rv, at };
+  }
+
+  savedState(): CacheState | undefined {
+    const rv = this.#rv;
+    if (rv === undefined || !this.#synced) return undefined;
+    return { resourceVersion: rv, objects: this.#tree.snapshot().values(), window: this.#window.contents() };
+  }
+
+  restore(state: CacheState): void {
+    if (this.#synced || this.#closed) throw new Error('a watch cache is restored only before its first list');
+    const entries = Array.from(state.objects, (obj) => [obj.key, obj] as const);
+    this.#tree.replace(entries);
+    this.#index?.replace(entries.map(([, obj]) => obj));
+    this.#rv = state.resourceVersion;
+    this.#window.restore(state.window);
+    this.#synced = true;
+    this.#unproven = true;
+    this.#lastProgressAt = Number.NEGATIVE_INFINITY;
+    this.#release();
   }
 
   watching(): boolean {
@@ -393,6 +439,7 @@ class WatchCacheImpl implements WatchCache {
 
   /** One change from the watch, in order. Synchronous. */
   #apply(obj: KubeObject, deleted: boolean): void {
+    this.#bookmarkNext = false;
     const prev = deleted ? this.#tree.delete(obj.key) : this.#tree.set(obj.key, obj);
     this.#index?.change(prev, deleted ? undefined : obj);
     const rv = rvOf(obj);
@@ -421,6 +468,7 @@ class WatchCacheImpl implements WatchCache {
     // proxy's list may be older than it).
     if (!this.#synced) this.#lastProgressAt = Number.NEGATIVE_INFINITY;
     this.#synced = true;
+    this.#unproven = false;
     this.#window.reset(this.#rv);
     this.#progressed();
     const listRv = this.#rv;
@@ -434,15 +482,17 @@ class WatchCacheImpl implements WatchCache {
     const current = this.#rv;
     if (current === undefined) return;
     if (rv > current) this.#rv = rv;
-    if (at > this.#lastProgressAt) this.#lastProgressAt = at;
+    if (at > this.#lastProgressAt && !this.#unproven) this.#lastProgressAt = at;
     this.#release();
     if (rv > current) this.#notify((listener) => listener.progressed?.(rv));
   }
 
   /** The RV may have moved: note the time (a max) and release the readers waiting for it. */
   #progressed(): void {
-    const at = this.#progressAt(this.#rv ?? 0n);
-    if (at > this.#lastProgressAt) this.#lastProgressAt = at;
+    if (!this.#unproven) {
+      const at = this.#progressAt(this.#rv ?? 0n);
+      if (at > this.#lastProgressAt) this.#lastProgressAt = at;
+    }
     this.#release();
   }
 

@@ -6,7 +6,12 @@
  * Values are read and checked by proxy-options.ts.
  */
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
-import { DEFAULT_CONSISTENCY_CHECK_PERIOD_MS, DEFAULT_MAX_STALENESS_MS, LOG_LEVELS } from '../proxy/options.ts';
+import {
+  DEFAULT_CONSISTENCY_CHECK_PERIOD_MS,
+  DEFAULT_MAX_STALENESS_MS,
+  DEFAULT_STATE_SAVE_PERIOD_MS,
+  LOG_LEVELS,
+} from '../proxy/options.ts';
 import { DEBUG_VERBOSITY } from '../proxy/logging.ts';
 import { DEFAULT_ACCEPT_HOSTS, DEFAULT_ACCEPT_PATHS, DEFAULT_REJECT_METHODS, DEFAULT_REJECT_PATHS } from '../request/request-filter.ts';
 import {
@@ -428,6 +433,26 @@ export const PROXY_FLAGS = [
       "how often each cache is compared with the apiserver's LIST at the cache's",
       'resourceVersion (metadata only); a cache that differs is relisted; 0 turns the',
       `checks off (default: ${String(DEFAULT_CONSISTENCY_CHECK_PERIOD_MS / 60_000)}m, the apiserver's own period)`,
+    ],
+  },
+  {
+    name: 'state-dir',
+    type: 'string',
+    arg: 'DIR',
+    help: [
+      "where each cache's objects and resourceVersion are kept across a restart (an",
+      'emptyDir, or a hostPath for a node proxy): a restarted proxy answers',
+      'resourceVersion=0 reads at once and resumes its watches without a LIST',
+      "(default: none; needs get on the kube-system namespace, the cluster's identity)",
+    ],
+  },
+  {
+    name: 'state-save-period',
+    type: 'string',
+    arg: 'DURATION',
+    help: [
+      "how often the caches' changed states are written to --state-dir while running,",
+      `besides at shutdown; 0: only at shutdown (default: ${String(DEFAULT_STATE_SAVE_PERIOD_MS / 1000)}s)`,
     ],
   },
   {

@@ -205,6 +205,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     strongResources: parseResources(setting('strong-resources')),
     maxStalenessMs: parseMaxStaleness(setting('max-staleness')),
     consistencyCheckPeriodMs: parseCheckPeriod(setting('consistency-check-period')),
+    stateDir: parseStateDir(setting('state-dir')),
+    stateSavePeriodMs: parseSavePeriod(setting('state-save-period')),
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     flowLimits: parseFlowLimits(setting),
     fallbackToApiserver: parseFallback(flagOrEnv('fallback-to-apiserver'), setting('server')),
@@ -630,6 +632,21 @@ function parseCheckPeriod(s: Setting | undefined): number | undefined {
   const ms = s.value === '0' ? 0 : parseGoDurationMs(s.value);
   if (ms === undefined || ms < 0) {
     throw new CliError(`${s.from}: not a duration`, 'Give a duration with a unit, e.g. 5m or 90s, or 0 to turn the checks off.');
+  }
+  return ms;
+}
+
+function parseStateDir(s: Setting | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  if (s.value === '') throw new CliError(`${s.from}: empty`, 'Give a directory the proxy may write, e.g. an emptyDir volume.');
+  return s.value;
+}
+
+function parseSavePeriod(s: Setting | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const ms = s.value === '0' ? 0 : parseGoDurationMs(s.value);
+  if (ms === undefined || ms < 0) {
+    throw new CliError(`${s.from}: not a duration`, 'Give a duration with a unit, e.g. 1m or 30s, or 0 to save only at shutdown.');
   }
   return ms;
 }

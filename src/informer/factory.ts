@@ -20,6 +20,8 @@ export interface InformerRequest extends ResourceScope {
   readonly indexers?: Indexers;
   /** The informer's only store (direct mode, shared-informer.ts): e.g. a watch cache. */
   readonly store?: InformerStore;
+  /** The store holds a restored state at this RV: the informer resumes its watch from it (SharedIndexInformerOptions.resumeFrom). */
+  readonly resumeFrom?: string;
 }
 
 export interface InformerStatus {
@@ -84,6 +86,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
           metrics: metrics.forResource(name),
           ...(request.indexers === undefined ? {} : { indexers: request.indexers }),
           ...(request.store === undefined ? {} : { store: request.store }),
+          ...(request.resumeFrom === undefined ? {} : { resumeFrom: request.resumeFrom }),
           ...(options.log === undefined ? {} : { log: options.log }),
           ...(options.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: options.resyncPeriodMs }),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),

@@ -164,6 +164,24 @@ export function fromParsed(parsed: ParsedObject, typeMeta: string, rest: string,
 const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
+ * An object saved with its parsed fields (a watch cache's saved state, cache/cache-state.ts),
+ * made again without parsing its JSON: its strings and records shared as a decoded object's are.
+ */
+export function restoredObject(saved: Omit<KubeObject, 'namespace'>): KubeObject {
+  const slash = saved.key.indexOf('/');
+  return {
+    key: saved.key,
+    // A name holds no '/' (path segment names, validation.go IsValidPathSegmentName).
+    namespace: slash < 0 ? '' : intern(saved.key.slice(0, slash)),
+    resourceVersion: saved.resourceVersion,
+    labels: internRecord(labelRecords, saved.labels),
+    fields: internRecord(fieldRecords, saved.fields, META_FIELDS),
+    typeMeta: internTypeMeta(saved.typeMeta),
+    rest: saved.rest,
+  };
+}
+
+/**
  * Strings that many cached objects share (namespaces, label values, selectable field values such
  * as a pod's phase or scheduler), kept once: each JSON.parse makes its own copy of every value.
  */

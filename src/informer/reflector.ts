@@ -105,6 +105,12 @@ export interface ReflectorOptions {
    * of its return instead of after up to 30 s. Abort to stop waiting.
    */
   readonly reachable?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The store already holds the state at this RV (a watch cache restored after a restart): the
+   * first attempt watches from it without listing; an expired RV (410) lists at once, not older
+   * than it. No client-go counterpart: client-go's stores start empty.
+   */
+  readonly resumeFrom?: string;
 }
 
 export interface Reflector {
@@ -156,6 +162,8 @@ class ReflectorImpl implements Reflector {
   #relistSoon = false;
   /** The list-and-watch attempt running, if any (relist() ends it). */
   #attempt: AbortController | undefined;
+  /** The next attempt resumes the store's restored state (ReflectorOptions.resumeFrom) instead of listing. */
+  #resume: boolean;
   /** What the store was last told by provenAt (undefined: as of arrival, which it assumes until told). */
   #toldProvenAt: number | undefined;
   /** When the watch being handled opened (its head arrived): an upstream proxy's WatchProof counts from it. */
@@ -176,6 +184,8 @@ class ReflectorImpl implements Reflector {
     this.#link = newLinkLog(this.name, this.#log, this.#clock);
     this.#onListAndWatchError = options.onListAndWatchError;
     this.#reachable = options.reachable;
+    this.#resume = options.resumeFrom !== undefined && options.resumeFrom !== '';
+    if (this.#resume) this.#lastSyncResourceVersion = options.resumeFrom ?? '';
   }
 
   lastSyncResourceVersion(): string {
@@ -262,6 +272,13 @@ class ReflectorImpl implements Reflector {
   }
 
   async #listAndWatch(signal: AbortSignal): Promise<void> {
+    if (this.#resume) {
+      this.#resume = false;
+      await this.#watchLoop(undefined, signal);
+      if (!this.#relistSoon || isAborted(signal)) return;
+      // Expired: the restored state is older than the apiserver's window; list now, not a second later.
+      this.#relistSoon = false;
+    }
     let watch: Watch | undefined;
     if (this.#useWatchList) {
       try {

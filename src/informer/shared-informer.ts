@@ -93,6 +93,8 @@ export interface SharedIndexInformerOptions {
   readonly store?: InformerStore;
   /** The reflector's wake-up when the apiserver answers again (ReflectorOptions.reachable). */
   readonly reachable?: (signal: AbortSignal) => Promise<void>;
+  /** Direct mode: the store holds a restored state at this RV; the reflector resumes from it (ReflectorOptions.resumeFrom). */
+  readonly resumeFrom?: string;
 }
 
 export function newSharedIndexInformer(options: SharedIndexInformerOptions): SharedIndexInformer {
@@ -236,6 +238,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       ...(options.useWatchList === undefined ? {} : { useWatchList: options.useWatchList }),
       ...(options.minWatchTimeoutSeconds === undefined ? {} : { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }),
       ...(options.reachable === undefined ? {} : { reachable: options.reachable }),
+      ...(options.resumeFrom === undefined ? {} : { resumeFrom: options.resumeFrom }),
     });
   }
 
@@ -319,6 +322,13 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   run(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
+    const direct = this.#store;
+    if (direct?.hasSynced() === true) {
+      // A restored store (resumeFrom): what it holds is counted as a list's would be.
+      this.#bytes = 0;
+      for (const obj of direct.list()) this.#bytes += objectByteLength(obj);
+      this.#metrics.objects(direct.size(), this.#bytes);
+    }
     this.#processor.start();
     const signal = this.#abort.signal;
     const fifo = this.#fifo;

@@ -27,6 +27,7 @@ import { newDiscovery } from '../upstream/discovery.ts';
 import type { Discovery } from '../upstream/discovery.ts';
 import type { ResourceMap } from '../upstream/resource-map.ts';
 import { CliError } from './cli-error.ts';
+import { StateDir } from '../cache/state-dir.ts';
 import type { ProxyOptions } from './options.ts';
 
 /**
@@ -38,7 +39,13 @@ export async function resolveCaches(
   client: UpstreamClient,
   factory: SharedInformerFactory,
   metrics: ProxyMetrics,
-  held: { readonly memory: MemoryBudget; readonly pool: PiecePool; readonly faults: Faults; readonly log: CacheRegistryLog },
+  held: {
+    readonly memory: MemoryBudget;
+    readonly pool: PiecePool;
+    readonly faults: Faults;
+    readonly log: CacheRegistryLog;
+    readonly proxyVersion: string;
+  },
 ): Promise<{ reads: CachedReads; cached: string[]; skipped: ResolvedResources['skipped'] }> {
   const discovery = newDiscovery(client, {
     log: (level, message) => {
@@ -59,8 +66,20 @@ export async function resolveCaches(
     }
   }
   const named = options.resources.length === 0 ? undefined : resolveCachedResources(discovery, options.resources);
+  const stateDir =
+    options.stateDir === undefined ? undefined : await openStateDir(options.stateDir, client, held.proxyVersion, held.log, metrics);
   return {
-    reads: newCachingReads({ ...options, client, factory, discovery, specs: named?.specs, scoped: named?.scoped, metrics, ...held }),
+    reads: newCachingReads({
+      ...options,
+      client,
+      factory,
+      discovery,
+      specs: named?.specs,
+      scoped: named?.scoped,
+      metrics,
+      ...held,
+      ...(stateDir === undefined ? {} : { states: stateDir }),
+    }),
     cached: [
       ...(named?.specs ?? []).map((s) => qualifiedResource(s.group, s.resource)),
       ...(named?.scoped ?? []).map(({ spec, scope }) => `${qualifiedResource(spec.group, spec.resource)}:${describeSelectors(scope)}`),
@@ -69,8 +88,59 @@ export async function resolveCaches(
   };
 }
 
+/**
+ * The state directory, for this cluster: its identity is the kube-system namespace's UID (made
+ * once with the cluster, never reused), read once here. Without it no state is saved or
+ * restored: a state that cannot be told from another cluster's is never served.
+ */
+async function openStateDir(
+  dir: string,
+  client: UpstreamClient,
+  proxyVersion: string,
+  log: CacheRegistryLog,
+  metrics: ProxyMetrics,
+): Promise<StateDir | undefined> {
+  let cluster: string | undefined;
+  let problem = '';
+  try {
+    const res = await client.request({ method: 'GET', path: '/api/v1/namespaces/kube-system', headers: { accept: 'application/json' } });
+    if (res.statusCode === 200) cluster = (JSON.parse(res.body.toString('utf8')) as { metadata?: { uid?: string } }).metadata?.uid;
+    else problem = `GET /api/v1/namespaces/kube-system answered ${String(res.statusCode)}`;
+  } catch (error) {
+    problem = error instanceof Error ? error.message : String(error);
+  }
+  if (cluster === undefined || cluster === '') {
+    log(
+      'warn',
+      `--state-dir: no state is saved or restored: the cluster's identity could not be read (${problem || 'no uid'}); grant the proxy get on the kube-system namespace`,
+    );
+    return undefined;
+  }
+  try {
+    return new StateDir({
+      dir,
+      cluster,
+      proxyVersion,
+      log: (level, message, fields) => {
+        log(level, message, fields);
+      },
+      onSave: (outcome) => {
+        metrics.stateSaved(outcome);
+      },
+      onLoad: (result) => {
+        metrics.stateLoaded(result);
+      },
+    });
+  } catch (error) {
+    throw new CliError(
+      `--state-dir ${dir}: ${error instanceof Error ? error.message : String(error)}`,
+      'Give a directory the proxy may create and write.',
+    );
+  }
+}
+
 export interface CachingReadsOptions extends Partial<
-  Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'consistencyCheckPeriodMs'>
+  Pick<ProxyOptions, 'readConsistency' | 'strongResources' | 'maxStalenessMs' | 'consistencyCheckPeriodMs' | 'stateSavePeriodMs'>
 > {
   readonly client: UpstreamClient;
   readonly factory: SharedInformerFactory;
@@ -90,6 +160,8 @@ export interface CachingReadsOptions extends Partial<
   readonly faults?: Faults;
   /** The pieces LIST bodies are copied into (cache/piece-writer.ts); default: a pool of the reads' own. */
   readonly pool?: PiecePool;
+  /** Where caches' states are kept across restarts; default: nowhere. */
+  readonly states?: StateDir;
   /** Given the caches' registry once made (tests reach a cache through it to corrupt it). */
   readonly onSource?: (source: WatchCacheSource) => void;
 }
@@ -126,6 +198,8 @@ export function newCachingReads(options: CachingReadsOptions): CachedReads {
     ...(options.log === undefined ? {} : { log: options.log }),
     ...(memory === undefined ? {} : { admitsNewCache: () => memory.admitsNewCache(), maxSnapshots: memory.sizes.snapshots }),
     ...(options.faults === undefined ? {} : { faults: options.faults }),
+    ...(options.states === undefined ? {} : { stateDir: options.states }),
+    ...(options.stateSavePeriodMs === undefined ? {} : { stateSavePeriodMs: options.stateSavePeriodMs }),
     consistencyChecks: {
       client: options.client,
       clock: realClock,

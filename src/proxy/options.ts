@@ -11,6 +11,7 @@ import type { ReadConsistency } from '../cache/consistency.ts';
 export type { ReadConsistency } from '../cache/consistency.ts';
 export { DEFAULT_MAX_STALENESS_MS } from '../cache/consistency.ts';
 export { DEFAULT_CONSISTENCY_CHECK_PERIOD_MS } from '../cache/consistency-checker.ts';
+export { DEFAULT_STATE_SAVE_PERIOD_MS } from '../cache/state-dir.ts';
 export { parseScopeEntry } from '../cache/selector-scope.ts';
 import type { RequestFilterOptions } from '../request/request-filter.ts';
 import type { FlowLimitSettings } from '../server/pass-through/flow-limits.ts';
@@ -68,6 +69,10 @@ export interface ProxyOptions {
   readonly maxStalenessMs: number;
   /** --consistency-check-period: how often each cache is compared with the apiserver (cache/consistency-checker.ts); 0: never; undefined: the default. */
   readonly consistencyCheckPeriodMs?: number | undefined;
+  /** --state-dir: where each cache's state is kept across a restart (cache/state-dir.ts); undefined: nowhere. */
+  readonly stateDir?: string | undefined;
+  /** --state-save-period: how often the caches' changed states are written while running; 0: only at shutdown; undefined: the default. */
+  readonly stateSavePeriodMs?: number | undefined;
   /** HTTPS serving; undefined: plain HTTP (loopback and Unix sockets only). */
   readonly tls: TlsServing | undefined;
   /** --tls-min-version, as Node names it; undefined: TLS 1.2 (the apiserver's default). */

@@ -169,7 +169,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
       logger.error(fields, message);
     },
   });
-  const cachedReads = await resolveCaches(options, client, factory, metrics, { memory, pool, faults, log });
+  const cachedReads = await resolveCaches(options, client, factory, metrics, { memory, pool, faults, log, proxyVersion: PACKAGE_VERSION });
   const status = newStatusReporter({
     registry: metrics.registry,
     caches: () => cachedReads.reads.checks(),

@@ -15,6 +15,7 @@ import { noopDelegatorMetrics } from '../../cache/delegator.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
 import type { FaultSite } from '../../cache/faults.ts';
 import type { CheckResult } from '../../cache/consistency-checker.ts';
+import type { StateLoadResult } from '../../cache/state-dir.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import { rejectedByReason } from '../pass-through/shared-gate.ts';
 import type { HandshakePacing } from './tls-handshakes.ts';
@@ -37,6 +38,10 @@ export interface ProxyMetrics {
   delegator(resource: string): DelegatorMetrics;
   /** One consistency check of a cache of `resource` (cache/consistency-checker.ts), by its result. */
   consistencyCheck(resource: string, result: CheckResult): void;
+  /** A cache's state written to --state-dir (cache/state-dir.ts): its bytes and time, or a failed write. */
+  stateSaved(outcome: { readonly bytes: number; readonly seconds: number } | 'failed'): void;
+  /** A cache started with a saved state: restored from it, or refused it. */
+  stateLoaded(result: StateLoadResult): void;
   /**
    * Serves the per-flow limits' seats and flows, the TokenReviews in flight, every refusal by
    * reason and, in shared mode, the reviews sent (read at each scrape).
@@ -149,6 +154,28 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     name: 'kube_cache_proxy_consistency_checks_total',
     help: "Consistency checks of the caches against an exact-RV LIST from the apiserver (the apiserver's storage_consistency_checks_total), by resource and result: success, failure (the cache differed and was relisted) or error (no comparison made).",
     labelNames: ['resource', 'result'] as const,
+    registers: [registry],
+  });
+  const stateSaves = new Counter({
+    name: 'kube_cache_proxy_state_saves_total',
+    help: "Caches' states written to --state-dir, by result: saved or failed.",
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const stateSavedBytes = new Counter({
+    name: 'kube_cache_proxy_state_saved_bytes_total',
+    help: 'Bytes of the states written to --state-dir.',
+    registers: [registry],
+  });
+  const stateSaveSeconds = new Counter({
+    name: 'kube_cache_proxy_state_save_seconds_total',
+    help: 'Time spent writing states to --state-dir (their writes are paced by the disk, a 4 MiB piece per turn of the event loop).',
+    registers: [registry],
+  });
+  const stateLoads = new Counter({
+    name: 'kube_cache_proxy_state_loads_total',
+    help: 'Caches started with a state of their own in --state-dir, by result: restored, or refused (another cluster, proxy version or scope, a checksum that fails, older than 5 minutes).',
+    labelNames: ['result'] as const,
     registers: [registry],
   });
   const proofs = new Counter({
@@ -333,6 +360,18 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     },
     consistencyCheck(resource, result) {
       checks.inc({ resource, result });
+    },
+    stateSaved(outcome) {
+      if (outcome === 'failed') {
+        stateSaves.inc({ result: 'failed' });
+        return;
+      }
+      stateSaves.inc({ result: 'saved' });
+      stateSavedBytes.inc(outcome.bytes);
+      stateSaveSeconds.inc(outcome.seconds);
+    },
+    stateLoaded(result) {
+      stateLoads.inc({ result });
     },
     delegator(resource) {
       return {
@@ -576,4 +615,6 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   knowTypes: () => undefined,
   delegator: () => noopDelegatorMetrics,
   consistencyCheck: () => undefined,
+  stateSaved: () => undefined,
+  stateLoaded: () => undefined,
 };

@@ -401,3 +401,15 @@ test('proxy options: --fallback-to-apiserver, on by default with --server, only 
     (error: unknown) => error instanceof CliError && /--fallback-to-apiserver: only with --server/.test(error.message),
   );
 });
+
+test('proxy options: --state-dir and --state-save-period (flags or KCP_ variables; 0 saves only at shutdown)', () => {
+  const none = parseProxyOptions([], {});
+  assert.equal(none.stateDir, undefined);
+  assert.equal(none.stateSavePeriodMs, undefined, 'the default applies');
+  const o = parseProxyOptions(['--state-dir', '/var/lib/kcp', '--state-save-period', '30s'], {});
+  assert.equal(o.stateDir, '/var/lib/kcp');
+  assert.equal(o.stateSavePeriodMs, 30_000);
+  assert.equal(parseProxyOptions([], { KCP_STATE_DIR: '/state', KCP_STATE_SAVE_PERIOD: '0' }).stateSavePeriodMs, 0);
+  assert.throws(() => parseProxyOptions(['--state-save-period', 'soon'], {}), /--state-save-period "?soon"?: not a duration/);
+  assert.throws(() => parseProxyOptions(['--state-dir', ''], {}), CliError);
+});

@@ -743,3 +743,22 @@ test('Reflector: a backlog of buffered watch events is applied in turns: the eve
   assert.equal(h.reflector.lastSyncResourceVersion(), String(10 + backlog.length));
   await h.stop();
 });
+
+test('Reflector: a restored store (resumeFrom) watches from its RV without a LIST; a 410 then lists at once, not older than it', async () => {
+  const lw = new ScriptedListerWatcher().scriptList(page('30', [a1, b2]));
+  const h = start({ resumeFrom: '20' }, lw);
+  const first = await lw.nextWatch();
+  assert.deepEqual(first.options, { resourceVersion: '20', ...LIST_WATCH_OPTIONS }, 'the watch resumes where the saved state stopped');
+  assert.equal(lw.listCalls.length, 0, 'no LIST');
+  first.watch.emit(modified(obj('ns', 'a', '21')));
+  first.watch.close();
+  h.clock.step(1000);
+  const second = await lw.nextWatch();
+  assert.equal(second.options.resourceVersion, '21', 'a watch that ends is reopened as usual');
+  assert.equal(lw.listCalls.length, 0);
+  second.watch.emit(errorEvent(410, 'Expired'));
+  assert.deepEqual((await lw.nextList()).options, { resourceVersion: '21', limit: 0 }, 'expired: a LIST not older than the state held');
+  assert.equal(h.clock.delays.length, 0, 'at once: waiting adds nothing');
+  assert.equal((await lw.nextWatch()).options.resourceVersion, '30');
+  await h.stop();
+});

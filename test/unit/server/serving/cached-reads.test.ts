@@ -85,6 +85,8 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     inUse: () => false,
     close: () => undefined,
     isClosed: () => false,
+    savedState: () => undefined,
+    restore: () => undefined,
   };
   return cache;
 }

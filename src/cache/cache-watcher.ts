@@ -77,7 +77,11 @@ export interface CacheWatcherOptions {
   readonly deadline: number;
   /** The cache's current RV, for bookmarks. */
   readonly currentResourceVersion: () => bigint;
-  /** A BOOKMARK frame at `rv`; `initialEventsEnd` annotates it k8s.io/initial-events-end. */
+  /**
+   * A BOOKMARK frame at `rv`; `initialEventsEnd` annotates it k8s.io/initial-events-end. For a
+   * watch that asked (a proxy in front, protocol/proof-age.ts) it also carries the proof age of
+   * `rv` as of the call: each bookmark is this watcher's own frame, so the events pay nothing for it.
+   */
   readonly bookmark: (rv: bigint, initialEventsEnd: boolean) => Buffer;
   readonly clock: Clock;
   /** Called once when the watcher ends, whatever the reason. */

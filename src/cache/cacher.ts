@@ -29,6 +29,7 @@ import type { WatchRepresentation, WatchEncoding, WindowEvent } from './window-e
 import { stderrFaults } from './faults.ts';
 import type { Faults } from './faults.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import { proofAgeMs } from './consistency.ts';
 import type { KubeObject } from '../informer/object.ts';
 import type { OrderedView } from './ordered-map.ts';
 import type { ListOptions } from '../request/list-options.ts';
@@ -101,6 +102,12 @@ export interface WatchRequest {
   readonly endsWithUpstream?: boolean;
   /** A heartbeat bookmark after this long without a frame (CacheWatcherOptions.heartbeatMs). */
   readonly heartbeatMs?: number;
+  /**
+   * Each BOOKMARK carries the proof age of its RV when it is written (a proxy in front of this
+   * one asked: protocol/proof-age.ts). A bookmark is the watcher's own frame, so this costs the
+   * events nothing; a watch that did not ask gets the apiserver's bytes.
+   */
+  readonly proofAges?: boolean;
 }
 
 /**
@@ -308,7 +315,12 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         allowWatchBookmarks: request.allowWatchBookmarks,
         deadline: clock.now() + request.timeoutMs,
         currentResourceVersion: () => cache.resourceVersion() ?? 0n,
-        bookmark: (rv, end) => cache.bookmarkFrame(rv, end),
+        // The watcher's bookmarks carry the cache's RV (or, a heartbeat, one the watcher reached,
+        // whose state is the cache's for what it selects): their proof is the cache's own.
+        bookmark:
+          request.proofAges === true
+            ? (rv, end) => cache.bookmarkFrame(rv, end, proofAgeMs(cache, clock.now()))
+            : (rv, end) => cache.bookmarkFrame(rv, end),
         clock,
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),

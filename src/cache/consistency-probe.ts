@@ -22,12 +22,17 @@
  * Requests are batched: every request that arrives while no probe is being sent joins the next
  * probe, which is sent after all of them arrived, so its answer is at least as fresh as each of
  * them needs. At most one probe is in flight per type: a burst of any size costs two probes.
+ *
+ * An upstream proxy (a chain: protocol/proof-age.ts) answers the probe from its own cache, whose
+ * RV is only as current as that cache's proof: the answer's proof age says how old, and whoever
+ * counts the RV as current counts it as of (asked - age).
  */
 import type { ResourceScope } from '../informer/lister-watcher.ts';
 import { collectionPath, decodeList } from '../informer/lister-watcher.ts';
 import { parseResourceVersionNumber } from '../informer/object.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { ApiStatusError } from '../upstream/api-error.ts';
+import { PROOF_AGE_HEADER, parseProofAge } from '../protocol/proof-age.ts';
 import type { Clock } from '../clock/clock.ts';
 import { realClock } from '../clock/clock.ts';
 
@@ -40,21 +45,30 @@ export const PROBE_NAMESPACE = 'default';
 /** A probe the apiserver has not answered in this long has failed (a silent link, an overloaded apiserver). */
 export const PROBE_TIMEOUT_MS = 10_000;
 
+/** A probe's answer: the upstream's RV, and how old its proof was (0 for the apiserver's own answer). */
+export interface ProbeAnswer {
+  readonly resourceVersion: bigint;
+  /** An upstream proxy's proof age (protocol/proof-age.ts): the RV was current that long before the answer; 0 from the apiserver. */
+  readonly proofAgeMs: number;
+}
+
 export interface ConsistencyProbe {
   /** The apiserver's current RV, read after this call; undefined when the probe failed (pass through). */
   currentResourceVersion(): Promise<bigint | undefined>;
+  /** As currentResourceVersion, with the answer's proof age (the same probes, batched together). */
+  current(): Promise<ProbeAnswer | undefined>;
   /** Probes sent so far (each one upstream request). */
   sent(): number;
 }
 
 interface Batch {
-  readonly promise: Promise<bigint | undefined>;
-  resolve(rv: bigint | undefined): void;
+  readonly promise: Promise<ProbeAnswer | undefined>;
+  resolve(answer: ProbeAnswer | undefined): void;
 }
 
 function newBatch(): Batch {
-  let resolve: (rv: bigint | undefined) => void = () => undefined;
-  const promise = new Promise<bigint | undefined>((r) => {
+  let resolve: (answer: ProbeAnswer | undefined) => void = () => undefined;
+  const promise = new Promise<ProbeAnswer | undefined>((r) => {
     resolve = r;
   });
   return { promise, resolve };
@@ -91,9 +105,9 @@ export function newConsistencyProbe(client: UpstreamClient, scope: ProbeScope, o
     }, PROBE_TIMEOUT_MS);
     timer.unref?.();
     read(abort.signal).then(
-      (rv) => {
+      (answer) => {
         timer.cancel();
-        batch.resolve(rv);
+        batch.resolve(answer);
       },
       () => {
         timer.cancel();
@@ -108,18 +122,22 @@ export function newConsistencyProbe(client: UpstreamClient, scope: ProbeScope, o
     });
   };
 
-  return {
-    currentResourceVersion() {
-      if (waiting === undefined) {
-        waiting = newBatch();
-        if (!inFlight) {
-          const batch = waiting;
-          waiting = undefined;
-          send(batch);
-          return batch.promise;
-        }
+  const current = (): Promise<ProbeAnswer | undefined> => {
+    if (waiting === undefined) {
+      waiting = newBatch();
+      if (!inFlight) {
+        const batch = waiting;
+        waiting = undefined;
+        send(batch);
+        return batch.promise;
       }
-      return waiting.promise;
+    }
+    return waiting.promise;
+  };
+  return {
+    current,
+    async currentResourceVersion() {
+      return (await current())?.resourceVersion;
     },
     sent() {
       return sent;
@@ -131,7 +149,7 @@ export function newConsistencyProbe(client: UpstreamClient, scope: ProbeScope, o
 export type ProbeScope = Pick<ResourceScope, 'group' | 'version' | 'resource' | 'namespace'> & { readonly namespaced: boolean };
 
 /** One consistent read of the scope's current RV (see the top of this file); throws when it fails. */
-function newConsistentRead(client: UpstreamClient, scope: ProbeScope): (signal: AbortSignal) => Promise<bigint> {
+function newConsistentRead(client: UpstreamClient, scope: ProbeScope): (signal: AbortSignal) => Promise<ProbeAnswer> {
   const { group, version, resource, namespaced } = scope;
   const namespace = scope.namespace ?? (namespaced ? PROBE_NAMESPACE : undefined);
   const path = collectionPath({ group, version, resource, namespace });
@@ -140,7 +158,8 @@ function newConsistentRead(client: UpstreamClient, scope: ProbeScope): (signal: 
   return async (signal) => {
     const res = await client.request({ method: 'GET', path: request, headers: { accept: 'application/json' }, signal });
     if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
-    return requireRv(path, decodeList(res.body).resourceVersion);
+    const resourceVersion = requireRv(path, decodeList(res.body).resourceVersion);
+    return { resourceVersion, proofAgeMs: parseProofAge(res.headers[PROOF_AGE_HEADER]) ?? 0 };
   };
 }
 

@@ -16,6 +16,7 @@
  * What the proxy's own writes oblige the reads after them to see: read-your-writes.ts.
  */
 import { qualifiedResource } from '../kube/group-resource.ts';
+import type { WatchCache } from './watch-cache.ts';
 
 export type ReadConsistency = 'bounded' | 'strong';
 
@@ -60,4 +61,14 @@ export function newConsistencyPolicy(options: ConsistencyPolicyOptions = {}): Co
     },
     maxStalenessMs: options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS,
   };
+}
+
+/**
+ * How old the cache's proof of freshness is at `now` (on the cache's clock): the time since it
+ * last proved progress. What a proxy tells the proxy in front of it with each answer served from
+ * the cache (protocol/proof-age.ts), so that the one in front counts that state as proven no
+ * later than it was here, and a chain keeps one bound. Never negative.
+ */
+export function proofAgeMs(cache: Pick<WatchCache, 'lastProgressAt'>, now: number): number {
+  return Math.max(0, now - cache.lastProgressAt());
 }

@@ -67,7 +67,7 @@ import type { StatusError } from '../kube/status.ts';
 import { EXPIRED_LIST_MESSAGE, expired, expiredContinue } from '../kube/status.ts';
 import type { ConsistencyPolicy } from './consistency.ts';
 import type { ReadTarget, ReadYourWrites } from './read-your-writes.ts';
-import { IN_FLIGHT_MS } from './consistency.ts';
+import { IN_FLIGHT_MS, proofAgeMs } from './consistency.ts';
 import { StrongReads } from './strong-reads.ts';
 import type { ConsistencyProbe } from './consistency-probe.ts';
 import { newConsistencyProbe } from './consistency-probe.ts';
@@ -157,6 +157,8 @@ export interface CacheDelegator {
   notOlderThan(rv: bigint, signal?: AbortSignal): Promise<boolean>;
   /** Runs a freshness proof (or joins the one running): a quiet cache moves to the apiserver's RV. */
   proveCurrent(): Promise<unknown>;
+  /** How old the cache's proof of freshness is now (consistency.ts proofAgeMs): what its answers tell a proxy in front. */
+  proofAgeMs(): number;
 }
 
 /** What every delegator shares: the apiserver to probe, the policy, and the proxy's writes. */
@@ -233,6 +235,10 @@ class Delegator implements CacheDelegator {
       ...(faults === undefined ? {} : { faults }),
     });
     return this.#cacher;
+  }
+
+  proofAgeMs(): number {
+    return proofAgeMs(this.cache, this.#clock.now());
   }
 
   async decideRead(read: ReadRequest, signal?: AbortSignal): Promise<ReadPlan | PassReason | StatusError> {

@@ -22,8 +22,9 @@
  * progress: storage/cacher/cacher.go, progress/watch_progress.go), so one type's proof cannot
  * stand for another's.
  *
- * Invariant: at most one proof runs per cache (#proving); a failed one makes the reads past the
- * bound pass through until the next attempt, at most PROOF_RETRY_MS later.
+ * Invariant: at most one proof runs per cache (#proving); a failed one, or one that proved the
+ * cache only as of an upstream proxy's proof too old to take it off its due time, makes the reads
+ * past the bound pass through until the next attempt, at most PROOF_RETRY_MS later.
  */
 import type { Clock } from '../clock/clock.ts';
 import { within } from '../clock/clock.ts';
@@ -149,6 +150,11 @@ export class FreshnessKeeper {
         if (result.kind === 'proven') {
           writes.settle(group, resource, seq, result.consistentResourceVersion);
           writes.reached(group, resource, result.resourceVersion);
+          // Proven only as of an upstream proxy's older proof (protocol/proof-age.ts): the cache
+          // is still due, and proving again at once would only ask that proxy again (once per
+          // read while it answers from its aging cache); the next proof waits as after a failure.
+          const now = this.#clock.now();
+          if (now - result.askedAt >= proofDueMs(this.#options.maxStalenessMs)) this.#lastProofFailedAt = now;
         } else {
           this.#lastProofFailedAt = this.#clock.now();
         }

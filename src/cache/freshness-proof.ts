@@ -26,6 +26,11 @@
  * The race with the cache's own watch is closed by the second step: the proof never moves the
  * cache past a change it has not applied, because it moves it only over an interval the apiserver
  * showed to be empty, or only once the cache itself reached B.
+ *
+ * Through an upstream proxy (a chain: protocol/proof-age.ts), the probe's answer and the probe
+ * watch's bookmark may come from that proxy's cache, current only as of its own proof: the proof
+ * holds as of the older of (asked - the probe's age) and (the bookmark's arrival - its age), never
+ * as of the asking alone.
  */
 import type { Clock } from '../clock/clock.ts';
 import type { ListerWatcher, Watch, WatchEvent } from '../informer/lister-watcher.ts';
@@ -47,7 +52,10 @@ export const PROOF_TIMEOUT_MS = 10_000;
 export const PROOF_CATCH_UP_MS = 3_000;
 
 export type ProofResult =
-  /** The cache holds the apiserver's state at `resourceVersion` (>= the consistent read's), as of `askedAt`. */
+  /**
+   * The cache holds the apiserver's state at `resourceVersion` (>= the consistent read's), as of
+   * `askedAt`: when the proof asked, or an upstream proxy's proof of what it answered, if older.
+   */
   | { readonly kind: 'proven'; readonly resourceVersion: bigint; readonly consistentResourceVersion: bigint; readonly askedAt: number }
   /** Not proven: why (a metric label), and the consistent read's RV when it was had. */
   | { readonly kind: 'failed'; readonly reason: ProofFailure; readonly consistentResourceVersion?: bigint };
@@ -57,7 +65,7 @@ export type ProofFailure = 'not-watching' | 'read-failed' | 'probe-failed' | 'ti
 /** A consistent read's answer already had (a strong read's probe): step 1 of a proof, done. */
 export interface ConsistentRead {
   readonly resourceVersion: bigint;
-  /** When the read was asked (the answer is at least as fresh as that moment). */
+  /** When the read was asked (the answer is at least as fresh as that moment); from an upstream proxy, minus its proof age. */
   readonly askedAt: number;
   /** Read-your-writes' sequence when it was asked: the doubts that arose before it, its RV settles. */
   readonly sequence: number;
@@ -123,29 +131,36 @@ class Proof implements FreshnessProof {
   async #run(signal: AbortSignal, known: ConsistentRead | undefined): Promise<ProofResult> {
     const cache = this.#cache;
     if (!cache.watching()) return { kind: 'failed', reason: 'not-watching' };
-    const askedAt = known?.askedAt ?? this.#clock.now();
-    const consistent =
-      known?.resourceVersion ??
-      (await Promise.race([
-        this.#probe.currentResourceVersion(),
-        new Promise<undefined>((resolve) => {
-          signal.addEventListener(
-            'abort',
-            () => {
-              resolve(undefined);
-            },
-            { once: true },
-          );
-        }),
-      ]));
+    let askedAt = known?.askedAt ?? this.#clock.now();
+    const answer =
+      known === undefined
+        ? await Promise.race([
+            this.#probe.current(),
+            new Promise<undefined>((resolve) => {
+              signal.addEventListener(
+                'abort',
+                () => {
+                  resolve(undefined);
+                },
+                { once: true },
+              );
+            }),
+          ])
+        : undefined;
+    // An upstream proxy's answer is current only as of its proof (a known read's askedAt already says so).
+    if (answer !== undefined) askedAt -= answer.proofAgeMs;
+    const consistent = known?.resourceVersion ?? answer?.resourceVersion;
     if (consistent === undefined) return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'read-failed' };
     const at = cache.resourceVersion();
     if (at === undefined || !cache.watching()) return { kind: 'failed', reason: 'not-watching', consistentResourceVersion: consistent };
+    // Behind the upstream: what the cache's watch brings below `consistent` is late (freshness
+    // as of its arrival would count a stalled link's backlog as current).
+    if (at < consistent) cache.upstreamAt(consistent, askedAt);
     if (at >= consistent) {
       cache.proven(at, askedAt);
       return { kind: 'proven', resourceVersion: at, consistentResourceVersion: consistent, askedAt };
     }
-    let probe: { readonly bookmark: bigint; readonly changed: boolean } | undefined;
+    let probe: ProbeWatch | undefined;
     try {
       probe = await this.#probeFrom(at, signal);
     } catch {
@@ -154,6 +169,8 @@ class Proof implements FreshnessProof {
     if (probe === undefined || probe.bookmark < consistent) {
       return { kind: 'failed', reason: signal.aborted ? 'timeout' : 'probe-failed', consistentResourceVersion: consistent };
     }
+    // The bookmark's RV is current only as of its own proof, if an upstream proxy's.
+    if (probe.provenAt !== undefined) askedAt = Math.min(askedAt, probe.provenAt);
     if (!probe.changed) {
       cache.proven(probe.bookmark, askedAt);
       return { kind: 'proven', resourceVersion: probe.bookmark, consistentResourceVersion: consistent, askedAt };
@@ -167,7 +184,7 @@ class Proof implements FreshnessProof {
   }
 
   /** Step 2: the scope's changes after `from`, up to the apiserver's pre-timeout bookmark. */
-  async #probeFrom(from: bigint, signal: AbortSignal): Promise<{ readonly bookmark: bigint; readonly changed: boolean } | undefined> {
+  async #probeFrom(from: bigint, signal: AbortSignal): Promise<ProbeWatch | undefined> {
     const watch = await this.#scope.watch(
       { resourceVersion: String(from), allowWatchBookmarks: true, timeoutSeconds: PROBE_WATCH_TIMEOUT_SECONDS },
       signal,
@@ -178,7 +195,11 @@ class Proof implements FreshnessProof {
       for (;;) {
         const event: WatchEvent | undefined = await watch.next();
         if (event === undefined) return undefined; // ended without a bookmark: the apiserver's cacher did not move past `from`
-        if (event.type === 'BOOKMARK') return { bookmark: requireRv('a probe watch', event.resourceVersion), changed };
+        if (event.type === 'BOOKMARK') {
+          const bookmark = requireRv('a probe watch', event.resourceVersion);
+          const provenAt = event.proofAgeMs === undefined ? undefined : this.#clock.now() - event.proofAgeMs;
+          return { bookmark, changed, provenAt };
+        }
         if (event.type === 'ERROR') return undefined; // 410: `from` is older than the apiserver's window
         changed = true;
       }
@@ -186,6 +207,13 @@ class Proof implements FreshnessProof {
       stop();
     }
   }
+}
+
+/** What the probe watch showed: its bookmark's RV, whether the scope changed before it, and when an upstream proxy proved that RV (undefined: the apiserver's). */
+interface ProbeWatch {
+  readonly bookmark: bigint;
+  readonly changed: boolean;
+  readonly provenAt: number | undefined;
 }
 
 /** Stops `watch` when `signal` aborts (an open watch no longer heeds its request's signal); returns the stop. */

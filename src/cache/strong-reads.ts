@@ -81,13 +81,15 @@ export class StrongReads {
     }
     const askedAt = clock.now();
     const sequence = this.#options.writes.sequence();
-    const rv = await this.#options.probe().currentResourceVersion();
-    if (rv === undefined) return 'probe-failed';
+    const answer = await this.#options.probe().current();
+    if (answer === undefined) return 'probe-failed';
+    const rv = answer.resourceVersion;
     if (
       quiet ? (cache.resourceVersion() ?? 0n) >= rv : (await cache.waitUntilFresh(rv, this.#options.freshnessWaitMs, signal)) !== undefined
     )
       return this.#served();
-    const known = { resourceVersion: rv, askedAt, sequence };
+    // An upstream proxy's answer was current only as of its proof (protocol/proof-age.ts).
+    const known = { resourceVersion: rv, askedAt: askedAt - answer.proofAgeMs, sequence };
     if (verb !== 'watch') {
       if (!quiet) return 'strong-behind';
       this.#behindAt = cache.resourceVersion();

@@ -84,8 +84,10 @@ export interface WatchCache {
   indexed(field: string, value: string): OrderedView<KubeObject> | undefined;
   /**
    * When the cache last proved progress, on the cache's clock: its watch said anything (an event,
-   * a bookmark, a list: as of its arrival), or a freshness proof showed its state current (as of
-   * the moment the proof asked the apiserver, proven()).
+   * a bookmark, a list: as of its arrival, or, from an upstream proxy's cache, as of that cache's
+   * proof: store.provenAt), or a freshness proof showed its state current (as of the moment the
+   * proof asked the apiserver, proven()). Never moves backwards once the first list is held
+   * (before it, the cache's creation: nothing is served then).
    */
   lastProgressAt(): number;
   /**
@@ -96,6 +98,13 @@ export interface WatchCache {
    * lies between the cache's RV when the proof began and `rv`.
    */
   proven(rv: bigint, at: number): void;
+  /**
+   * A consistency probe's answer (freshness-proof.ts): the upstream was at `rv` as of `at`. While
+   * the cache is behind `rv`, what its watch brings is late (a link that stalled delivers what it
+   * held) and proves no progress; the change or bookmark that reaches `rv` proves it as of `at`,
+   * not of its arrival.
+   */
+  upstreamAt(rv: bigint, at: number): void;
   /** When the cache last received a change of its own type (an event, not a bookmark), on the cache's clock. */
   lastChangeAt(): number;
   /**
@@ -105,8 +114,8 @@ export interface WatchCache {
   watching(): boolean;
   /** Adds a listener of every later change; returns the function that removes it. */
   addListener(listener: WatchCacheListener): () => void;
-  /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts). */
-  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer;
+  /** A BOOKMARK watch frame at `rv` in the apiserver's shape for this type (bookmark.ts), with `rv`'s proof age if given. */
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean, proofAgeMs?: number): Buffer;
   /** True while a listener is active (open watches): a cache in use is not stopped for idleness. */
   inUse(): boolean;
   /** Tells the listeners the cache is done (its informer is being stopped); watches end. */
@@ -198,6 +207,10 @@ class WatchCacheImpl implements WatchCache {
   readonly #index: FieldIndex | undefined;
   #rv: bigint | undefined;
   #lastProgressAt: number;
+  /** When what the reflector applies now was proven upstream (store.provenAt); undefined: as of its arrival. */
+  #provenAt: number | undefined;
+  /** The upstream's RV as of a time (upstreamAt), while the cache is behind it; undefined once it has reached it. */
+  #ahead: { readonly rv: bigint; readonly at: number } | undefined;
   #lastChangeAt = Number.NEGATIVE_INFINITY;
   #watching = false;
   #synced = false;
@@ -263,7 +276,10 @@ class WatchCacheImpl implements WatchCache {
         if (bookmark) this.#unproven = false;
         // A bookmark at the cache's own RV still proves the watch alive and the scope unchanged
         // up to the apiserver's cacher (a freshness proof may have moved the cache there first).
-        this.#advance(rv, this.#clock.now());
+        this.#advance(rv, this.#progressAt(rv));
+      },
+      provenAt: (at) => {
+        this.#provenAt = at;
       },
       watchConnected: (connected) => {
         const was = this.#watching;
@@ -293,6 +309,12 @@ class WatchCacheImpl implements WatchCache {
     if (this.#rv === undefined || this.#closed) return;
     this.#unproven = false;
     this.#advance(rv, at);
+    if (this.#ahead !== undefined && rv >= this.#ahead.rv) this.#ahead = undefined;
+  }
+
+  upstreamAt(rv: bigint, at: number): void {
+    if (this.#rv === undefined || this.#closed || rv <= this.#rv) return;
+    if (this.#ahead === undefined || rv > this.#ahead.rv) this.#ahead = { rv, at };
   }
 
   savedState(): CacheState | undefined {
@@ -318,8 +340,8 @@ class WatchCacheImpl implements WatchCache {
     return this.#watching && !this.#closed;
   }
 
-  bookmarkFrame(rv: bigint, initialEventsEnd: boolean): Buffer {
-    return this.#bookmarks.frame(rv, initialEventsEnd);
+  bookmarkFrame(rv: bigint, initialEventsEnd: boolean, proofAgeMs?: number): Buffer {
+    return this.#bookmarks.frame(rv, initialEventsEnd, proofAgeMs);
   }
 
   since(rv: bigint): Interval {
@@ -442,6 +464,9 @@ class WatchCacheImpl implements WatchCache {
     this.#index?.replace(list);
     this.#snapshots.clear();
     this.#rv = parseResourceVersionNumber(rv) ?? 0n;
+    // The first list's proof is the cache's first: its creation time proved nothing (an upstream
+    // proxy's list may be older than it).
+    if (!this.#synced) this.#lastProgressAt = Number.NEGATIVE_INFINITY;
     this.#synced = true;
     this.#unproven = false;
     this.#window.reset(this.#rv);
@@ -462,10 +487,30 @@ class WatchCacheImpl implements WatchCache {
     if (rv > current) this.#notify((listener) => listener.progressed?.(rv));
   }
 
-  /** The RV may have moved: note the time and release the readers waiting for it. */
+  /** The RV may have moved: note the time (a max) and release the readers waiting for it. */
   #progressed(): void {
-    if (!this.#unproven) this.#lastProgressAt = this.#clock.now();
+    if (!this.#unproven) {
+      const at = this.#progressAt(this.#rv ?? 0n);
+      if (at > this.#lastProgressAt) this.#lastProgressAt = at;
+    }
     this.#release();
+  }
+
+  /**
+   * As of when what the reflector applies now, reaching `reached`, proves progress: its arrival,
+   * or its upstream proxy's proof (never later); nothing (-Infinity) while behind what a probe
+   * showed the upstream held, and no later than that probe once it is reached (upstreamAt).
+   */
+  #progressAt(reached: bigint): number {
+    const now = this.#clock.now();
+    let at = this.#provenAt === undefined ? now : Math.min(this.#provenAt, now);
+    const ahead = this.#ahead;
+    if (ahead !== undefined) {
+      if (reached < ahead.rv) return Number.NEGATIVE_INFINITY;
+      this.#ahead = undefined;
+      at = Math.min(at, ahead.at);
+    }
+    return at;
   }
 
   /** Releases the readers waiting for an RV the cache has reached. */

@@ -12,6 +12,15 @@ import { arrayElements, objectMembers } from '../json/json-scan.ts';
 import type { FieldExtractor, KubeObject } from './object.ts';
 import { decodeObject, isParsedObject, metadataFields } from './object.ts';
 import { qualifiedResource } from '../kube/group-resource.ts';
+import {
+  PROOF_AGES_BOOKMARKS,
+  PROOF_AGES_REQUEST_HEADER,
+  PROOF_AGE_ANNOTATION,
+  PROOF_AGE_HEADER,
+  PROOF_RESOURCE_VERSION_HEADER,
+  parseProofAge,
+  parseProofResourceVersion,
+} from '../protocol/proof-age.ts';
 
 /** The query of a LIST or WATCH (metav1.ListOptions), without the selectors of the scope. */
 export interface ListOptions {
@@ -29,6 +38,22 @@ export interface ListPage {
   readonly resourceVersion: string;
   /** '' on the last page. */
   readonly continue: string;
+  /**
+   * The page came from an upstream proxy's cache whose proof was this old when it answered
+   * (protocol/proof-age.ts); undefined: the apiserver's answer, fresh as of its arrival.
+   */
+  readonly proofAgeMs?: number;
+}
+
+/**
+ * What an upstream proxy said of the state a watch opened on (protocol/proof-age.ts): the events
+ * up to `resourceVersion` (its cache's RV when the watch opened: a replay or an initial state)
+ * were proven `ageMs` before the watch's head arrived; the events after it are live. An
+ * undefined `resourceVersion` (a head that did not say) makes every event as old as the head.
+ */
+export interface WatchProof {
+  readonly ageMs: number;
+  readonly resourceVersion: bigint | undefined;
 }
 
 export type WatchEvent =
@@ -39,6 +64,8 @@ export type WatchEvent =
       readonly initialEventsEnd: boolean;
       /** The bookmark object's bytes (the watch cache copies its shape for its own bookmarks). */
       readonly object?: Buffer;
+      /** An upstream proxy's proof age of this RV when it sent the bookmark (protocol/proof-age.ts); undefined from the apiserver. */
+      readonly proofAgeMs?: number;
     }
   | { readonly type: 'ERROR'; readonly status: ApiStatus };
 
@@ -57,6 +84,8 @@ export interface Watch {
    * resumes from its RV on the new target, never the server's "very short watch".
    */
   readonly rerouted?: () => boolean;
+  /** Undefined from the apiserver; from an upstream proxy, how old the state it opened on was (WatchProof). */
+  readonly proof?: WatchProof;
 }
 
 export interface ListerWatcher {
@@ -119,7 +148,9 @@ export function newListerWatcher(client: ListWatchClient, scope: ResourceScope, 
         ...(signal === undefined ? {} : { signal }),
       });
       if (res.statusCode !== 200) throw ApiStatusError.fromResponse(res.statusCode, res.body, res.headers['retry-after']);
-      return decodeList(res.body, extract);
+      const page = decodeList(res.body, extract);
+      const proofAgeMs = parseProofAge(res.headers[PROOF_AGE_HEADER]);
+      return proofAgeMs === undefined ? page : { ...page, proofAgeMs };
     },
     async watch(options, signal) {
       const abort = new AbortController();
@@ -128,7 +159,13 @@ export function newListerWatcher(client: ListWatchClient, scope: ResourceScope, 
       };
       if (signal?.aborted === true) abort.abort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const res = await client.stream({ method: 'GET', path: `${path}${query(scope, options, true)}`, signal: abort.signal });
+      // Asks an upstream proxy for its bookmarks' proof ages; the apiserver ignores the header.
+      const res = await client.stream({
+        method: 'GET',
+        path: `${path}${query(scope, options, true)}`,
+        headers: { [PROOF_AGES_REQUEST_HEADER]: PROOF_AGES_BOOKMARKS },
+        signal: abort.signal,
+      });
       // Once open, the watch is stopped through stop(); the caller's signal has done its part.
       signal?.removeEventListener('abort', onAbort);
       if (res.statusCode !== 200) {
@@ -136,7 +173,11 @@ export function newListerWatcher(client: ListWatchClient, scope: ResourceScope, 
         throw ApiStatusError.fromResponse(res.statusCode, body, res.headers['retry-after']);
       }
       const lines = splitLines(res.body);
+      const ageMs = parseProofAge(res.headers[PROOF_AGE_HEADER]);
+      const proof: WatchProof | undefined =
+        ageMs === undefined ? undefined : { ageMs, resourceVersion: parseProofResourceVersion(res.headers[PROOF_RESOURCE_VERSION_HEADER]) };
       return {
+        ...(proof === undefined ? {} : { proof }),
         async next() {
           try {
             const line = await lines.next();
@@ -213,11 +254,13 @@ export function decodeWatchLine(line: Buffer, extract: FieldExtractor = metadata
       const raw = Buffer.from(source.subarray(objectStart, objectEnd));
       const parsed: unknown = JSON.parse(raw.toString('utf8'));
       const meta = isParsedObject(parsed) ? parsed.metadata : {};
+      const proofAgeMs = parseProofAge(meta.annotations?.[PROOF_AGE_ANNOTATION]);
       return {
         type,
         resourceVersion: meta.resourceVersion ?? '',
         initialEventsEnd: meta.annotations?.['k8s.io/initial-events-end'] === 'true',
         object: raw,
+        ...(proofAgeMs === undefined ? {} : { proofAgeMs }),
       };
     }
     case 'ERROR':

@@ -18,6 +18,9 @@
  * - WatchList mode (sendInitialEvents=true&resourceVersionMatch=NotOlderThan) streams the initial
  *   state as ADDED events up to a bookmark annotated k8s.io/initial-events-end, then keeps the
  *   same watch; if the apiserver refuses it, that attempt falls back to LIST + WATCH.
+ *
+ * From an upstream proxy (protocol/proof-age.ts), the store is told when each list, replayed
+ * event and bookmark was proven current upstream (ReflectorStore.provenAt) before it is applied.
  */
 import type { Clock } from '../clock/clock.ts';
 import { realClock, sleep } from '../clock/clock.ts';
@@ -161,6 +164,10 @@ class ReflectorImpl implements Reflector {
   #attempt: AbortController | undefined;
   /** The next attempt resumes the store's restored state (ReflectorOptions.resumeFrom) instead of listing. */
   #resume: boolean;
+  /** What the store was last told by provenAt (undefined: as of arrival, which it assumes until told). */
+  #toldProvenAt: number | undefined;
+  /** When the watch being handled opened (its head arrived): an upstream proxy's WatchProof counts from it. */
+  #watchOpenedAt = 0;
 
   constructor(options: ReflectorOptions) {
     this.name = options.name;
@@ -300,6 +307,13 @@ class ReflectorImpl implements Reflector {
     return this.#lastSyncResourceVersion;
   }
 
+  /** Tells the store when what it applies next was proven upstream (undefined: as of its arrival), when that changes. */
+  #tellProvenAt(at: number | undefined): void {
+    if (at === this.#toldProvenAt) return;
+    this.#toldProvenAt = at;
+    this.#store.provenAt?.(at);
+  }
+
   #setLastSync(rv: string): void {
     if (rv === '') return;
     this.#lastSyncResourceVersion = rv;
@@ -308,7 +322,7 @@ class ReflectorImpl implements Reflector {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    let result: { items: KubeObject[]; resourceVersion: string; pages: number };
+    let result: ListedPages;
     try {
       result = await this.#listPages(this.#relistResourceVersion(), signal);
     } catch (error) {
@@ -322,11 +336,12 @@ class ReflectorImpl implements Reflector {
     this.#refuseOlder(result.resourceVersion);
     this.#lastSyncResourceVersionUnavailable = false;
     this.#metrics.list(result.pages, result.items.length);
+    this.#tellProvenAt(result.provenAt);
     this.#store.replace(result.items, result.resourceVersion);
     this.#setLastSync(result.resourceVersion);
   }
 
-  async #listPages(resourceVersion: string, signal: AbortSignal): Promise<{ items: KubeObject[]; resourceVersion: string; pages: number }> {
+  async #listPages(resourceVersion: string, signal: AbortSignal): Promise<ListedPages> {
     // As client-go: with RV=N (not '' or '0') list unpaged, so the apiserver serves it from its
     // cache (a limit would make it an exact read, possibly from etcd).
     const limit = resourceVersion === '' || resourceVersion === '0' ? this.#pageSize : 0;
@@ -334,14 +349,17 @@ class ReflectorImpl implements Reflector {
     let continueToken = '';
     let listResourceVersion: string;
     let pages = 0;
+    let provenAt: number | undefined;
     do {
       const page = await this.#lw.list(continueToken === '' ? { resourceVersion, limit } : { limit, continue: continueToken }, signal);
+      // An upstream proxy's pages: the list is as old as its oldest proof (all are of one state).
+      if (page.proofAgeMs !== undefined) provenAt = Math.min(provenAt ?? Number.POSITIVE_INFINITY, this.#clock.now() - page.proofAgeMs);
       pages++;
       for (const item of page.items) items.push(item);
       continueToken = page.continue;
       listResourceVersion = page.resourceVersion;
     } while (continueToken !== '' && !isAborted(signal));
-    return { items, resourceVersion: listResourceVersion, pages };
+    return { items, resourceVersion: listResourceVersion, pages, provenAt };
   }
 
   #watchTimeoutSeconds(): number {
@@ -371,6 +389,7 @@ class ReflectorImpl implements Reflector {
           },
           signal,
         );
+        this.#watchOpenedAt = this.#clock.now();
       } catch (error) {
         if (await this.#retriableWatchListError(error, signal)) continue;
         throw error;
@@ -421,6 +440,8 @@ class ReflectorImpl implements Reflector {
       }
       this.#lastSyncResourceVersionUnavailable = false;
       this.#metrics.list(0, temporary.size);
+      // The initial state is the upstream's at the watch's opening: as old as its head said.
+      this.#tellProvenAt(watch.proof === undefined ? undefined : this.#watchOpenedAt - watch.proof.ageMs);
       this.#store.replace([...temporary.values()], bookmarkResourceVersion);
       this.#setLastSync(bookmarkResourceVersion);
       this.#setWatching(true);
@@ -520,6 +541,7 @@ class ReflectorImpl implements Reflector {
             },
             signal,
           );
+          this.#watchOpenedAt = this.#clock.now();
           this.#metrics.watch();
           state.opened();
         } catch (error) {
@@ -608,6 +630,20 @@ class ReflectorImpl implements Reflector {
     if (isAborted(signal)) return { kind: 'closed', events: 0, broken: false };
     signal.addEventListener('abort', onAbort, { once: true });
     let events = 0;
+    // From an upstream proxy: the events up to the RV its head named replay a state as old as
+    // the head's proof; the ones after it (in RV order) are live. A WatchList's initial events
+    // go to their own store, whose replace is told once (#watchList).
+    const proof = exitOnInitialEventsEnd ? undefined : watch.proof;
+    let replaying = proof !== undefined;
+    const replayProvenAt = proof === undefined ? undefined : this.#watchOpenedAt - proof.ageMs;
+    /** When the state at `rv` was proven upstream: the head's proof while replaying, undefined (its arrival) after. */
+    const provenAtOf = (rv: string): number | undefined => {
+      if (!replaying) return undefined;
+      const until = proof?.resourceVersion;
+      const at = parseResourceVersionNumber(rv);
+      if (until !== undefined && at !== undefined && at > until) replaying = false;
+      return replaying ? replayProvenAt : undefined;
+    };
     /** When this turn's first event was applied (performance.now()); undefined once the loop has had a turn since. */
     let turnStarted: number | undefined;
     try {
@@ -638,19 +674,24 @@ class ReflectorImpl implements Reflector {
           case 'ERROR':
             throw new ApiStatusError(event.status.code ?? 500, event.status);
           case 'ADDED':
+            if (!exitOnInitialEventsEnd) this.#tellProvenAt(provenAtOf(event.object.resourceVersion));
             store.add(event.object);
             setResourceVersion(event.object.resourceVersion);
             break;
           case 'MODIFIED':
+            if (!exitOnInitialEventsEnd) this.#tellProvenAt(provenAtOf(event.object.resourceVersion));
             store.update(event.object);
             setResourceVersion(event.object.resourceVersion);
             break;
           case 'DELETED':
+            if (!exitOnInitialEventsEnd) this.#tellProvenAt(provenAtOf(event.object.resourceVersion));
             store.delete(event.object);
             setResourceVersion(event.object.resourceVersion);
             break;
           case 'BOOKMARK':
             if (event.object !== undefined) this.#store.observeBookmark?.(event.object);
+            if (!exitOnInitialEventsEnd)
+              this.#tellProvenAt(bookmarkProvenAt(event.proofAgeMs, this.#clock.now(), provenAtOf(event.resourceVersion)));
             setResourceVersion(event.resourceVersion);
             if (exitOnInitialEventsEnd && event.initialEventsEnd) return { kind: 'initial-events-end' };
             break;
@@ -661,6 +702,24 @@ class ReflectorImpl implements Reflector {
       signal.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/** What #listPages read: the items, the list's RV, and when an upstream proxy proved it (undefined: the apiserver's, as of arrival). */
+interface ListedPages {
+  readonly items: KubeObject[];
+  readonly resourceVersion: string;
+  readonly pages: number;
+  readonly provenAt: number | undefined;
+}
+
+/**
+ * When a bookmark's RV was proven upstream: its own proof age (an upstream proxy's annotation)
+ * pulled back from `now`, or the replay's proof, whichever is older; undefined (as of its
+ * arrival) for the apiserver's.
+ */
+function bookmarkProvenAt(proofAgeMs: number | undefined, now: number, replayed: number | undefined): number | undefined {
+  if (proofAgeMs === undefined) return replayed;
+  return Math.min(now - proofAgeMs, replayed ?? Number.POSITIVE_INFINITY);
 }
 
 /** A call, not a property read: TypeScript would otherwise keep a narrowing of `signal.aborted` across awaits. */

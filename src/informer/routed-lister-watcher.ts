@@ -172,6 +172,8 @@ export function newRoutedListerWatcher(options: RoutedListerWatcherOptions): Lis
           end();
         },
         rerouted: () => !sameTarget(scope.target(), target),
+        // A leader is an upstream proxy: how old the state it opened on was (protocol/proof-age.ts).
+        ...(inner.proof === undefined ? {} : { proof: inner.proof }),
       };
     },
   };

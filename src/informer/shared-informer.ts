@@ -217,6 +217,10 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           this.#observe((observer) => observer.watchConnected?.(connected));
           store?.watchConnected?.(connected);
         },
+        provenAt: (at) => {
+          this.#observe((observer) => observer.provenAt?.(at));
+          store?.provenAt?.(at);
+        },
       },
       clock,
       metrics: this.#metrics.reflector,

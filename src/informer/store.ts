@@ -22,6 +22,15 @@ export interface ReflectorStore {
    * must not trust it (the reflector may be backing off, relisting, or the apiserver down).
    */
   watchConnected?(connected: boolean): void;
+  /**
+   * Called before the reflector applies what an upstream proxy served from its own cache (a
+   * list, a watch's replayed events, a bookmark: protocol/proof-age.ts), with when the upstream
+   * last proved that state current (on the clock the reflector and the store share, before the
+   * arrival); and with undefined before what is fresh as of its arrival (the apiserver's answers,
+   * a proxy's live events). In force until the next call. A store that serves "recent" reads
+   * counts what it applies as progress as of that time, never later (the watch cache).
+   */
+  provenAt?(at: number | undefined): void;
 }
 
 /** What the DeltaFIFO asks of the informer's indexer to detect deletions and resync (client-go KeyListerGetter). */

@@ -45,6 +45,11 @@ export type CachingProxyOptions = Pick<
   readonly informerUpstream?: UpstreamConfig;
   /** In front of another caching proxy (of the same types) instead of the apiserver; default: KCP_TEST_CHAIN=1. */
   readonly chained?: boolean;
+  /**
+   * In front of this proxy, which the test started (with options of its own), instead of the
+   * apiserver; the test stops it after this one.
+   */
+  readonly over?: CachingProxy;
 };
 
 /** The suite runs through a chain of two proxies (test/e2e/chain/). */
@@ -72,7 +77,8 @@ export async function startCachingProxy(
   const inner = chained
     ? await startCachingProxy({ after: (fn) => innerTeardown.push(fn) }, cp, { ...options, chained: false })
     : undefined;
-  const upstream = newUpstreamClient(inner === undefined ? await upstreamConfigFor(cp) : proxyUpstreamConfig(inner.url));
+  const upstreamProxy = options.over ?? inner;
+  const upstream = newUpstreamClient(upstreamProxy === undefined ? await upstreamConfigFor(cp) : proxyUpstreamConfig(upstreamProxy.url));
   const forwarded: string[] = [];
   const client: UpstreamClient = {
     ...upstream,
@@ -82,7 +88,7 @@ export async function startCachingProxy(
     },
   };
   const { specs, scoped, informerUpstream, ...rest } = options;
-  const consistency = { ...rest, chained: undefined };
+  const consistency = { ...rest, chained: undefined, over: undefined };
   const informerClient = informerUpstream === undefined ? client : newUpstreamClient(informerUpstream);
   const factory = newSharedInformerFactory({ client: informerClient });
   const discovery = newDiscovery(upstream);
@@ -106,7 +112,7 @@ export async function startCachingProxy(
     for (const fn of innerTeardown) await fn();
   });
   await eventually('the caches to sync', () => reads.synced());
-  return { url, reads, metrics, forwarded, inner };
+  return { url, reads, metrics, forwarded, inner: upstreamProxy };
 }
 
 /** A metric's value from a proxy's registry, summed over the series whose labels include `labels`. */

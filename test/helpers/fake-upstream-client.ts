@@ -25,6 +25,8 @@ export interface FakeUpstreamOptions {
   readonly refuseWatch?: (request: UpstreamRequest) => UpstreamResponse | undefined;
   /** Called with each watch opened. */
   readonly onWatch?: (stream: FakeWatchStream) => void;
+  /** The response headers of a watch opened (an upstream proxy's proof age: protocol/proof-age.ts); default none. */
+  readonly watchHeaders?: (request: UpstreamRequest) => Record<string, string> | undefined;
 }
 
 export interface FakeUpstream {
@@ -117,7 +119,7 @@ export function newFakeUpstream(options: FakeUpstreamOptions = {}): FakeUpstream
       });
       const data = {
         statusCode: refused?.statusCode ?? 200,
-        headers: refused?.headers ?? {},
+        headers: refused?.headers ?? options.watchHeaders?.(request) ?? {},
         body: withMixin,
         trailers: {},
         opaque: null,

@@ -32,6 +32,7 @@ import type { Clock } from '../../clock/clock.ts';
 import { StatusError, serviceUnavailable } from '../../kube/status.ts';
 import { PASS_REASONS } from '../../cache/pass-reason.ts';
 import { isOnlyIfCached } from '../../protocol/pool-protocol.ts';
+import { PROOF_AGE_HEADER, PROOF_AGES_REQUEST_HEADER, asksProofAges, formatProofAge } from '../../protocol/proof-age.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { parseListOptions } from '../../request/list-options.ts';
 import { firstAccept, negotiateRead, prettyByRequest } from '../../request/negotiation.ts';
@@ -228,6 +229,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       res,
       signal: gone,
       onlyIfCached,
+      proofAges: asksProofAges(req.headers[PROOF_AGES_REQUEST_HEADER]),
       ...(representation === undefined ? {} : { representation }),
     });
   };
@@ -377,7 +379,10 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
         else outcome = serveRead(cache, read, plan, encoding.read(clock.wallNow()), sharedLists, room);
         if (!isNoRoom(outcome)) {
           room.release();
-          return typeof outcome !== 'string' && pretty ? indented(outcome, bodies) : outcome;
+          if (typeof outcome === 'string') return outcome;
+          // The age of the state just read (same turn), for a proxy in front (protocol/proof-age.ts).
+          const aged = withProofAge(outcome, delegator.proofAgeMs());
+          return pretty ? indented(aged, bodies) : aged;
         }
         // No room for the body now: wait for it once, then read the state again (it may have moved on).
         if (waited || !(await bodies.take(outcome.bytes, BODY_WAIT_MS, signal))) {
@@ -404,4 +409,9 @@ function isCleanPath(url: string): boolean {
 /** A path segment name the apiserver accepts (not `.` or `..`, no `/` or `%`), printable ASCII only. */
 function plainName(name: string): boolean {
   return name !== '.' && name !== '..' && /^[\x21-\x24\x26-\x2e\x30-\x7e]+$/.test(name);
+}
+
+/** The answer with its state's proof age (protocol/proof-age.ts): every answer from a cache carries it. */
+function withProofAge(response: CachedResponse, ageMs: number): CachedResponse {
+  return { ...response, headers: { ...response.headers, [PROOF_AGE_HEADER]: formatProofAge(ageMs) } };
 }

@@ -12,6 +12,10 @@
  *
  * A watch that asks for cached answers only (a pool follower's, protocol/pool-protocol.ts) starts
  * only while the cache's upstream watch is open, ends when it closes, and gets heartbeats.
+ *
+ * The head tells a proxy in front how old the cache's proof is, and at which RV the watch
+ * opened (protocol/proof-age.ts: the events up to it are as old as that proof); a watch that asks
+ * gets its bookmarks' proof ages too.
  */
 import type { ServerResponse } from 'node:http';
 import type { CacheDelegator, Decision } from '../../cache/delegator.ts';
@@ -22,6 +26,7 @@ import { HTTP_CHUNKED } from './http-chunked.ts';
 import type { ListOptions } from '../../request/list-options.ts';
 import { tooOldResourceVersion } from '../../kube/status.ts';
 import { LEADER_HEARTBEAT_MS } from '../../protocol/pool-protocol.ts';
+import { PROOF_AGE_HEADER, PROOF_RESOURCE_VERSION_HEADER, formatProofAge } from '../../protocol/proof-age.ts';
 
 /**
  * --min-request-timeout (1800 s): the apiserver times a watch without timeoutSeconds out after
@@ -45,6 +50,8 @@ export interface WatchContext {
   readonly representation?: WatchRepresentation;
   /** `Cache-Control: only-if-cached`: from a cache whose upstream watch is open, and for no longer. */
   readonly onlyIfCached?: boolean;
+  /** The request asked for its bookmarks' proof ages (protocol/proof-age.ts asksProofAges). */
+  readonly proofAges?: boolean;
 }
 
 /** serveWatch's timeout: timeoutSeconds, or the random default when it is absent or 0. */
@@ -69,6 +76,9 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   // Set, not given to writeHead, so that res.getHeader reads them (the answers' metric counts by Content-Type).
   for (const [name, value] of Object.entries(WATCH_HEADERS)) res.setHeader(name, value);
   if (contentType !== undefined) res.setHeader('content-type', contentType);
+  // Read in the turn the watch starts in (below): the state its initial events are taken from.
+  res.setHeader(PROOF_AGE_HEADER, formatProofAge(delegator.proofAgeMs()));
+  res.setHeader(PROOF_RESOURCE_VERSION_HEADER, String(cache.resourceVersion() ?? 0n));
   res.writeHead(200);
   res.flushHeaders();
   // HOT PATH: the stream stays chunked, as the apiserver's, but the chunks are built once per
@@ -86,6 +96,7 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
     ...(chunked ? { encoding: HTTP_CHUNKED } : {}),
     ...(ctx.representation === undefined ? {} : { representation: ctx.representation }),
     ...(onlyIfCached ? { endsWithUpstream: true, heartbeatMs: LEADER_HEARTBEAT_MS } : {}),
+    ...(ctx.proofAges === true ? { proofAges: true } : {}),
   });
   if (start.kind === 'too-old') {
     // The Status without its trailing newline is the event's object.

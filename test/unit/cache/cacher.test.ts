@@ -16,6 +16,7 @@ import type { KubeObject } from '../../../src/informer/object.ts';
 import { decodeObject } from '../../../src/informer/object.ts';
 import type { ReflectorStore } from '../../../src/informer/store.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
+import { PROOF_AGE_ANNOTATION } from '../../../src/protocol/proof-age.ts';
 
 function cm(namespace: string, name: string, rv: number, labels: Record<string, string> = {}, size = 0): KubeObject {
   const data = size > 0 ? { blob: 'x'.repeat(size) } : undefined;
@@ -418,4 +419,25 @@ test('cacher: the distinct selections its watches hold are counted, with what th
   await flush();
   assert.equal(filters, 0);
   assert.equal(bytes, 0);
+});
+
+test("cacher: a watch that asks gets each bookmark with its RV's proof age when written; the others get the apiserver's bytes", async () => {
+  const h = harness();
+  h.store.replace([], '10');
+  const listedAt = h.clock.now();
+  const aged = watch(h, { timeoutMs: 10_000, allowWatchBookmarks: true, proofAges: true });
+  const plain = watch(h, { timeoutMs: 10_000, allowWatchBookmarks: true });
+  // The upstream watch moved the cache's RV (as of its arrival), 1.5 s before the early pre-timeout bookmark (at 6.5 s).
+  h.clock.step(5_000);
+  h.store.updateResourceVersion?.('20');
+  assert.equal(h.cache.lastProgressAt(), listedAt + 5_000);
+  h.clock.step(3_000);
+  await flush();
+  const bookmarkObject = (text: string): { metadata: { resourceVersion: string; annotations?: Record<string, string> } } =>
+    (JSON.parse(text.trim()) as { object: { metadata: { resourceVersion: string; annotations?: Record<string, string> } } }).object;
+  assert.deepEqual(bookmarkObject(aged.text()).metadata, {
+    resourceVersion: '20',
+    annotations: { [PROOF_AGE_ANNOTATION]: '1500' },
+  });
+  assert.equal(plain.text(), '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"20"}}}\n');
 });

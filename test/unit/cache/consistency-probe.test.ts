@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { MATCH_NOTHING, PROBE_NAME, PROBE_NAMESPACE, newConsistencyProbe } from '../../../src/cache/consistency-probe.ts';
 import type { UpstreamResponse } from '../../../src/upstream/client.ts';
 import { isConsistencyProbe, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import { PROOF_AGE_HEADER } from '../../../src/protocol/proof-age.ts';
 
 /** Probes out at once per type (consistency-probe.ts). */
 const MAX_PROBES_IN_FLIGHT = 1;
@@ -86,4 +87,16 @@ test('consistency probe: a refusal or an answer without an RV is a failed probe 
   answer = listAt(7);
   assert.equal(await probe.currentResourceVersion(), 7n, 'the next probe is asked anew');
   assert.equal(probe.sent(), 3);
+});
+
+test("consistency probe: an upstream proxy's answer carries its proof age (0 from the apiserver); an unreadable age proves nothing", async () => {
+  let answer: UpstreamResponse = listAt(7);
+  const upstream = newFakeUpstream({ respond: () => answer });
+  const probe = newConsistencyProbe(upstream.client, { group: '', version: 'v1', resource: 'configmaps', namespaced: true });
+  assert.deepEqual(await probe.current(), { resourceVersion: 7n, proofAgeMs: 0 }, "the apiserver's: fresh");
+  answer = { ...listAt(8), headers: { [PROOF_AGE_HEADER]: '2500' } };
+  assert.deepEqual(await probe.current(), { resourceVersion: 8n, proofAgeMs: 2500 });
+  assert.equal(await probe.currentResourceVersion(), 8n);
+  answer = { ...listAt(9), headers: { [PROOF_AGE_HEADER]: 'soon' } };
+  assert.deepEqual(await probe.current(), { resourceVersion: 9n, proofAgeMs: Number.POSITIVE_INFINITY });
 });

@@ -14,6 +14,7 @@ import { FakeClock } from '../../helpers/fake-clock.ts';
 import type { FakeWatchStream } from '../../helpers/fake-upstream-client.ts';
 import { isConsistencyProbe, listAt, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { CONFIGMAPS } from '../../helpers/resource-specs.ts';
+import { PROOF_AGE_ANNOTATION, PROOF_AGE_HEADER } from '../../../src/protocol/proof-age.ts';
 
 function cm(name: string, rv: number): KubeObject {
   return decodeObject(
@@ -21,8 +22,12 @@ function cm(name: string, rv: number): KubeObject {
   );
 }
 
-function bookmark(rv: number, initialEventsEnd = false): string {
-  const annotations = initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {};
+function bookmark(rv: number, initialEventsEnd = false, proofAgeMs?: number): string {
+  const annotations = initialEventsEnd
+    ? { annotations: { 'k8s.io/initial-events-end': 'true' } }
+    : proofAgeMs === undefined
+      ? {}
+      : { annotations: { [PROOF_AGE_ANNOTATION]: String(proofAgeMs) } };
   return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv), ...annotations } } })}\n`;
 }
 
@@ -45,8 +50,8 @@ interface Rig {
 
 interface HeldProbe {
   readonly path: string;
-  /** The apiserver answers: its current RV. */
-  answer(rv: number): void;
+  /** The apiserver answers: its current RV; or an upstream proxy, from a cache whose proof is `proofAgeMs` old. */
+  answer(rv: number, proofAgeMs?: number): void;
   aborted(): boolean;
 }
 
@@ -84,8 +89,9 @@ function rig(rv: number): Rig {
         assert.ok(isConsistencyProbe(request.path), `only probes are LISTs here: ${request.path}`);
         probes.put({
           path: request.path,
-          answer: (at) => {
-            resolve(listAt(at));
+          answer: (at, proofAgeMs) => {
+            const list = listAt(at);
+            resolve(proofAgeMs === undefined ? list : { ...list, headers: { [PROOF_AGE_HEADER]: String(proofAgeMs) } });
           },
           aborted: () => request.signal?.aborted === true,
         });
@@ -195,4 +201,33 @@ test('freshness proof: an apiserver that does not answer fails it after PROOF_TI
   assert.ok(held.aborted(), 'the probe it waited for is cancelled at its own timeout');
   cache.store.watchConnected?.(false);
   assert.deepEqual(await proof.run(), { kind: 'failed', reason: 'not-watching' });
+});
+
+test("freshness proof: through an upstream proxy, the probe's answer proves the cache only as of (asked - its proof age)", async () => {
+  const { cache, clock, proof, nextProbe } = rig(50);
+  clock.step(30_000);
+  const askedAt = clock.now();
+  const result = proof.run();
+  (await nextProbe()).answer(50, 7_000);
+  assert.deepEqual(await result, { kind: 'proven', resourceVersion: 50n, consistentResourceVersion: 50n, askedAt: askedAt - 7_000 });
+  assert.equal(cache.lastProgressAt(), askedAt - 7_000, "as old as the upstream proxy's proof");
+  // An older proof never moves the cache's progress back.
+  const older = proof.run();
+  (await nextProbe()).answer(50, 20_000);
+  assert.equal((await older).kind, 'proven');
+  assert.equal(cache.lastProgressAt(), askedAt - 7_000);
+});
+
+test("freshness proof: through an upstream proxy, the probe watch's bookmark proves its RV only as of its own proof age", async () => {
+  const { cache, clock, proof, nextWatch, nextProbe } = rig(50);
+  clock.step(30_000);
+  const askedAt = clock.now();
+  const result = proof.run();
+  (await nextProbe()).answer(90, 1_000);
+  const probe = await nextWatch();
+  clock.step(1_000);
+  probe.write(bookmark(93, false, 6_000));
+  assert.deepEqual(await result, { kind: 'proven', resourceVersion: 93n, consistentResourceVersion: 90n, askedAt: askedAt - 5_000 });
+  assert.equal(cache.resourceVersion(), 93n);
+  assert.equal(cache.lastProgressAt(), askedAt - 5_000, "the bookmark's proof, older than the probe's");
 });

@@ -94,3 +94,84 @@ test('watch cache: lastProgressAt moves with every change and bookmark', () => {
   store.updateResourceVersion?.('9');
   assert.equal(cache.lastProgressAt(), start + 6000);
 });
+
+test("watch cache: an upstream proxy's proof time (store.provenAt) is the progress of what follows, never later than arrival, never backwards", () => {
+  const { cache, store, clock } = cacheWithStore();
+  clock.step(60_000);
+  const listedAt = clock.now();
+  // The first list from an upstream proxy whose proof is 8 s old: older than the cache's creation.
+  store.provenAt?.(listedAt - 8_000);
+  store.replace([], '5');
+  assert.equal(cache.lastProgressAt(), listedAt - 8_000, 'the first list is as old as its proof');
+  clock.step(1_000);
+  store.provenAt?.(clock.now() - 3_000);
+  store.add(cm('a', 'x', 6));
+  assert.equal(cache.lastProgressAt(), listedAt - 2_000, 'a replayed event: as of its proof');
+  // An older proof never moves it back.
+  store.provenAt?.(listedAt - 20_000);
+  store.updateResourceVersion?.('7');
+  assert.equal(cache.resourceVersion(), 7n, 'the state still moves');
+  assert.equal(cache.lastProgressAt(), listedAt - 2_000, 'never backwards');
+  // A proof time in the future (another clock) counts as the arrival at most.
+  store.provenAt?.(clock.now() + 5_000);
+  store.add(cm('a', 'y', 8));
+  assert.equal(cache.lastProgressAt(), clock.now());
+  // Told undefined: as of arrival again (a live event, the apiserver).
+  clock.step(2_000);
+  store.provenAt?.(undefined);
+  store.update(cm('a', 'y', 9));
+  assert.equal(cache.lastProgressAt(), clock.now());
+  // A freshness proof through an upstream proxy (askedAt - age) is a max too.
+  cache.proven(9n, clock.now() - 10_000);
+  assert.equal(cache.lastProgressAt(), clock.now());
+});
+
+test("watch cache: a bookmark for a watch that asks carries its RV's proof age; other watches get the apiserver's bytes", () => {
+  const { cache, store } = cacheWithStore();
+  store.replace([], '5');
+  const plain = cache.bookmarkFrame(5n, false).toString();
+  assert.equal(plain, '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}\n');
+  assert.equal(
+    cache.bookmarkFrame(5n, false, 1234.2).toString(),
+    '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"5","annotations":{"kube-cache-proxy.io/proof-age-ms":"1235"}}}}\n',
+  );
+  assert.equal(
+    cache.bookmarkFrame(7n, true, 0).toString(),
+    '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true","kube-cache-proxy.io/proof-age-ms":"0"}}}}\n',
+  );
+  // A learned template (the apiserver's own bookmark, or an upstream proxy's aged one) keeps no annotation of its own.
+  store.observeBookmark?.(
+    Buffer.from(
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"3","annotations":{"kube-cache-proxy.io/proof-age-ms":"9"}}}',
+    ),
+  );
+  assert.equal(cache.bookmarkFrame(5n, false).toString(), plain);
+});
+
+test('watch cache: behind what a probe showed the upstream held, what the watch brings is late: no progress until it reaches it, then as of the probe', () => {
+  const { cache, store, clock } = cacheWithStore();
+  store.replace([], '10');
+  const listedAt = clock.now();
+  clock.step(2_000);
+  const probedAt = clock.now();
+  cache.upstreamAt(20n, probedAt);
+  cache.upstreamAt(15n, probedAt + 1);
+  // A link that stalled delivers what it held, long after.
+  clock.step(20_000);
+  store.add(cm('a', 'x', 12));
+  store.updateResourceVersion?.('19');
+  assert.equal(cache.resourceVersion(), 19n);
+  assert.equal(cache.lastProgressAt(), listedAt, 'late: no progress');
+  store.update(cm('a', 'x', 20));
+  assert.equal(cache.lastProgressAt(), probedAt, 'reaching it: as of the probe, not of its arrival');
+  clock.step(1_000);
+  store.update(cm('a', 'x', 21));
+  assert.equal(cache.lastProgressAt(), clock.now(), 'past it: as of its arrival again');
+  // An answer the cache has already reached says nothing; a proof past it clears it.
+  cache.upstreamAt(21n, clock.now());
+  cache.upstreamAt(30n, clock.now());
+  cache.proven(30n, clock.now());
+  clock.step(1_000);
+  store.update(cm('a', 'x', 31));
+  assert.equal(cache.lastProgressAt(), clock.now());
+});

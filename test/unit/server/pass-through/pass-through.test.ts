@@ -12,6 +12,12 @@ import {
   responseHeadersForClient,
   tap,
 } from '../../../../src/server/pass-through/pass-through.ts';
+import {
+  PROOF_AGES_BOOKMARKS,
+  PROOF_AGES_REQUEST_HEADER,
+  PROOF_AGE_HEADER,
+  PROOF_RESOURCE_VERSION_HEADER,
+} from '../../../../src/protocol/proof-age.ts';
 
 const TOKEN_PROTOCOL = 'base64url.bearer.authorization.k8s.io.c2VjcmV0';
 
@@ -142,4 +148,19 @@ test('tap: the whole body up to maxBytes, or nothing; in head mode its first max
   assert.equal(await tapped(['abc', 'def', 'ghi'], 5, true), 'abcde');
   assert.equal(await tapped(['abc', 'def'], 6, true), 'abcdef');
   assert.equal(await tapped(['ab'], 6, true), 'ab');
+});
+
+test("pass-through: an upstream proxy's proof age goes on to the client as it came, and a watch's request for bookmark ages goes upstream", () => {
+  const out = responseHeadersForClient({
+    'content-type': 'application/json',
+    [PROOF_AGE_HEADER]: '1234',
+    [PROOF_RESOURCE_VERSION_HEADER]: '42',
+  });
+  assert.equal(out[PROOF_AGE_HEADER], '1234', "a further proxy's answer keeps its age: the client counts it as old as it is");
+  assert.equal(out[PROOF_RESOURCE_VERSION_HEADER], '42');
+  assert.equal(responseHeadersForClient({ 'content-type': 'application/json' })[PROOF_AGE_HEADER], undefined, "the apiserver's: none");
+  assert.equal(
+    requestHeadersForUpstream({ [PROOF_AGES_REQUEST_HEADER]: PROOF_AGES_BOOKMARKS })[PROOF_AGES_REQUEST_HEADER],
+    PROOF_AGES_BOOKMARKS,
+  );
 });

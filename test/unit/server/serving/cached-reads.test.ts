@@ -25,6 +25,8 @@ import { isConsistencyProbe, jsonResponse, listAt, newFakeUpstream } from '../..
 import { CONFIGMAPS } from '../../../helpers/resource-specs.ts';
 import { recordProofOutcomes } from '../../../helpers/proof-outcomes.ts';
 import type { PassReason } from '../../../../src/cache/pass-reason.ts';
+import { PROOF_AGE_HEADER, parseProofAge } from '../../../../src/protocol/proof-age.ts';
+import { realClock } from '../../../../src/clock/clock.ts';
 
 function configMap(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
   const json = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace, resourceVersion: '5', labels } };
@@ -69,6 +71,7 @@ function fakeCache(objects: KubeObject[], rv: bigint, spec: CachedResourceSpec =
     indexed: () => undefined,
     lastProgressAt: () => cache.progressAt,
     lastChangeAt: () => cache.changeAt,
+    upstreamAt: () => undefined,
     proven: (rv, at) => {
       if (rv > cache.rv) cache.rv = rv;
       if (at > cache.progressAt) cache.progressAt = at;
@@ -755,4 +758,22 @@ test('cached reads, memory: a body that finds no room waits for it, first come f
   assert.equal(whole?.length, wholeSize);
   assert.equal(shared?.length, wholeSize);
   assert.equal(roomy.bodies.used(), wholeSize);
+});
+
+test('cached reads: every answer from a cache carries its proof age, for a proxy in front (protocol/proof-age.ts)', async () => {
+  const cache = fakeCache([configMap('a', 'x')], 10n);
+  cache.progressAt = realClock.now() - 4_000;
+  const { serve } = readsOver(cache, '10');
+  for (const url of [
+    '/api/v1/configmaps?resourceVersion=0',
+    '/api/v1/configmaps',
+    '/api/v1/namespaces/a/configmaps/x',
+    '/api/v1/namespaces/a/configmaps/y',
+  ]) {
+    const res = await serve(url);
+    assert.ok(res !== undefined, `${url}: from the cache`);
+    res.written?.(true);
+    const age = parseProofAge(res.headers[PROOF_AGE_HEADER]);
+    assert.ok(age !== undefined && age >= 4_000 && age < 5_000, `${url}: ${String(age)}`);
+  }
 });

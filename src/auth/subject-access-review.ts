@@ -14,6 +14,7 @@ import type { FieldRequirement } from '../selector/field-selector.ts';
 import type { LabelRequirement } from '../selector/label-selector.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { jsonValueBytes, newDecisionCache } from './decision-cache.ts';
+import { objectMembers } from '../json/json-scan.ts';
 import type { RequestAttributes } from './user-info.ts';
 
 export const DEFAULT_ALLOWED_TTL_MS = 5 * 60_000;
@@ -146,16 +147,26 @@ export function newSubjectAccessReviewAuthorizer(options: AuthorizerOptions): Au
   const inFlight = new Map<string, Promise<Decision>>();
   let reviews = 0;
 
-  const review = async (spec: Record<string, unknown>): Promise<Decision> => {
+  /**
+   * `specJson` is the spec as JSON (the cache key): the request body is built around it, and of
+   * the answer only `status` is parsed, since the apiserver echoes the spec (whose namespace and
+   * name may each be up to a request head long: copies of them are what a hostile client's
+   * reviews would cost, in the large-object space a full collection sweeps).
+   */
+  const review = async (specJson: string): Promise<Decision> => {
     reviews++;
     const res = await options.client.request({
       method: 'POST',
       path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec }),
+      body: `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":${specJson}}`,
     });
     if (res.statusCode !== 201 && res.statusCode !== 200) throw new Error(`SubjectAccessReview answered ${String(res.statusCode)}`);
-    const status = (JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; denied?: boolean; reason?: string } }).status;
+    const span = objectMembers(res.body).get('status');
+    const status =
+      span === undefined
+        ? undefined
+        : (JSON.parse(res.body.toString('utf8', span.start, span.end)) as { allowed?: boolean; denied?: boolean; reason?: string });
     // Allowed and denied both set is the webhook's error case: a denial.
     const allowed = status?.allowed === true && status.denied !== true;
     return { allowed, reason: status?.reason ?? '' };
@@ -171,7 +182,7 @@ export function newSubjectAccessReviewAuthorizer(options: AuthorizerOptions): Au
       if (kept !== undefined) return Promise.resolve(kept);
       let pending = inFlight.get(key);
       if (pending === undefined) {
-        pending = review(spec).then((decision) => {
+        pending = review(key).then((decision) => {
           cache.set(key, decision, decision.allowed ? allowedTtl : deniedTtl);
           return decision;
         });

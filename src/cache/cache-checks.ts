@@ -82,8 +82,10 @@ export function cacheStatus(
   }
   const objects = cache.current().size;
   const resourceVersion = String(cache.resourceVersion() ?? '');
-  const heardAgoMs = Math.max(0, now - cache.lastProgressAt());
-  const heard = `heard from ${String(Math.round(heardAgoMs / 1000))} s ago`;
+  const last = cache.lastProgressAt();
+  // None yet: a cache restored from a saved state, until a bookmark or a proof shows it current.
+  const heardAgoMs = Number.isFinite(last) ? Math.max(0, now - last) : undefined;
+  const heard = heardAgoMs === undefined ? 'not proven current yet' : `heard from ${String(Math.round(heardAgoMs / 1000))} s ago`;
   const held = `${String(objects)} objects at RV ${resourceVersion}`;
   const watching = cache.watching();
   const state = watching ? `watching, ${held}, ${heard}` : `upstream watch down (its reads pass through), ${held}, ${heard}`;

@@ -377,7 +377,10 @@ class Delegator implements CacheDelegator {
     }
     // The watch may have broken while this read waited.
     if (!cache.watching()) return this.#pass('not-watching');
-    this.#metrics.staleness(Math.max(0, this.#clock.now() - cache.lastProgressAt()) / 1000);
+    // Never infinite here (a cache with no proof yet is not served as most recent), but a +Inf
+    // observation would stay in the histogram's sum for good.
+    const heard = cache.lastProgressAt();
+    if (Number.isFinite(heard)) this.#metrics.staleness(Math.max(0, this.#clock.now() - heard) / 1000);
     return 'cache';
   }
 

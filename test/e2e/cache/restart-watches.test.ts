@@ -7,8 +7,6 @@
  * apiserver_longrunning_requests counts this proxy's watches and the clients' only.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +18,7 @@ import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { buildGoClient } from '../../helpers/go-client.ts';
+import { startDynamicInformer } from '../../helpers/dynamic-informer.ts';
 import type { Meta } from '../../helpers/kube.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
@@ -36,47 +35,6 @@ const INFORMERS = 5;
  * watch of theirs reaches the apiserver meanwhile, which the pass-through count proves.
  */
 const BACK_WITHIN_MS = 120_000;
-
-interface Informer {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly synced: Promise<void>;
-  stderr(): string;
-  /** Ends it (stdin closed) and resolves its store: namespace/name → RV. */
-  finish(): Promise<{ store: Map<string, string> }>;
-}
-
-function startInformer(binary: string, kubeconfig: string, resource: string, ns: string): Informer {
-  const child = spawn(binary, [`--kubeconfig=${kubeconfig}`, '--mode=dynamic-informer', `--resource=${resource}`, `--namespace=${ns}`]);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const synced = new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (/^synced$/m.test(stderr)) resolve();
-    });
-    void exited.then((code) => {
-      reject(new Error(`goclient exited ${String(code)} before it synced: ${stderr}`));
-    });
-  });
-  return {
-    child,
-    synced,
-    stderr: () => stderr,
-    async finish() {
-      child.stdin.end();
-      const code = await exited;
-      assert.equal(code, 0, `goclient: ${stderr}`);
-      const store = new Map<string, string>();
-      for (const line of stdout.trim().split('\n')) {
-        const [key = '', value = ''] = line.split(' ');
-        if (key !== 'watch-errors') store.set(key, value);
-      }
-      return { store };
-    },
-  };
-}
 
 test(
   'a proxy killed and restarted: 5 client-go informers re-watch through it, none stays at the apiserver, and each ends with the apiserver state',
@@ -126,7 +84,7 @@ test(
     writeFileSync(kubeconfig, anonymousKubeconfig(url));
     const binary = await buildGoClient();
     const informers = Array.from({ length: INFORMERS }, () =>
-      startInformer(binary, kubeconfig, `${crd.group}/${crd.version}/${crd.plural}`, ns),
+      startDynamicInformer(binary, kubeconfig, `${crd.group}/${crd.version}/${crd.plural}`, ns),
     );
     t.after(() => {
       for (const informer of informers) informer.child.kill();

@@ -10,8 +10,6 @@
  * The type is a CRD of the test's own, so that the apiserver's request counts are this test's.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +22,7 @@ import { spawnCli } from '../../helpers/cli.ts';
 import { testNamespace, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { buildGoClient } from '../../helpers/go-client.ts';
+import { startDynamicInformer } from '../../helpers/dynamic-informer.ts';
 import type { TestCrd } from '../../helpers/kube.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { metricSum } from '../../helpers/metrics-text.ts';
@@ -34,34 +33,6 @@ const shared = useSharedAdmin();
 const INFORMERS = 3;
 /** client-go's reflector backs off up to 30 s (with jitter) while the proxy is down (restart-watches.test.ts). */
 const BACK_WITHIN_MS = 120_000;
-
-interface Informer {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly synced: Promise<void>;
-  /** Its handler calls since it synced: `TYPE namespace/name rv` lines. */
-  events(): string[];
-  stderr(): string;
-}
-
-function startInformer(binary: string, kubeconfig: string, resource: string, ns: string): Informer {
-  const child = spawn(binary, [`--kubeconfig=${kubeconfig}`, '--mode=dynamic-informer', `--resource=${resource}`, `--namespace=${ns}`]);
-  let stderr = '';
-  const synced = new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (/^synced$/m.test(stderr)) resolve();
-    });
-    child.on('close', (code) => {
-      reject(new Error(`goclient exited ${String(code)} before it synced: ${stderr}`));
-    });
-  });
-  return {
-    child,
-    synced,
-    stderr: () => stderr,
-    events: () => stderr.split('\n').filter((line) => /^(ADDED|MODIFIED|DELETED) /.test(line)),
-  };
-}
 
 interface Setup {
   readonly ns: string;
@@ -158,9 +129,9 @@ test(
     writeFileSync(kubeconfig, anonymousKubeconfig(s.url));
     const gvr = `${s.crd.group}/${s.crd.version}/${s.crd.plural}`;
     // The reference: an informer on the apiserver itself, never interrupted.
-    const reference = startInformer(binary, shared.cp.kubeconfig, gvr, s.ns);
+    const reference = startDynamicInformer(binary, shared.cp.kubeconfig, gvr, s.ns);
     let proxy = await s.startProxy();
-    const informers = Array.from({ length: INFORMERS }, () => startInformer(binary, kubeconfig, gvr, s.ns));
+    const informers = Array.from({ length: INFORMERS }, () => startDynamicInformer(binary, kubeconfig, gvr, s.ns));
     t.after(() => {
       for (const informer of [reference, ...informers]) informer.child.kill();
     });

@@ -119,7 +119,7 @@ async function terminate(proxy: RunningCli): Promise<void> {
 }
 
 test(
-  '--state-dir: a proxy stopped while its type changes comes back without a LIST, serves RV=0 at once, and its client-go informers resume with no event lost or repeated',
+  '--state-dir: a proxy stopped while its type changes comes back without a LIST, serves RV=0 from the restored state once ready, and its client-go informers resume with no event lost or repeated',
   { timeout: 240_000 },
   async (t) => {
     const s = await setUp(t);
@@ -151,12 +151,15 @@ test(
 
     const spawned = performance.now();
     proxy = await s.startProxy();
+    // Serving starts before the caches do (discovery, the restore); a read before /readyz would
+    // wait for its cache only COLD_READ_WAIT_MS and then pass through, as a rollout never sends one.
+    await eventually('the restored cache to be ready', async () => (await request(`${s.url}/readyz`)).statusCode === 200);
     const zero = await request(`${s.url}${s.collection}?resourceVersion=0`);
     const zeroAfterMs = performance.now() - spawned;
     assert.equal(zero.statusCode, 200);
     const items = ((await zero.body.json()) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
     assert.ok(items.includes('before-4'), `the restored state answers RV=0: ${items.join(',')}`);
-    t.diagnostic(`RV=0 LIST answered ${zeroAfterMs.toFixed(0)} ms after the restarted process was spawned`);
+    t.diagnostic(`ready and an RV=0 LIST answered ${zeroAfterMs.toFixed(0)} ms after the restarted process was spawned`);
     assert.match(proxy.output(), /restored the saved state at resourceVersion \d+: 5 objects/);
 
     await s.write('POST', 'after-restart');
@@ -181,7 +184,10 @@ test(
     assert.equal(
       metricSum(metrics, 'kube_cache_proxy_pass_through_total', { resource: s.resource }),
       0,
-      'no read of the type passed through',
+      `no read of the type passed through: ${metrics
+        .split('\n')
+        .filter((line) => line.startsWith('kube_cache_proxy_pass_through_total{'))
+        .join('; ')}\n${proxy.output()}`,
     );
     await eventually('the reference informer to see the last write', () =>
       reference.events().some((line) => line.startsWith(`ADDED ${s.ns}/last `)),

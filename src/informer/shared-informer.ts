@@ -231,6 +231,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         updateResourceVersion: (rv) => {
           this.#observe((observer) => observer.updateResourceVersion?.(rv));
           store?.updateResourceVersion?.(rv);
+          this.#advanceStoreResourceVersion();
         },
         watchConnected: (connected) => {
           this.#observe((observer) => observer.watchConnected?.(connected));
@@ -426,12 +427,28 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         await fifo.pop((deltas, isInInitialList) => {
           this.#handleDeltas(deltas, isInInitialList);
         });
+        this.#advanceStoreResourceVersion();
       } catch (error) {
         if (error instanceof FifoClosedError) return;
         this.#log('warn', `${this.name}: processing deltas failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       this.#notifyIfSynced();
     }
+  }
+
+  /**
+   * FIFO mode: the Indexer's resourceVersion (client-go Store.LastStoreSyncResourceVersion, fed by
+   * Bookmark deltas through the FIFO, store.go and controller.go processDeltas) moves to the
+   * reflector's last one whenever nothing is queued between them: every change up to it is then
+   * in the Indexer and none after it (the reflector records an RV only after queueing its
+   * change). The DeltaFIFO orders by key, not by RV, so an applied object's RV alone would claim
+   * too much. Synchronous.
+   */
+  #advanceStoreResourceVersion(): void {
+    const fifo = this.#fifo;
+    if (fifo === undefined || this.#indexer === undefined || !fifo.hasSynced() || fifo.len() > 0) return;
+    const rv = this.#reflector.lastSyncResourceVersion();
+    if (rv !== '') this.#indexer.updateResourceVersion?.(rv);
   }
 
   /** Calls each store observer, guarded: an observer's failure must not end the reflector's watch. */

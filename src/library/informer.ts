@@ -39,6 +39,7 @@ export type { DeletedFinalStateUnknown, ObjectWithMetadata } from './keys.ts';
 export { clientNodeDecoder, clientNodeModel, jsonDecoder } from './object-decoder.ts';
 export type { ObjectDecoder } from './object-decoder.ts';
 export type { InformerFactorySettings, InformerForOptions, InformerLog, InformerRequest, SharedInformerFactory } from './typed-factory.ts';
+export { compareResourceVersion, InvalidResourceVersionError } from './resource-version.ts';
 export { transformStripManagedFields } from './transform.ts';
 export type { TransformFunc } from './transform.ts';
 export type { IndexFunc, Indexer, Indexers } from './typed-indexer.ts';

@@ -40,6 +40,14 @@ export interface Indexer<T> {
   listIndexFuncValues(indexName: string): string[];
   /** Number of objects held. */
   len(): number;
+  /**
+   * client-go Store.LastStoreSyncResourceVersion: a resourceVersion this Indexer holds every
+   * change up to (events and bookmarks alike), '' before the first list is in. For
+   * read-your-writes: once `compareResourceVersion(indexer.lastStoreSyncResourceVersion(), rv)` is
+   * not negative, reads show the write that returned `rv` (or a later state). It moves whenever
+   * the informer's queue is drained (the bookmarks of a quiet watch move it too).
+   */
+  lastStoreSyncResourceVersion(): string;
 }
 
 /** The typed, read-only view of an informer's Indexer. */
@@ -57,6 +65,7 @@ export function newTypedIndexer<T extends KubernetesObject>(indexer: CachedIndex
     indexKeys: (indexName, indexedValue) => indexer.indexKeys(indexName, indexedValue),
     listIndexFuncValues: (indexName) => indexer.listIndexFuncValues(indexName),
     len: () => indexer.size(),
+    lastStoreSyncResourceVersion: () => indexer.resourceVersion(),
   };
 }
 

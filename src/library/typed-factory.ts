@@ -31,6 +31,15 @@ export interface InformerRequest {
   readonly fieldSelector?: string;
 }
 
+/**
+ * An InformerRequest that may carry the type of its objects: a typed resource (`pods`, from
+ * resources.ts, or typedResource), possibly with a namespace or selectors spread in.
+ */
+export interface TypedInformerRequest<T> extends InformerRequest {
+  /** Never set: the objects' type for the compiler (Resource.objectType), inferred by informerFor. */
+  readonly objectType?: T;
+}
+
 /** Options of informerFor: how the informer's objects are made, given by the request that creates it. */
 export interface InformerForOptions<T> {
   /** How cached objects become the caller's. Default: clientNodeDecoder (client-node's models). */
@@ -70,10 +79,13 @@ export interface SharedInformerFactory {
   /**
    * The informer of `request`'s scope, created (not started) at the first request of that scope;
    * later requests of the same scope get the same informer, whatever they pass as options.
-   * `T` is the caller's type of the objects (e.g. V1Pod for `pods`), as client-node's makeInformer<T>.
+   * `T` is the type of the objects: inferred from a typed resource (`informerFor(pods)` is a
+   * SharedIndexInformer<V1Pod>; `informerFor({ ...pods, namespace: 'a' })` too), or named by the
+   * caller for a plain group/version/resource (`informerFor<V1Pod>({ version: 'v1', resource: 'pods' })`),
+   * as client-node's makeInformer<T>.
    */
   informerFor<T extends KubernetesObject = KubernetesObject>(
-    request: InformerRequest,
+    request: TypedInformerRequest<T>,
     options?: InformerForOptions<T>,
   ): SharedIndexInformer<T>;
   /**
@@ -116,7 +128,7 @@ export function newTypedInformerFactory(
   };
 
   return {
-    informerFor<T extends KubernetesObject = KubernetesObject>(request: InformerRequest, options: InformerForOptions<T> = {}) {
+    informerFor<T extends KubernetesObject = KubernetesObject>(request: TypedInformerRequest<T>, options: InformerForOptions<T> = {}) {
       if (shuttingDown !== undefined) throw new Error('the informer factory is shut down');
       const namespace = request.namespace ?? settings.namespace;
       const scope: ResourceScope = {

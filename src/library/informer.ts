@@ -46,6 +46,8 @@ export type {
   SharedInformerFactory,
   TypedInformerRequest,
 } from './typed-factory.ts';
+export { PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT } from './metadata.ts';
+export type { V1PartialObjectMetadata } from './metadata.ts';
 export { typedResource } from './resource.ts';
 export type { Resource } from './resource.ts';
 export * from './resources.ts';

@@ -14,6 +14,7 @@ import type { V1PartialObjectMetadata } from './metadata.ts';
 import { metadataClient } from './metadata.ts';
 import type { ObjectDecoder } from './object-decoder.ts';
 import { clientNodeDecoder } from './object-decoder.ts';
+import { copyingReader, sharingReader } from './object-reader.ts';
 import type { SharedIndexInformer, TypedInformer } from './typed-informer.ts';
 import { newTypedInformer } from './typed-informer.ts';
 
@@ -46,6 +47,15 @@ export interface TypedInformerRequest<T> extends InformerRequest {
 export interface InformerForOptions<T> {
   /** How cached objects become the caller's. Default: clientNodeDecoder (client-node's models). */
   readonly decode?: ObjectDecoder<T>;
+  /**
+   * Cheap reads (src/library/object-reader.ts): each stored version of an object is decoded once,
+   * at its first read or notification, and that one object, deeply frozen, is what every read
+   * (getByKey, list, byIndex) and every handler gets until the object changes; read-only, as
+   * client-go's cache objects are (a change throws). Costs the decoded objects' memory for the
+   * objects read (docs/informer.md states it). Default false: each read decodes a copy of the
+   * caller's own.
+   */
+  readonly cacheDecoded?: boolean;
 }
 
 /**
@@ -148,7 +158,7 @@ export function newTypedInformerFactory(
     from: CachedFactory,
     prefix: string,
     request: InformerRequest,
-    decode: ObjectDecoder<KubernetesObject> | undefined,
+    options: InformerForOptions<KubernetesObject>,
   ): TypedInformer<KubernetesObject> => {
     if (shuttingDown !== undefined) throw new Error('the informer factory is shut down');
     const namespace = request.namespace ?? settings.namespace;
@@ -165,7 +175,12 @@ export function newTypedInformerFactory(
     if (informer === undefined) {
       // client-go's factories index by namespace only; more indices are the caller's (addIndexers).
       const made = from.informerFor({ ...scope, indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc } });
-      informer = newTypedInformer<KubernetesObject>(made, decode ?? clientNodeDecoder, settings.log);
+      const decode = options.decode ?? clientNodeDecoder;
+      informer = newTypedInformer<KubernetesObject>(
+        made,
+        options.cacheDecoded === true ? sharingReader(decode) : copyingReader(decode),
+        settings.log,
+      );
       informers.set(key, informer);
     }
     return informer;
@@ -174,10 +189,10 @@ export function newTypedInformerFactory(
   return {
     informerFor<T extends KubernetesObject = KubernetesObject>(request: TypedInformerRequest<T>, options: InformerForOptions<T> = {}) {
       // The caller names the type of the scope's objects (or the typed resource does), as with client-node's makeInformer<T>.
-      return informerOf(cached, '', request, options.decode) as unknown as SharedIndexInformer<T>;
+      return informerOf(cached, '', request, options) as unknown as SharedIndexInformer<T>;
     },
     metadataInformerFor(request, options = {}) {
-      return informerOf(metadataCached, 'metadata|', request, options.decode);
+      return informerOf(metadataCached, 'metadata|', request, options);
     },
     start(signal) {
       if (shuttingDown !== undefined) return;

@@ -1,7 +1,8 @@
 /**
- * Leader election that returns to follower when a term ends, without a restart (client-go 1.37,
- * KEP-5366 graceful leader transition: the lock is released when the run's context ends, and the
- * same LeaderElector may Run again), against the real apiserver, in one process: a leader whose
+ * Leader election that returns to follower when a term ends, without a restart (KEP-5366,
+ * graceful leader transition: the Lease released when the run's context ends, ReleaseOnCancel,
+ * rather than an exit; and client-go's LeaderElector may Run again), against the real apiserver,
+ * in one process: a leader whose
  * term's signal aborts stops its guarded work, releases the Lease (another candidate takes over
  * at its next attempt, well within the lease duration), runs again in the same elector as a
  * follower of the new leader, and is elected again once that leader's own term ends.

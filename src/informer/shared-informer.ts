@@ -42,6 +42,12 @@ export interface SharedIndexInformer {
   getIndexer(): Indexer;
   /** What the informer holds: its Indexer, or in direct mode its store. */
   getStore(): KeyListerGetter & { size(): number };
+  /**
+   * client-go SetTransform: `transform` is applied to each object the reflector hands over,
+   * before anything stores, queues or observes it (controller.go newQueueFIFO: the FIFO's
+   * Transformer). Before run() only: throws once started. Must not throw.
+   */
+  setTransform(transform: ObjectTransform): void;
   /** Starts the reflector and the processing loop (once; later calls do nothing). */
   run(): void;
   /** Stops listing and watching; resolves when both loops have ended. */
@@ -76,6 +82,13 @@ export interface SharedIndexInformer {
    */
   onListAndWatchError(listener: (error: unknown) => void): () => void;
 }
+
+/**
+ * client-go TransformFunc over the cached form: the object to store in place of `obj`. Must keep
+ * its key (namespace and name) and should keep its resourceVersion: an update whose
+ * resourceVersion equals the stored one is taken for a resync (client-go's rule, #handleDeltas).
+ */
+export type ObjectTransform = (obj: KubeObject) => KubeObject;
 
 export interface SharedIndexInformerOptions {
   readonly name: string;
@@ -127,6 +140,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
   readonly #storeObservers = new Set<ReflectorStore>();
+  #transform: ObjectTransform | undefined;
   readonly #errorListeners = new Set<(error: unknown) => void>();
 
   constructor(options: SharedIndexInformerOptions) {
@@ -181,25 +195,30 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       listerWatcher: options.listerWatcher,
       // Store observers see each change first, in the watch's order (see addStoreObserver).
       store: {
-        add: (obj) => {
+        add: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.add(obj);
           });
           sink.add(obj);
         },
-        update: (obj) => {
+        update: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.update(obj);
           });
           sink.update(obj);
         },
-        delete: (obj) => {
+        delete: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.delete(obj);
           });
           sink.delete(obj);
         },
-        replace: (list, rv) => {
+        replace: (given, rv) => {
+          const transform = this.#transform;
+          const list = transform === undefined ? given : given.map(transform);
           this.#observe((observer) => {
             observer.replace(list, rv);
           });
@@ -212,6 +231,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         updateResourceVersion: (rv) => {
           this.#observe((observer) => observer.updateResourceVersion?.(rv));
           store?.updateResourceVersion?.(rv);
+          this.#advanceStoreResourceVersion();
         },
         watchConnected: (connected) => {
           this.#observe((observer) => observer.watchConnected?.(connected));
@@ -319,6 +339,16 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     return this.#store ?? this.getIndexer();
   }
 
+  setTransform(transform: ObjectTransform): void {
+    // shared_informer.go SetTransform: "informer has already started".
+    if (this.#started) throw new Error(`informer ${this.name} has already started: set its transform before run()`);
+    this.#transform = transform;
+  }
+
+  #transformed(obj: KubeObject): KubeObject {
+    return this.#transform === undefined ? obj : this.#transform(obj);
+  }
+
   run(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
@@ -397,12 +427,28 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
         await fifo.pop((deltas, isInInitialList) => {
           this.#handleDeltas(deltas, isInInitialList);
         });
+        this.#advanceStoreResourceVersion();
       } catch (error) {
         if (error instanceof FifoClosedError) return;
         this.#log('warn', `${this.name}: processing deltas failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       this.#notifyIfSynced();
     }
+  }
+
+  /**
+   * FIFO mode: the Indexer's resourceVersion (client-go Store.LastStoreSyncResourceVersion, fed by
+   * Bookmark deltas through the FIFO, store.go and controller.go processDeltas) moves to the
+   * reflector's last one whenever nothing is queued between them: every change up to it is then
+   * in the Indexer and none after it (the reflector records an RV only after queueing its
+   * change). The DeltaFIFO orders by key, not by RV, so an applied object's RV alone would claim
+   * too much. Synchronous.
+   */
+  #advanceStoreResourceVersion(): void {
+    const fifo = this.#fifo;
+    if (fifo === undefined || this.#indexer === undefined || !fifo.hasSynced() || fifo.len() > 0) return;
+    const rv = this.#reflector.lastSyncResourceVersion();
+    if (rv !== '') this.#indexer.updateResourceVersion?.(rv);
   }
 
   /** Calls each store observer, guarded: an observer's failure must not end the reflector's watch. */

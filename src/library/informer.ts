@@ -5,14 +5,14 @@
  *
  * @example
  * ```ts
- * import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
- * import { newSharedInformerFactory } from 'kube-cache-proxy/informer';
+ * import { KubeConfig } from '@kubernetes/client-node';
+ * import { newSharedInformerFactory, pods as podResource } from 'kube-cache-proxy/informer';
  *
  * const kubeConfig = new KubeConfig();
  * kubeConfig.loadFromDefault();
  * const stop = new AbortController();
  * const factory = newSharedInformerFactory({ kubeConfig, resyncPeriodMs: 60_000 });
- * const pods = factory.informerFor<V1Pod>({ version: 'v1', resource: 'pods' });
+ * const pods = factory.informerFor(podResource); // SharedIndexInformer<V1Pod>
  * pods.addEventHandler({ onAdd: (pod) => console.log('added', pod.metadata?.name) });
  * factory.start(stop.signal);
  * await factory.waitForCacheSync(stop.signal);
@@ -38,7 +38,22 @@ export { deletionHandlingMetaNamespaceKeyFunc, isDeletedFinalStateUnknown, metaN
 export type { DeletedFinalStateUnknown, ObjectWithMetadata } from './keys.ts';
 export { clientNodeDecoder, clientNodeModel, jsonDecoder } from './object-decoder.ts';
 export type { ObjectDecoder } from './object-decoder.ts';
-export type { InformerFactorySettings, InformerForOptions, InformerLog, InformerRequest, SharedInformerFactory } from './typed-factory.ts';
+export type {
+  InformerFactorySettings,
+  InformerForOptions,
+  InformerLog,
+  InformerRequest,
+  SharedInformerFactory,
+  TypedInformerRequest,
+} from './typed-factory.ts';
+export { PARTIAL_OBJECT_METADATA_ACCEPT, PARTIAL_OBJECT_METADATA_LIST_ACCEPT } from './metadata.ts';
+export type { V1PartialObjectMetadata } from './metadata.ts';
+export { typedResource } from './resource.ts';
+export type { Resource } from './resource.ts';
+export * from './resources.ts';
+export { compareResourceVersion, InvalidResourceVersionError } from './resource-version.ts';
+export { transformStripManagedFields } from './transform.ts';
+export type { TransformFunc } from './transform.ts';
 export type { IndexFunc, Indexer, Indexers } from './typed-indexer.ts';
 export type { EventHandlerOptions, ResourceEventHandler, SharedIndexInformer } from './typed-informer.ts';
 

@@ -7,7 +7,8 @@
  * Each read decodes a fresh copy: it is the caller's to keep or change, and the informer's cache
  * can never be corrupted through it (client-go's "don't mutate objects from the cache" rule has
  * nothing left to guard). The price is the decoding at each read; code that needs only keys or
- * counts reads keys (Indexer.listKeys, indexKeys) and decodes nothing.
+ * counts reads keys (Indexer.listKeys, indexKeys) and decodes nothing, and an informer made with
+ * `cacheDecoded` decodes each stored version once and shares it, frozen (object-reader.ts).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 // client-node's serializer for any object (its KubernetesObjectApi decodes answers with it); not

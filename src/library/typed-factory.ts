@@ -10,8 +10,11 @@ import type { SharedInformerFactory as CachedFactory } from '../informer/factory
 import { newSharedInformerFactory as newCachedFactory, scopeKey } from '../informer/factory.ts';
 import { namespaceIndexFunc, NAMESPACE_INDEX } from '../informer/indexer.ts';
 import type { ListWatchClient, ResourceScope } from '../informer/lister-watcher.ts';
+import type { V1PartialObjectMetadata } from './metadata.ts';
+import { metadataClient } from './metadata.ts';
 import type { ObjectDecoder } from './object-decoder.ts';
 import { clientNodeDecoder } from './object-decoder.ts';
+import { copyingReader, sharingReader } from './object-reader.ts';
 import type { SharedIndexInformer, TypedInformer } from './typed-informer.ts';
 import { newTypedInformer } from './typed-informer.ts';
 
@@ -31,10 +34,28 @@ export interface InformerRequest {
   readonly fieldSelector?: string;
 }
 
+/**
+ * An InformerRequest that may carry the type of its objects: a typed resource (`pods`, from
+ * resources.ts, or typedResource), possibly with a namespace or selectors spread in.
+ */
+export interface TypedInformerRequest<T> extends InformerRequest {
+  /** Never set: the objects' type for the compiler (Resource.objectType), inferred by informerFor. */
+  readonly objectType?: T;
+}
+
 /** Options of informerFor: how the informer's objects are made, given by the request that creates it. */
 export interface InformerForOptions<T> {
   /** How cached objects become the caller's. Default: clientNodeDecoder (client-node's models). */
   readonly decode?: ObjectDecoder<T>;
+  /**
+   * Cheap reads (src/library/object-reader.ts): each stored version of an object is decoded once,
+   * at its first read or notification, and that one object, deeply frozen, is what every read
+   * (getByKey, list, byIndex) and every handler gets until the object changes; read-only, as
+   * client-go's cache objects are (a change throws). Costs the decoded objects' memory for the
+   * objects read (docs/informer.md states it). Default false: each read decodes a copy of the
+   * caller's own.
+   */
+  readonly cacheDecoded?: boolean;
 }
 
 /**
@@ -70,12 +91,25 @@ export interface SharedInformerFactory {
   /**
    * The informer of `request`'s scope, created (not started) at the first request of that scope;
    * later requests of the same scope get the same informer, whatever they pass as options.
-   * `T` is the caller's type of the objects (e.g. V1Pod for `pods`), as client-node's makeInformer<T>.
+   * `T` is the type of the objects: inferred from a typed resource (`informerFor(pods)` is a
+   * SharedIndexInformer<V1Pod>; `informerFor({ ...pods, namespace: 'a' })` too), or named by the
+   * caller for a plain group/version/resource (`informerFor<V1Pod>({ version: 'v1', resource: 'pods' })`),
+   * as client-node's makeInformer<T>.
    */
   informerFor<T extends KubernetesObject = KubernetesObject>(
-    request: InformerRequest,
+    request: TypedInformerRequest<T>,
     options?: InformerForOptions<T>,
   ): SharedIndexInformer<T>;
+  /**
+   * client-go metadatainformer ForResource: the metadata-only informer of `request`'s scope
+   * (src/library/metadata.ts): the apiserver sends each object's metadata alone, as a
+   * PartialObjectMetadata; a scope of its own, beside a full informer of the same resource.
+   * Created (not started) at the first request of its scope, as informerFor's.
+   */
+  metadataInformerFor(
+    request: InformerRequest,
+    options?: InformerForOptions<V1PartialObjectMetadata>,
+  ): SharedIndexInformer<V1PartialObjectMetadata>;
   /**
    * Starts every informer not started yet (client-go Start(stopCh)); they run until `signal`
    * aborts (then they stop, as shutdown() stops them) or until shutdown(). Informers requested
@@ -94,14 +128,18 @@ export function newTypedInformerFactory(
   settings: InformerFactorySettings = {},
   close: () => Promise<void> = () => Promise.resolve(),
 ): SharedInformerFactory {
-  const cached: CachedFactory = newCachedFactory({
-    client,
+  const common = {
     ...(settings.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: settings.resyncPeriodMs }),
     ...(settings.pageSize === undefined ? {} : { pageSize: settings.pageSize }),
     ...(settings.useWatchList === undefined ? {} : { useWatchList: settings.useWatchList }),
     ...(settings.log === undefined ? {} : { log: settings.log }),
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),
-  });
+  };
+  const cached: CachedFactory = newCachedFactory({ client, ...common });
+  // Metadata-only informers: a factory of their own, so that their scopes never meet the full ones.
+  const metadataCached: CachedFactory = newCachedFactory({ client: metadataClient(client), ...common });
+  const factories = [cached, metadataCached];
+  /** By scope key, the metadata-only ones under `metadata|` + the key. */
   const informers = new Map<string, TypedInformer<KubernetesObject>>();
   let shuttingDown: Promise<void> | undefined;
 
@@ -109,43 +147,63 @@ export function newTypedInformerFactory(
     shuttingDown ??= (async () => {
       const all = [...informers.values()];
       await Promise.all(all.map((informer) => informer.stop()));
-      await cached.shutdown();
+      await Promise.all(factories.map((factory) => factory.shutdown()));
       await close();
     })();
     return shuttingDown;
   };
 
+  /** The typed informer of `request`'s scope from `from` (keys under `prefix`), made at its first request. */
+  const informerOf = (
+    from: CachedFactory,
+    prefix: string,
+    request: InformerRequest,
+    options: InformerForOptions<KubernetesObject>,
+  ): TypedInformer<KubernetesObject> => {
+    if (shuttingDown !== undefined) throw new Error('the informer factory is shut down');
+    const namespace = request.namespace ?? settings.namespace;
+    const scope: ResourceScope = {
+      group: request.group ?? '',
+      version: request.version,
+      resource: request.resource,
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
+      ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
+    };
+    const key = prefix + scopeKey(scope);
+    let informer = informers.get(key);
+    if (informer === undefined) {
+      // client-go's factories index by namespace only; more indices are the caller's (addIndexers).
+      const made = from.informerFor({ ...scope, indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc } });
+      const decode = options.decode ?? clientNodeDecoder;
+      informer = newTypedInformer<KubernetesObject>(
+        made,
+        options.cacheDecoded === true ? sharingReader(decode) : copyingReader(decode),
+        settings.log,
+      );
+      informers.set(key, informer);
+    }
+    return informer;
+  };
+
   return {
-    informerFor<T extends KubernetesObject = KubernetesObject>(request: InformerRequest, options: InformerForOptions<T> = {}) {
-      if (shuttingDown !== undefined) throw new Error('the informer factory is shut down');
-      const namespace = request.namespace ?? settings.namespace;
-      const scope: ResourceScope = {
-        group: request.group ?? '',
-        version: request.version,
-        resource: request.resource,
-        ...(namespace === undefined ? {} : { namespace }),
-        ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
-        ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
-      };
-      const key = scopeKey(scope);
-      let informer = informers.get(key);
-      if (informer === undefined) {
-        // client-go's factories index by namespace only; more indices are the caller's (addIndexers).
-        const made = cached.informerFor({ ...scope, indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc } });
-        informer = newTypedInformer<KubernetesObject>(made, options.decode ?? clientNodeDecoder);
-        informers.set(key, informer);
-      }
-      // The caller names the type of the scope's objects, as with client-node's makeInformer<T>.
-      return informer as unknown as SharedIndexInformer<T>;
+    informerFor<T extends KubernetesObject = KubernetesObject>(request: TypedInformerRequest<T>, options: InformerForOptions<T> = {}) {
+      // The caller names the type of the scope's objects (or the typed resource does), as with client-node's makeInformer<T>.
+      return informerOf(cached, '', request, options) as unknown as SharedIndexInformer<T>;
+    },
+    metadataInformerFor(request, options = {}) {
+      return informerOf(metadataCached, 'metadata|', request, options);
     },
     start(signal) {
       if (shuttingDown !== undefined) return;
-      cached.start();
+      for (const factory of factories) factory.start();
       if (signal === undefined) return;
       if (signal.aborted) void shutdown();
       else signal.addEventListener('abort', () => void shutdown(), { once: true });
     },
-    waitForCacheSync: (signal) => cached.waitForCacheSync(signal),
+    waitForCacheSync: async (signal) => {
+      await Promise.all(factories.map((factory) => factory.waitForCacheSync(signal)));
+    },
     shutdown,
   };
 }

@@ -42,6 +42,12 @@ export interface SharedIndexInformer {
   getIndexer(): Indexer;
   /** What the informer holds: its Indexer, or in direct mode its store. */
   getStore(): KeyListerGetter & { size(): number };
+  /**
+   * client-go SetTransform: `transform` is applied to each object the reflector hands over,
+   * before anything stores, queues or observes it (controller.go newQueueFIFO: the FIFO's
+   * Transformer). Before run() only: throws once started. Must not throw.
+   */
+  setTransform(transform: ObjectTransform): void;
   /** Starts the reflector and the processing loop (once; later calls do nothing). */
   run(): void;
   /** Stops listing and watching; resolves when both loops have ended. */
@@ -76,6 +82,13 @@ export interface SharedIndexInformer {
    */
   onListAndWatchError(listener: (error: unknown) => void): () => void;
 }
+
+/**
+ * client-go TransformFunc over the cached form: the object to store in place of `obj`. Must keep
+ * its key (namespace and name) and should keep its resourceVersion: an update whose
+ * resourceVersion equals the stored one is taken for a resync (client-go's rule, #handleDeltas).
+ */
+export type ObjectTransform = (obj: KubeObject) => KubeObject;
 
 export interface SharedIndexInformerOptions {
   readonly name: string;
@@ -127,6 +140,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   #bytes = 0;
   readonly #storeObservers = new Set<ReflectorStore>();
+  #transform: ObjectTransform | undefined;
   readonly #errorListeners = new Set<(error: unknown) => void>();
 
   constructor(options: SharedIndexInformerOptions) {
@@ -181,25 +195,30 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
       listerWatcher: options.listerWatcher,
       // Store observers see each change first, in the watch's order (see addStoreObserver).
       store: {
-        add: (obj) => {
+        add: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.add(obj);
           });
           sink.add(obj);
         },
-        update: (obj) => {
+        update: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.update(obj);
           });
           sink.update(obj);
         },
-        delete: (obj) => {
+        delete: (given) => {
+          const obj = this.#transformed(given);
           this.#observe((observer) => {
             observer.delete(obj);
           });
           sink.delete(obj);
         },
-        replace: (list, rv) => {
+        replace: (given, rv) => {
+          const transform = this.#transform;
+          const list = transform === undefined ? given : given.map(transform);
           this.#observe((observer) => {
             observer.replace(list, rv);
           });
@@ -317,6 +336,16 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
 
   getStore(): KeyListerGetter & { size(): number } {
     return this.#store ?? this.getIndexer();
+  }
+
+  setTransform(transform: ObjectTransform): void {
+    // shared_informer.go SetTransform: "informer has already started".
+    if (this.#started) throw new Error(`informer ${this.name} has already started: set its transform before run()`);
+    this.#transform = transform;
+  }
+
+  #transformed(obj: KubeObject): KubeObject {
+    return this.#transform === undefined ? obj : this.#transform(obj);
   }
 
   run(): void {

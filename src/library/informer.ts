@@ -39,6 +39,8 @@ export type { DeletedFinalStateUnknown, ObjectWithMetadata } from './keys.ts';
 export { clientNodeDecoder, clientNodeModel, jsonDecoder } from './object-decoder.ts';
 export type { ObjectDecoder } from './object-decoder.ts';
 export type { InformerFactorySettings, InformerForOptions, InformerLog, InformerRequest, SharedInformerFactory } from './typed-factory.ts';
+export { transformStripManagedFields } from './transform.ts';
+export type { TransformFunc } from './transform.ts';
 export type { IndexFunc, Indexer, Indexers } from './typed-indexer.ts';
 export type { EventHandlerOptions, ResourceEventHandler, SharedIndexInformer } from './typed-informer.ts';
 

@@ -132,7 +132,7 @@ export function newTypedInformerFactory(
       if (informer === undefined) {
         // client-go's factories index by namespace only; more indices are the caller's (addIndexers).
         const made = cached.informerFor({ ...scope, indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc } });
-        informer = newTypedInformer<KubernetesObject>(made, options.decode ?? clientNodeDecoder);
+        informer = newTypedInformer<KubernetesObject>(made, options.decode ?? clientNodeDecoder, settings.log);
         informers.set(key, informer);
       }
       // The caller names the type of the scope's objects, as with client-node's makeInformer<T>.

@@ -18,6 +18,8 @@ import { newEventStream } from './informer-events.ts';
 import type { DeletedFinalStateUnknown } from './keys.ts';
 import type { ObjectDecoder } from './object-decoder.ts';
 import { decodeCached } from './object-decoder.ts';
+import type { TransformFunc } from './transform.ts';
+import { cachedTransform } from './transform.ts';
 import type { Indexer, Indexers } from './typed-indexer.ts';
 import { cachedIndexers, newTypedIndexer } from './typed-indexer.ts';
 
@@ -72,6 +74,14 @@ export interface SharedIndexInformer<T> {
   /** The informer's Indexer, read-only: what a controller reads instead of asking the apiserver. */
   getIndexer(): Indexer<T>;
   /**
+   * client-go SetTransform: `transform` is applied to each object the apiserver sends, before the
+   * informer queues, stores, indexes or hands it out (src/library/transform.ts), e.g.
+   * transformStripManagedFields. Before the informer starts: throws once it has. A transform may
+   * blank resourceVersion without losing updates (unlike client-go since 0.33): the informer tells
+   * changes from resyncs by the resourceVersion the apiserver sent.
+   */
+  setTransform(transform: TransformFunc): void;
+  /**
    * Lists and watches until `signal` aborts, then stops; resolves once stopped (client-go
    * Run(stopCh)). An informer from a factory is run by the factory's start() instead.
    */
@@ -100,22 +110,28 @@ export interface TypedInformer<T> extends SharedIndexInformer<T> {
 }
 
 /** Wraps one of the port's informers; `decode` makes the caller's objects from the cached bytes. */
-export function newTypedInformer<T extends KubernetesObject>(informer: CachedInformer, decode: ObjectDecoder<T>): TypedInformer<T> {
-  return new TypedInformerImpl(informer, decode);
+export function newTypedInformer<T extends KubernetesObject>(
+  informer: CachedInformer,
+  decode: ObjectDecoder<T>,
+  log: (level: 'warn', message: string) => void = () => undefined,
+): TypedInformer<T> {
+  return new TypedInformerImpl(informer, decode, log);
 }
 
 class TypedInformerImpl<T extends KubernetesObject> implements TypedInformer<T> {
   readonly name: string;
   readonly #informer: CachedInformer;
   readonly #decode: ObjectDecoder<T>;
+  readonly #log: (level: 'warn', message: string) => void;
   /** Aborted once the informer stops: ends every event iterator and every run(). */
   readonly #stopped = new AbortController();
   #stopping: Promise<void> | undefined;
 
-  constructor(informer: CachedInformer, decode: ObjectDecoder<T>) {
+  constructor(informer: CachedInformer, decode: ObjectDecoder<T>, log: (level: 'warn', message: string) => void) {
     this.name = informer.name;
     this.#informer = informer;
     this.#decode = decode;
+    this.#log = log;
   }
 
   addEventHandler(handler: ResourceEventHandler<T>, options: EventHandlerOptions = {}): HandlerRegistration {
@@ -146,6 +162,14 @@ class TypedInformerImpl<T extends KubernetesObject> implements TypedInformer<T> 
 
   getIndexer(): Indexer<T> {
     return newTypedIndexer(this.#informer.getIndexer(), this.#decode);
+  }
+
+  setTransform(transform: TransformFunc): void {
+    this.#informer.setTransform(
+      cachedTransform(transform, (message) => {
+        this.#log('warn', `${this.name}: ${message}`);
+      }),
+    );
   }
 
   async run(signal: AbortSignal): Promise<void> {

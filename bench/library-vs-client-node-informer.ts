@@ -15,7 +15,8 @@
  * deletes, and replays: an add or update of a resourceVersion of that pod already delivered.
  * Protocol with the parent (IPC): sends `baseline` (modules loaded, nothing listed), `synced`;
  * answers `measure` (memory after full collections), `mark` (counting and CPU time afresh),
- * `counts`, `cache` (each held pod's name and resourceVersion) and `stop`.
+ * `counts`, `cache` (each held pod's name and resourceVersion), `{ expect }` (`told` once the
+ * handlers have been told that state) and `stop`.
  */
 import { CoreV1Api, KubeConfig, makeInformer } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -53,8 +54,22 @@ kubeConfig.loadFromOptions({
 
 let counts = { adds: 0, updates: 0, deletes: 0, replays: 0, errors: 0 };
 let cpuMark = process.cpuUsage();
-/** Each pod's last resourceVersion delivered (over the whole run). */
+/** Each pod's last resourceVersion delivered (over the whole run), deleted pods removed: the state the handlers were told. */
 const delivered = new Map<string, string>();
+
+/**
+ * Sends `told` (Date.now()) once the handlers have been told `expected` (each pod's name and
+ * resourceVersion, as the apiserver has them), checked every 50 ms here, so that the parent's
+ * own pace does not count.
+ */
+function awaitTold(expected: Readonly<Record<string, string>>): void {
+  const names = Object.keys(expected);
+  const check = setInterval(() => {
+    if (delivered.size !== names.length || names.some((name) => delivered.get(name) !== expected[name])) return;
+    clearInterval(check);
+    process.send?.({ type: 'told', at: Date.now() });
+  }, 50);
+}
 
 function told(kind: 'adds' | 'updates', pod: V1Pod): void {
   counts[kind]++;
@@ -80,8 +95,9 @@ function startClientNode(strip: boolean): Promise<Running> {
   };
   informer.on('add', handle('adds'));
   informer.on('update', handle('updates'));
-  informer.on('delete', () => {
+  informer.on('delete', (pod) => {
     counts.deletes++;
+    delivered.delete(pod.metadata?.name ?? '');
   });
   let stopped = false;
   informer.on('error', () => {
@@ -116,7 +132,7 @@ async function startLibrary(how: 'models' | 'transform' | 'json'): Promise<Runni
     },
     onDelete: (pod) => {
       counts.deletes++;
-      if (!isDeletedFinalStateUnknown(pod)) delivered.delete(pod.metadata?.name ?? '');
+      delivered.delete(isDeletedFinalStateUnknown(pod) ? (pod.key.split('/')[1] ?? '') : (pod.metadata?.name ?? ''));
     },
   });
   informer.onListAndWatchError(() => {
@@ -156,8 +172,10 @@ process.send?.({ type: 'baseline', ...sampleMemory() });
 const started = performance.now();
 const running = await start();
 process.send?.({ type: 'synced', ms: performance.now() - started, objects: running.held() });
-process.on('message', (message: string) => {
-  if (message === 'mark') {
+process.on('message', (message: string | { readonly expect: Record<string, string> }) => {
+  if (typeof message === 'object') {
+    awaitTold(message.expect);
+  } else if (message === 'mark') {
     counts = { adds: 0, updates: 0, deletes: 0, replays: 0, errors: 0 };
     cpuMark = process.cpuUsage();
     process.send?.({ type: 'marked' });

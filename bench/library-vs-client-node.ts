@@ -290,11 +290,12 @@ try {
     await concurrently(OUTAGE.touched, (i) => touchPod(client, namespace, i, `${tag}-${String(i)}`), WRITE_CONCURRENCY);
     await concurrently(OUTAGE.deleted, (i) => deletePod(client, namespace, pods - 1 - i - round * OUTAGE.deleted), WRITE_CONCURRENCY);
     await concurrently(OUTAGE.created, (i) => createRealisticPod(client, namespace, pods + round * OUTAGE.created + i), WRITE_CONCURRENCY);
+    // The state the informers must reach: final, every change is made.
+    const truth = await apiserverState(client, namespace);
     await sleep(Math.max(0, OUTAGE.ms - (performance.now() - down)));
     const upAt = performance.now();
     const upWall = Date.now();
     for (const informer of informers) informer.proxy.up();
-    const truth = await apiserverState(client, namespace);
     const outcomes = new Map<InformerMode, Outcome>();
     // All at once, each timed from the end of the outage.
     const convergedMs = await Promise.all(informers.map((informer) => converged(informer, truth, upWall, 60_000)));

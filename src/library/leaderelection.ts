@@ -49,7 +49,6 @@ export { formatMicroTime, recordBytes } from '../leaderelection/resource-lock.ts
 export type { LeaderElectionRecord, MicroTime, ObservedRecord, ResourceLock } from '../leaderelection/resource-lock.ts';
 export { newLeaderHealthzAdaptor } from '../leaderelection/healthz.ts';
 export type { HealthzAdaptor } from '../leaderelection/healthz.ts';
-export { newPrometheusLeaderMetricsProvider } from '../leaderelection/metrics.ts';
 export type { LeaderMetric, LeaderMetricsProvider } from '../leaderelection/metrics.ts';
 export { ApiStatusError } from '../upstream/api-error.ts';
 export type { ApiStatus, StatusCause } from '../upstream/api-error.ts';

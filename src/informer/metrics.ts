@@ -4,11 +4,16 @@
  * prom-client, is prometheus-metrics.ts: this file loads no metrics library, so neither does an
  * informer.
  */
+import type { FifoMetrics } from './delta-fifo.ts';
+import { noopFifoMetrics } from './delta-fifo.ts';
+import type { ResourceScope } from './lister-watcher.ts';
 import type { ReflectorMetrics } from './reflector.ts';
 import { noopReflectorMetrics } from './reflector.ts';
 
 export interface InformerMetrics {
   readonly reflector: ReflectorMetrics;
+  /** The DeltaFIFO's (client-go fifoMetrics); unused in direct mode, which has none. */
+  readonly fifo: FifoMetrics;
   /** Objects held and the sum of their JSON bytes. */
   objects(count: number, bytes: number): void;
   /** Notifications waiting in handler buffers (sum over handlers). */
@@ -16,11 +21,13 @@ export interface InformerMetrics {
 }
 
 export interface InformerMetricsProvider {
-  forResource(resource: string): InformerMetrics;
+  /** The metrics of the informer named `resource` (its scope described), which lists and watches `scope`. */
+  forResource(resource: string, scope: ResourceScope): InformerMetrics;
 }
 
 export const noopInformerMetrics: InformerMetrics = {
   reflector: noopReflectorMetrics,
+  fifo: noopFifoMetrics,
   objects: () => undefined,
   pendingNotifications: () => undefined,
 };

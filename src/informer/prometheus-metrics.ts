@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { noopFifoMetrics } from './delta-fifo.ts';
 import type { InformerMetricsProvider } from './metrics.ts';
 
 /** Metrics registered in `registry` (one set per registry; call once). */
@@ -102,6 +103,8 @@ export function newPrometheusInformerMetricsProvider(registry: Registry): Inform
             watching.set(labels, open ? 1 : 0);
           },
         },
+        // Not exported by the proxy (its /metrics as documented in docs/metrics.md).
+        fifo: noopFifoMetrics,
         objects(count, byteCount) {
           objects.set(labels, count);
           bytes.set(labels, byteCount);

@@ -42,6 +42,8 @@ export type { InformerFactorySettings, InformerForOptions, InformerLog, Informer
 export type { IndexFunc, Indexer, Indexers } from './typed-indexer.ts';
 export type { EventHandlerOptions, ResourceEventHandler, SharedIndexInformer } from './typed-informer.ts';
 
+export type { GaugeMetric, HistogramMetric, InformerMetricsProvider, InformerNameAndResource } from './informer-metrics.ts';
+
 /** Options of newSharedInformerFactory: where the apiserver is, and how the informers list and watch. */
 export interface SharedInformerFactoryOptions extends InformerFactorySettings {
   /**

@@ -1,6 +1,6 @@
 /**
  * `@kube-cache-proxy/client/prometheus`: the library's metrics through prom-client, with
- * Kubernetes' names, for an application that serves Prometheus metrics. The optional entry point:
+ * Kubernetes' names (component-base's providers: informers, workqueue, leader election), for an application that serves Prometheus metrics. The optional entry point:
  * the others never load prom-client, and this one loads the application's own copy (a peer
  * dependency it installs), so that the metrics land in the registry the application serves.
  *
@@ -19,5 +19,6 @@
  *
  * @module @kube-cache-proxy/client/prometheus
  */
+export { newPrometheusInformerMetricsProvider } from './informer-prometheus-metrics.ts';
 export { newPrometheusMetricsProvider } from '../workqueue/prometheus-metrics.ts';
 export { newPrometheusLeaderMetricsProvider } from '../leaderelection/prometheus-metrics.ts';

@@ -10,6 +10,8 @@ import type { SharedInformerFactory as CachedFactory } from '../informer/factory
 import { newSharedInformerFactory as newCachedFactory, scopeKey } from '../informer/factory.ts';
 import { namespaceIndexFunc, NAMESPACE_INDEX } from '../informer/indexer.ts';
 import type { ListWatchClient, ResourceScope } from '../informer/lister-watcher.ts';
+import type { InformerMetricsProvider } from './informer-metrics.ts';
+import { informerMetricsProvider } from './informer-metrics.ts';
 import type { ObjectDecoder } from './object-decoder.ts';
 import { clientNodeDecoder } from './object-decoder.ts';
 import type { SharedIndexInformer, TypedInformer } from './typed-informer.ts';
@@ -63,6 +65,13 @@ export interface InformerFactorySettings {
   readonly log?: InformerLog;
   /** Time for backoffs, resyncs and watch timeouts. Default: the real clock; tests pass a fake one. */
   readonly clock?: Clock;
+  /**
+   * The factory's informer name (client-go WithInformerName), the `name` label of its informers'
+   * metrics: only a named factory's informers are measured, as in client-go. Default: none.
+   */
+  readonly informerName?: string;
+  /** Where the informers' metrics go (client-go SetInformerMetricsProvider, here per factory). Default: nowhere. */
+  readonly metricsProvider?: InformerMetricsProvider;
 }
 
 /** client-go SharedInformerFactory. */
@@ -101,6 +110,9 @@ export function newTypedInformerFactory(
     ...(settings.useWatchList === undefined ? {} : { useWatchList: settings.useWatchList }),
     ...(settings.log === undefined ? {} : { log: settings.log }),
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),
+    ...(settings.metricsProvider === undefined
+      ? {}
+      : { metrics: informerMetricsProvider(settings.metricsProvider, settings.informerName ?? '') }),
   });
   const informers = new Map<string, TypedInformer<KubernetesObject>>();
   let shuttingDown: Promise<void> | undefined;

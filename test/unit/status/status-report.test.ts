@@ -62,7 +62,7 @@ test("status: the figures are the metrics registry's: reads by where they were a
   const pods = metrics.delegator('pods').cacher;
   pods.watchers(1);
   pods.events(4);
-  const informer = informers.forResource('pods');
+  const informer = informers.forResource('pods', { group: '', version: 'v1', resource: 'pods' });
   informer.objects(7, 9_100);
   const { reflector } = informer;
   reflector.relist('watch-expired');

@@ -1,5 +1,5 @@
 /**
- * `kube-cache-proxy/informer`: client-go's informers (k8s.io/client-go/tools/cache and
+ * `@kube-cache-proxy/client/informer`: client-go's informers (k8s.io/client-go/tools/cache and
  * informers/factory.go) for TypeScript controllers, typed against @kubernetes/client-node's
  * object types. Its page (docs/informer.md) says what it mirrors, the API and an example.
  *
@@ -19,7 +19,7 @@
  * console.log(pods.getIndexer().byIndex('namespace', 'default').length, 'pods in default');
  * ```
  *
- * @module kube-cache-proxy/informer
+ * @module @kube-cache-proxy/client/informer
  * @document ../../docs/informer.md
  */
 import type { KubeConfig } from '@kubernetes/client-node';

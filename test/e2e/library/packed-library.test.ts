@@ -8,7 +8,9 @@
  * types and runs it and a plain JavaScript one; the CommonJS project type-checks against the
  * CommonJS types and runs a require() program and a Jest test; each runs on Node 22 and 24 against
  * the real apiserver: an informer syncs, feeds a workqueue, and a leader election on a Lease
- * decides who reads the queue (fixtures/). The package's compiled examples run in both.
+ * decides who reads the queue (fixtures/). Then the CommonJS project installs prom-client, and the
+ * optional prometheus entry point's providers report a named informer's and queue's metrics with
+ * component-base's names. The package's compiled examples run in both projects.
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -106,6 +108,8 @@ test(
     const clientNode = (
       JSON.parse(readFileSync(join(ROOT, 'node_modules/@kubernetes/client-node/package.json'), 'utf8')) as { version: string }
     ).version;
+    const promClient = (JSON.parse(readFileSync(join(ROOT, 'node_modules/prom-client/package.json'), 'utf8')) as { version: string })
+      .version;
     const esm = join(dir, 'esm');
     const cjs = join(dir, 'cjs');
     const library = join(dir, tarball);
@@ -204,6 +208,26 @@ test(
     );
     assert.equal(lease.spec.holderIdentity ?? '', '', 'released by the last run');
     assert.equal(lease.spec.leaseTransitions, consumers - 1);
+
+    // The optional prometheus entry point, once the application installs prom-client: a named
+    // factory's informer and a named queue report with component-base's names to its Registry.
+    await mustRun('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', `prom-client@${promClient}`], {
+      cwd: cjs,
+      env: npmEnv(),
+      timeoutMs: 240_000,
+    });
+    copyFileSync(join(FIXTURES, 'prometheus-consumer.cjs'), join(cjs, 'prometheus-consumer.cjs'));
+    const metrics = await run(process.execPath, ['prometheus-consumer.cjs', ns], { cwd: cjs, env, timeoutMs: 60_000 });
+    assert.equal(metrics.code, 0, `prometheus-consumer.cjs:\n${metrics.stdout}\n${metrics.stderr}`);
+    const labels = 'name="consumer",group="",version="v1",resource="configmaps"';
+    assert.match(metrics.stdout, new RegExp(`^informer_store_resource_version\\{${labels}\\} [1-9]\\d*$`, 'm'), metrics.stdout);
+    assert.match(
+      metrics.stdout,
+      new RegExp(`^informer_processing_latency_seconds_count\\{${labels}\\} 1$`, 'm'),
+      'one ConfigMap processed',
+    );
+    assert.match(metrics.stdout, new RegExp(`^informer_queued_items\\{${labels}\\} 0$`, 'm'));
+    assert.match(metrics.stdout, /^workqueue_adds_total\{name="configmaps"\} 1$/m);
 
     // The compiled examples, as their header says to run them from an install.
     for (const [project, example] of [

@@ -18,6 +18,10 @@
 //    dependency of packages/client/package.json, and the three main entry points reach no module of
 //    fastify, pino, pino-pretty or prom-client (only the optional `prometheus` entry point imports
 //    prom-client, a peer dependency the application installs).
+// 5. Each entry point of each build is loaded, in a process of its own (the repository's
+//    node_modules standing in for an install's): a CommonJS module that cannot be one (a top-level
+//    await) fails here, and the modules it loaded (Node's module hooks see import and require()
+//    alike) must hold no server package for the main entry points.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -136,5 +140,28 @@ for (const entry of MAIN) {
     const server = packages.find((p) => SERVER_PACKAGES.includes(packageOf(p)));
     if (server !== undefined) fail(`${entry}: ${relative(out, file)} imports ${server}`);
     pending.push(...next);
+  }
+}
+
+// 5. Load each entry point.
+const LOAD = `
+import { createRequire, registerHooks } from 'node:module';
+const [how, file] = process.argv.slice(1);
+const loaded = [];
+registerHooks({ resolve: (specifier, context, next) => { const r = next(specifier, context); loaded.push(r.url); return r; } });
+if (how === 'require') createRequire(file)(file); else await import(new URL('file://' + file).href);
+console.log(JSON.stringify(loaded));
+`;
+for (const entry of ENTRIES) {
+  for (const [how, build] of [
+    ['import', esm],
+    ['require', cjs],
+  ]) {
+    const file = join(build, 'library', `${entry}.js`);
+    const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', LOAD, how, file], { cwd: root, encoding: 'utf8' });
+    if (loaded.status !== 0) fail(`${how} ${relative(out, file)} failed:\n${loaded.stderr}`);
+    if (!MAIN.includes(entry)) continue;
+    const server = JSON.parse(loaded.stdout).find((url) => SERVER_PACKAGES.some((name) => url.includes(`/node_modules/${name}/`)));
+    if (server !== undefined) fail(`${how} ${relative(out, file)} loads ${server}`);
   }
 }

@@ -74,3 +74,10 @@ test('client package: Apache-2.0, with the license text, a changelog and a READM
   assert.match(read('packages/client/CHANGELOG.md'), /^# Changelog/);
   assert.match(read('packages/client/README.md'), /npm install @kube-cache-proxy\/client @kubernetes\/client-node/);
 });
+
+test('client package: in this repository, @kube-cache-proxy/client/<part> is the source of src/library/<part>.ts (test/helpers/library-sources.ts)', async () => {
+  await import('../../helpers/library-sources.ts');
+  const packaged = await import('@kube-cache-proxy/client/workqueue');
+  const source = await import('../../../src/library/workqueue.ts');
+  assert.equal(packaged.newRateLimitingQueue, source.newRateLimitingQueue, 'the same module');
+});

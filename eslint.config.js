@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'bench/results/', 'coverage/', 'dist/', 'docs/api/', '.doc-examples-*/'] },
+  { ignores: ['node_modules/', 'bench/results/', 'coverage/', 'dist/', 'packages/client/dist/', 'docs/api/', '.doc-examples-*/'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -38,6 +38,13 @@ export default tseslint.config(
         clearInterval: 'readonly',
         AbortController: 'readonly',
       },
+    },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', AbortController: 'readonly' },
     },
   },
 );

@@ -8,6 +8,8 @@
  * Node has no locks: every method that changes the queue is synchronous, so nothing interleaves
  * between reading and writing `#items`/`#queue`. Only `pop` awaits, and only while empty.
  */
+import type { Clock } from '../clock/clock.ts';
+import { realClock } from '../clock/clock.ts';
 import type { DeletedFinalStateUnknown, KubeObject } from './object.ts';
 import { isDeletedFinalStateUnknown } from './object.ts';
 import type { KeyListerGetter, ReflectorStore } from './store.ts';
@@ -55,11 +57,31 @@ export interface DeltaFIFO extends ReflectorStore {
   isClosed(): boolean;
 }
 
+/**
+ * What a DeltaFIFO reports (client-go informer_metrics.go fifoMetrics, the_real_fifo.go): the
+ * keys queued, after each change of their number, and how long each pop's processing took.
+ */
+export interface FifoMetrics {
+  /** Keys with Deltas queued (client-go NewQueuedItemMetric: "the number of unique keys with pending deltas"). */
+  queuedItems(count: number): void;
+  /** Seconds a pop's process function took (client-go NewProcessingLatencyMetric: the handlers' time). */
+  processingLatency(seconds: number): void;
+}
+
+export const noopFifoMetrics: FifoMetrics = {
+  queuedItems: () => undefined,
+  processingLatency: () => undefined,
+};
+
 export interface DeltaFIFOOptions {
   /** The informer's indexer: lets replace() detect deletions of objects no longer queued. */
   readonly knownObjects?: KeyListerGetter;
   /** Emit Replaced (not Sync) for items of a replace; shared informers set it (client-go EmitDeltaTypeReplaced). */
   readonly emitDeltaTypeReplaced?: boolean;
+  /** Default: nothing reported. */
+  readonly metrics?: FifoMetrics;
+  /** Times the processing latency. Default: the real clock. */
+  readonly clock?: Clock;
 }
 
 export function newDeltaFIFO(options: DeltaFIFOOptions = {}): DeltaFIFO {
@@ -95,10 +117,14 @@ class DeltaFIFOImpl implements DeltaFIFO {
   #waiters: (() => void)[] = [];
   readonly #knownObjects: KeyListerGetter | undefined;
   readonly #emitDeltaTypeReplaced: boolean;
+  readonly #metrics: FifoMetrics;
+  readonly #clock: Clock;
 
   constructor(options: DeltaFIFOOptions) {
     this.#knownObjects = options.knownObjects;
     this.#emitDeltaTypeReplaced = options.emitDeltaTypeReplaced ?? false;
+    this.#metrics = options.metrics ?? noopFifoMetrics;
+    this.#clock = options.clock ?? realClock;
   }
 
   add(obj: KubeObject): void {
@@ -179,11 +205,15 @@ class DeltaFIFOImpl implements DeltaFIFO {
       const deltas = this.#items.get(id);
       if (deltas === undefined) continue; // impossible by the invariant; skip rather than hand out nothing
       this.#items.delete(id);
+      this.#metrics.queuedItems(this.len());
+      const started = this.#clock.now();
       try {
         process(deltas, isInInitialList);
       } catch (error) {
         if (error instanceof RequeueError) this.#addIfNotPresent(id, deltas);
         throw error;
+      } finally {
+        this.#metrics.processingLatency((this.#clock.now() - started) / 1000);
       }
       return deltas;
     }
@@ -225,6 +255,7 @@ class DeltaFIFOImpl implements DeltaFIFO {
     if (existing === undefined) {
       this.#queue.push(id);
       this.#items.set(id, deltas);
+      this.#metrics.queuedItems(this.len());
     }
     this.#wake();
   }
@@ -235,6 +266,7 @@ class DeltaFIFOImpl implements DeltaFIFO {
     if (this.#items.has(id)) return;
     this.#queue.push(id);
     this.#items.set(id, [...deltas]);
+    this.#metrics.queuedItems(this.len());
     this.#wake();
   }
 

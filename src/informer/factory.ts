@@ -83,7 +83,7 @@ export function newSharedInformerFactory(options: SharedInformerFactoryOptions):
         informer = newSharedIndexInformer({
           name,
           listerWatcher: options.listerWatcherFor?.(request, request.extract) ?? newListerWatcher(options.client, request, request.extract),
-          metrics: metrics.forResource(name),
+          metrics: metrics.forResource(name, request),
           ...(request.indexers === undefined ? {} : { indexers: request.indexers }),
           ...(request.store === undefined ? {} : { store: request.store }),
           ...(request.resumeFrom === undefined ? {} : { resumeFrom: request.resumeFrom }),

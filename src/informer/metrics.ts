@@ -1,14 +1,19 @@
 /**
- * Informer and reflector metrics, per resource, through prom-client. With no registry given,
- * everything is a no-op (no cost).
+ * Informer and reflector metrics, per resource: what an informer reports, behind a provider the
+ * application supplies. Without one, everything is a no-op (no cost). The proxy's provider, through
+ * prom-client, is prometheus-metrics.ts: this file loads no metrics library, so neither does an
+ * informer.
  */
-import { Counter, Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { FifoMetrics } from './delta-fifo.ts';
+import { noopFifoMetrics } from './delta-fifo.ts';
+import type { ResourceScope } from './lister-watcher.ts';
 import type { ReflectorMetrics } from './reflector.ts';
 import { noopReflectorMetrics } from './reflector.ts';
 
 export interface InformerMetrics {
   readonly reflector: ReflectorMetrics;
+  /** The DeltaFIFO's (client-go fifoMetrics); unused in direct mode, which has none. */
+  readonly fifo: FifoMetrics;
   /** Objects held and the sum of their JSON bytes. */
   objects(count: number, bytes: number): void;
   /** Notifications waiting in handler buffers (sum over handlers). */
@@ -16,120 +21,15 @@ export interface InformerMetrics {
 }
 
 export interface InformerMetricsProvider {
-  forResource(resource: string): InformerMetrics;
+  /** The metrics of the informer named `resource` (its scope described), which lists and watches `scope`. */
+  forResource(resource: string, scope: ResourceScope): InformerMetrics;
 }
 
 export const noopInformerMetrics: InformerMetrics = {
   reflector: noopReflectorMetrics,
+  fifo: noopFifoMetrics,
   objects: () => undefined,
   pendingNotifications: () => undefined,
 };
 
 export const noopInformerMetricsProvider: InformerMetricsProvider = { forResource: () => noopInformerMetrics };
-
-/** Metrics registered in `registry` (one set per registry; call once). */
-export function newPrometheusInformerMetricsProvider(registry: Registry): InformerMetricsProvider {
-  const registers = [registry];
-  const lists = new Counter({
-    name: 'kube_cache_proxy_reflector_lists_total',
-    help: 'Completed LISTs (or WatchList initial streams) by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const listPages = new Counter({
-    name: 'kube_cache_proxy_reflector_list_pages_total',
-    help: 'LIST requests (pages) by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const listItems = new Counter({
-    name: 'kube_cache_proxy_reflector_list_items_total',
-    help: 'Objects received by LISTs, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const watches = new Counter({
-    name: 'kube_cache_proxy_reflector_watches_total',
-    help: 'WATCH requests opened, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const relists = new Counter({
-    name: 'kube_cache_proxy_reflector_relists_total',
-    help: 'Relists, by resource and reason.',
-    labelNames: ['resource', 'reason'],
-    registers,
-  });
-  const events = new Counter({
-    name: 'kube_cache_proxy_reflector_events_total',
-    help: 'Watch events received, by resource and type.',
-    labelNames: ['resource', 'type'],
-    registers,
-  });
-  const lastRv = new Gauge({
-    name: 'kube_cache_proxy_reflector_last_resource_version',
-    help: 'The last resourceVersion synced, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const watching = new Gauge({
-    name: 'kube_cache_proxy_reflector_watching',
-    help: 'Whether the upstream watch is open (1) or not (0: listing, backing off, or relisting), by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const objects = new Gauge({
-    name: 'kube_cache_proxy_informer_objects',
-    help: 'Objects held, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const bytes = new Gauge({
-    name: 'kube_cache_proxy_informer_object_bytes',
-    help: 'JSON bytes of the objects held, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  const pending = new Gauge({
-    name: 'kube_cache_proxy_informer_pending_notifications',
-    help: 'Notifications waiting for event handlers, by resource.',
-    labelNames: ['resource'],
-    registers,
-  });
-  return {
-    forResource(resource) {
-      const labels = { resource };
-      return {
-        reflector: {
-          list(pageCount, items) {
-            lists.inc(labels);
-            listPages.inc(labels, pageCount);
-            listItems.inc(labels, items);
-          },
-          watch: () => {
-            watches.inc(labels);
-          },
-          relist: (reason) => {
-            relists.inc({ resource, reason });
-          },
-          event: (type) => {
-            events.inc({ resource, type });
-          },
-          resourceVersion: (rv) => {
-            lastRv.set(labels, Number(rv));
-          },
-          watching: (open) => {
-            watching.set(labels, open ? 1 : 0);
-          },
-        },
-        objects(count, byteCount) {
-          objects.set(labels, count);
-          bytes.set(labels, byteCount);
-        },
-        pendingNotifications: (count) => {
-          pending.set(labels, count);
-        },
-      };
-    },
-  };
-}

@@ -152,7 +152,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     let sink: ChangeSink;
     if (options.store === undefined) {
       const indexer = newIndexer(options.indexers ?? defaultIndexers);
-      const fifo = newDeltaFIFO({ knownObjects: indexer, emitDeltaTypeReplaced: true });
+      const fifo = newDeltaFIFO({ knownObjects: indexer, emitDeltaTypeReplaced: true, metrics: this.#metrics.fifo, clock });
       this.#indexer = indexer;
       this.#fifo = fifo;
       sink = {

@@ -18,5 +18,6 @@ export { leaderElectionRecordToLeaseSpec, leaseSpecToLeaderElectionRecord, newLe
 export type { LeaseLockOptions, LeaseSpec } from './lease-lock.ts';
 export { newLeaderHealthzAdaptor } from './healthz.ts';
 export type { HealthzAdaptor } from './healthz.ts';
-export { newPrometheusLeaderMetricsProvider, noopLeaderMetric } from './metrics.ts';
+export { noopLeaderMetric } from './metrics.ts';
+export { newPrometheusLeaderMetricsProvider } from './prometheus-metrics.ts';
 export type { LeaderMetric, LeaderMetricsProvider } from './metrics.ts';

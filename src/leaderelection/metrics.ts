@@ -1,14 +1,11 @@
 /**
- * Leader election metrics (client-go tools/leaderelection/metrics.go), and a provider that exports
- * them through prom-client with the names and help texts of Kubernetes' own
- * (k8s.io/component-base/metrics/prometheus/clientgo/leaderelection/metrics.go), so dashboards
- * written for kube-controller-manager work unchanged.
+ * Leader election metrics (client-go tools/leaderelection/metrics.go): what an elector reports,
+ * behind a provider. The provider through prom-client is prometheus-metrics.ts; this file loads no
+ * metrics library, so neither does an elector.
  *
  * No global provider (client-go's SetProvider): pass one per elector. Without one, nothing is
  * measured.
  */
-import { Counter, Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
 
 /** metrics.go LeaderMetric; `name` is the elector's name (by default its lock's description). */
 export interface LeaderMetric {
@@ -31,50 +28,3 @@ export const noopLeaderMetric: LeaderMetric = {
   off: () => undefined,
   slowpathExercised: () => undefined,
 };
-
-const LABELS = ['name'] as const;
-type Label = (typeof LABELS)[number];
-
-/**
- * Registers `leader_election_master_status` (a gauge per lease name: 1 while this process leads,
- * 0 otherwise) and `leader_election_slowpath_total` in `registry`; a second provider on the same
- * registry reuses them.
- */
-export function newPrometheusLeaderMetricsProvider(registry: Registry): LeaderMetricsProvider {
-  const status =
-    existing(registry, 'leader_election_master_status', Gauge) ??
-    new Gauge<Label>({
-      name: 'leader_election_master_status',
-      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-      labelNames: LABELS,
-      registers: [registry],
-    });
-  const slowpath =
-    existing(registry, 'leader_election_slowpath_total', Counter) ??
-    new Counter<Label>({
-      name: 'leader_election_slowpath_total',
-      help: "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
-      labelNames: LABELS,
-      registers: [registry],
-    });
-  const metric: LeaderMetric = {
-    on: (name) => {
-      status.labels(name).set(1);
-    },
-    off: (name) => {
-      status.labels(name).set(0);
-    },
-    slowpathExercised: (name) => {
-      slowpath.labels(name).inc();
-    },
-  };
-  return { newLeaderMetric: () => metric };
-}
-
-/** The metric `name` already in `registry`, if it is of the wanted kind. */
-function existing<M>(registry: Registry, name: string, kind: abstract new (...args: never[]) => M): M | undefined {
-  const metric: unknown = registry.getSingleMetric(name);
-  if (metric === undefined) return undefined;
-  if (!(metric instanceof kind)) throw new Error(`metric ${name} is already registered with another type`);
-  return metric;
-}

@@ -1,5 +1,5 @@
 /**
- * `kube-cache-proxy/informer`: client-go's informers (k8s.io/client-go/tools/cache and
+ * `@kube-cache-proxy/client/informer`: client-go's informers (k8s.io/client-go/tools/cache and
  * informers/factory.go) for TypeScript controllers, typed against @kubernetes/client-node's
  * object types. Its page (docs/informer.md) says what it mirrors, the API and an example.
  *
@@ -19,7 +19,7 @@
  * console.log(pods.getIndexer().byIndex('namespace', 'default').length, 'pods in default');
  * ```
  *
- * @module kube-cache-proxy/informer
+ * @module @kube-cache-proxy/client/informer
  * @document ../../docs/informer.md
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -56,6 +56,8 @@ export { transformStripManagedFields } from './transform.ts';
 export type { TransformFunc } from './transform.ts';
 export type { IndexFunc, Indexer, Indexers } from './typed-indexer.ts';
 export type { EventHandlerOptions, ResourceEventHandler, SharedIndexInformer } from './typed-informer.ts';
+
+export type { GaugeMetric, HistogramMetric, InformerMetricsProvider, InformerNameAndResource } from './informer-metrics.ts';
 
 /** Options of newSharedInformerFactory: where the apiserver is, and how the informers list and watch. */
 export interface SharedInformerFactoryOptions extends InformerFactorySettings {

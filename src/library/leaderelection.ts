@@ -1,5 +1,5 @@
 /**
- * `kube-cache-proxy/leaderelection`: client-go's leader election
+ * `@kube-cache-proxy/client/leaderelection`: client-go's leader election
  * (k8s.io/client-go/tools/leaderelection) on a coordination.k8s.io/v1 Lease: candidates compete
  * for the Lease, the winner renews it while it leads, the others take over once it expires.
  * AbortSignals where client-go takes contexts. See docs/leaderelection.md for what it mirrors,
@@ -9,7 +9,7 @@
  * ```ts
  * import { hostname } from 'node:os';
  * import { KubeConfig } from '@kubernetes/client-node';
- * import { newLeaderElector, newLeaseLock } from 'kube-cache-proxy/leaderelection';
+ * import { newLeaderElector, newLeaseLock } from '@kube-cache-proxy/client/leaderelection';
  *
  * const kubeConfig = new KubeConfig();
  * kubeConfig.loadFromDefault();
@@ -28,7 +28,7 @@
  * await lock.close();
  * ```
  *
- * @module kube-cache-proxy/leaderelection
+ * @module @kube-cache-proxy/client/leaderelection
  * @document ../../docs/leaderelection.md
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -49,7 +49,6 @@ export { formatMicroTime, recordBytes } from '../leaderelection/resource-lock.ts
 export type { LeaderElectionRecord, MicroTime, ObservedRecord, ResourceLock } from '../leaderelection/resource-lock.ts';
 export { newLeaderHealthzAdaptor } from '../leaderelection/healthz.ts';
 export type { HealthzAdaptor } from '../leaderelection/healthz.ts';
-export { newPrometheusLeaderMetricsProvider } from '../leaderelection/metrics.ts';
 export type { LeaderMetric, LeaderMetricsProvider } from '../leaderelection/metrics.ts';
 export { ApiStatusError } from '../upstream/api-error.ts';
 export type { ApiStatus, StatusCause } from '../upstream/api-error.ts';

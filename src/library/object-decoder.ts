@@ -11,10 +11,10 @@
  * `cacheDecoded` decodes each stored version once and shares it, frozen (object-reader.ts).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-// client-node's serializer for any object (its KubernetesObjectApi decodes answers with it); not
-// exported from the package's root, so imported by path: the packed-install test imports it
-// through this file on every run, so a client-node release that moves it fails a test, not a user.
-import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
+// client-node's serializer for any object (its KubernetesObjectApi decodes answers with it), written
+// over client-node's public model classes: its own is exported from no public entry point. The
+// packed-install test decodes through it on every run.
+import { ObjectSerializer } from './client-node-models.ts';
 import type { KubeObject } from '../informer/object.ts';
 import { objectText } from '../informer/object.ts';
 import { BUILT_IN_GROUPS } from '../kube/group-resource.ts';

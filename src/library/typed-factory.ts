@@ -10,6 +10,8 @@ import type { SharedInformerFactory as CachedFactory } from '../informer/factory
 import { newSharedInformerFactory as newCachedFactory, scopeKey } from '../informer/factory.ts';
 import { namespaceIndexFunc, NAMESPACE_INDEX } from '../informer/indexer.ts';
 import type { ListWatchClient, ResourceScope } from '../informer/lister-watcher.ts';
+import type { InformerMetricsProvider } from './informer-metrics.ts';
+import { informerMetricsProvider } from './informer-metrics.ts';
 import type { V1PartialObjectMetadata } from './metadata.ts';
 import { metadataClient } from './metadata.ts';
 import type { ObjectDecoder } from './object-decoder.ts';
@@ -84,6 +86,13 @@ export interface InformerFactorySettings {
   readonly log?: InformerLog;
   /** Time for backoffs, resyncs and watch timeouts. Default: the real clock; tests pass a fake one. */
   readonly clock?: Clock;
+  /**
+   * The factory's informer name (client-go WithInformerName), the `name` label of its informers'
+   * metrics: only a named factory's informers are measured, as in client-go. Default: none.
+   */
+  readonly informerName?: string;
+  /** Where the informers' metrics go (client-go SetInformerMetricsProvider, here per factory). Default: nowhere. */
+  readonly metricsProvider?: InformerMetricsProvider;
 }
 
 /** client-go SharedInformerFactory. */
@@ -135,9 +144,17 @@ export function newTypedInformerFactory(
     ...(settings.log === undefined ? {} : { log: settings.log }),
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),
   };
-  const cached: CachedFactory = newCachedFactory({ client, ...common });
-  // Metadata-only informers: a factory of their own, so that their scopes never meet the full ones.
-  const metadataCached: CachedFactory = newCachedFactory({ client: metadataClient(client), ...common });
+  const named = settings.informerName ?? '';
+  const metrics = (name: string) =>
+    settings.metricsProvider === undefined ? {} : { metrics: informerMetricsProvider(settings.metricsProvider, name) };
+  const cached: CachedFactory = newCachedFactory({ client, ...common, ...metrics(named) });
+  // Metadata-only informers: a factory of their own, so that their scopes never meet the full ones
+  // (and measured under a name of their own, so that their series never meet either).
+  const metadataCached: CachedFactory = newCachedFactory({
+    client: metadataClient(client),
+    ...common,
+    ...metrics(named === '' ? '' : `${named}-metadata`),
+  });
   const factories = [cached, metadataCached];
   /** By scope key, the metadata-only ones under `metadata|` + the key. */
   const informers = new Map<string, TypedInformer<KubernetesObject>>();

@@ -1,12 +1,12 @@
 /**
- * `kube-cache-proxy/workqueue`: client-go's workqueue (k8s.io/client-go/util/workqueue): the
+ * `@kube-cache-proxy/client/workqueue`: client-go's workqueue (k8s.io/client-go/util/workqueue): the
  * deduplicating queue (fair, stingy), the delaying queue, the rate-limiting queue, its four rate
  * limiters and their default, and the `workqueue_*` metrics. See docs/workqueue.md for what it
  * mirrors, the API and an example.
  *
  * @example
  * ```ts
- * import { defaultControllerRateLimiter, newRateLimitingQueue } from 'kube-cache-proxy/workqueue';
+ * import { defaultControllerRateLimiter, newRateLimitingQueue } from '@kube-cache-proxy/client/workqueue';
  *
  * const queue = newRateLimitingQueue<string>(defaultControllerRateLimiter(), { name: 'pods' });
  * queue.add('default/web-0');
@@ -24,7 +24,7 @@
  * }
  * ```
  *
- * @module kube-cache-proxy/workqueue
+ * @module @kube-cache-proxy/client/workqueue
  * @document ../../docs/workqueue.md
  */
 export * from '../workqueue/index.ts';

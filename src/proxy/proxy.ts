@@ -15,7 +15,7 @@ import { newUpstreamClient } from '../upstream/client.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { newUpstreamHealth } from '../upstream/health.ts';
 import { newSharedInformerFactory } from '../informer/factory.ts';
-import { newPrometheusInformerMetricsProvider } from '../informer/metrics.ts';
+import { newPrometheusInformerMetricsProvider } from '../informer/prometheus-metrics.ts';
 import type { CacheRegistryLog } from '../cache/cache-registry.ts';
 import { readMemoryLimit } from '../memory/memory-limit.ts';
 import { MALLOC_MMAP_THRESHOLD_BYTES, newMemoryBudget } from '../memory/memory-budget.ts';

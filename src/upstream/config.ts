@@ -13,9 +13,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
-import { FileAuth } from '@kubernetes/client-node/dist/file_auth.js';
+import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_ROOT, currentEntries, locateKubeconfig, needsClientNode, readKubeconfig, tokenFileOf } from './kubeconfig.ts';
 import type { KubeconfigLocation } from './kubeconfig.ts';
 import { realClock } from '../clock/clock.ts';
@@ -105,17 +103,12 @@ function staticConfig(cluster: Cluster, user: User | undefined, source: string, 
   };
   const token = user?.token;
   const tokenFile = user === undefined ? undefined : tokenFileOf(user);
-  const fileAuth = tokenFile === undefined ? undefined : new FileAuth();
   let authorization: () => Promise<string | undefined>;
   if (token !== undefined && token !== '') {
     const header = `Bearer ${token}`;
     authorization = () => Promise.resolve(header);
-  } else if (fileAuth !== undefined && user !== undefined) {
-    authorization = async () => {
-      const opts: { headers: Record<string, string> } = { headers: {} };
-      await fileAuth.applyAuthentication(user, opts);
-      return opts.headers.Authorization;
-    };
+  } else if (tokenFile !== undefined) {
+    authorization = cachedFor(TOKEN_FILE_REREAD_MS, () => Promise.resolve(tokenFileHeader(tokenFile)), clock);
   } else {
     authorization = () => Promise.resolve(undefined);
   }
@@ -125,6 +118,19 @@ function staticConfig(cluster: Cluster, user: User | undefined, source: string, 
     authorization: cachedFor(AUTHORIZATION_TTL_MS, authorization, clock),
     source,
   };
+}
+
+/**
+ * client-node's FileAuth (file_auth.ts): the token file's contents as they are, re-read when the
+ * last read is older than this (its comment: "what the client-go library does"), so that a
+ * token the kubelet rotates is taken up. FileAuth is not exported from client-node's root.
+ */
+const TOKEN_FILE_REREAD_MS = 60_000;
+
+/** FileAuth.applyAuthentication's header: none for an empty file. */
+function tokenFileHeader(path: string): string | undefined {
+  const token = readFileSync(path).toString('utf8');
+  return token === '' ? undefined : `Bearer ${token}`;
 }
 
 /** client-node's KubeConfig, loaded now: its plugins (exec, auth providers) and its merging of several files. */

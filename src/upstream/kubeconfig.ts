@@ -1,7 +1,7 @@
 /**
  * Where the cluster's configuration is and what it says, read as @kubernetes/client-node's
  * KubeConfig reads it (loadFromDefault's search order, loadFromFile, loadFromCluster), its entries
- * parsed by client-node's own config_types.js, but without its KubeConfig class: that module
+ * parsed by client-node's rules (kubeconfig-entries.ts), but without its KubeConfig class: that module
  * imports the whole generated API client, ~40 MiB of a sidecar's memory that reading a kubeconfig
  * does not need.
  *
@@ -13,10 +13,8 @@
 import { accessSync, existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-// client-node's parsing of clusters, users and contexts (validation, defaults, `token-file`), a
-// module of its own that imports node:fs only.
-import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
-import type { Cluster, Context, User } from '@kubernetes/client-node/dist/config_types.js';
+import type { Cluster, Context, User } from '@kubernetes/client-node';
+import { newClusters, newContexts, newUsers } from './kubeconfig-entries.ts';
 
 /** client-node's SERVICEACCOUNT_ROOT (and the kubelet's mount of the service account's files). */
 export const SERVICE_ACCOUNT_ROOT = '/var/run/secrets/kubernetes.io/serviceaccount';

@@ -1,6 +1,7 @@
 /**
  * The workqueue: client-go's util/workqueue in TypeScript (see README.md). A leaf of the source
- * tree: it imports nothing from the rest of the proxy.
+ * tree: it imports nothing from the rest of the proxy, and no metrics library (the prom-client
+ * provider, prometheus-metrics.ts, is imported by whoever wants it).
  */
 export { realClock } from '../clock/clock.ts';
 export type { Clock, Timer } from '../clock/clock.ts';
@@ -21,4 +22,3 @@ export {
 } from './default-rate-limiters.ts';
 export type { RateLimiter } from './default-rate-limiters.ts';
 export type { CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric } from './metrics.ts';
-export { newPrometheusMetricsProvider } from './prometheus-metrics.ts';

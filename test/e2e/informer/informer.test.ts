@@ -17,7 +17,7 @@ import { newSharedInformerFactory } from '../../../src/informer/factory.ts';
 import type { ListOptions, ListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import { newListerWatcher } from '../../../src/informer/lister-watcher.ts';
 import { objectBytes } from '../../../src/informer/object.ts';
-import { newPrometheusInformerMetricsProvider } from '../../../src/informer/metrics.ts';
+import { newPrometheusInformerMetricsProvider } from '../../../src/informer/prometheus-metrics.ts';
 import type { SharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import { newSharedIndexInformer } from '../../../src/informer/shared-informer.ts';
 import { loadUpstreamConfig } from '../../../src/upstream/config.ts';

@@ -9,12 +9,15 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { ApiException, V1ConfigMap, V1ObjectMeta } from '@kubernetes/client-node';
 import type { ConfigMapWriter, Log } from '../../../examples/pod-counter/controller.ts';
-import { WRITTEN_BY, newPodCounter } from '../../../examples/pod-counter/controller.ts';
 import { newTypedInformerFactory } from '../../../src/library/typed-factory.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 import type { FakeUpstream } from '../../helpers/fake-upstream-client.ts';
 import { jsonResponse, newFakeUpstream } from '../../helpers/fake-upstream-client.ts';
+import '../../helpers/library-sources.ts';
 import { flushUntil, settles } from '../../helpers/scripted-lister-watcher.ts';
+
+// The example imports the library by the package's name: its sources here (library-sources.ts), no build needed.
+const { WRITTEN_BY, newPodCounter } = await import('../../../examples/pod-counter/controller.ts');
 
 const RESYNC_MS = 60_000;
 const STALE = { total: '1', Pending: '1', Running: '0', Succeeded: '0', Failed: '0', Unknown: '0' };

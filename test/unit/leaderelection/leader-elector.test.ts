@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { newLeaderHealthzAdaptor } from '../../../src/leaderelection/healthz.ts';
 import type { LeaderElectionConfig, LeaderElector } from '../../../src/leaderelection/leader-elector.ts';
 import { newLeaderElector } from '../../../src/leaderelection/leader-elector.ts';
-import { newPrometheusLeaderMetricsProvider } from '../../../src/leaderelection/metrics.ts';
+import { newPrometheusLeaderMetricsProvider } from '../../../src/leaderelection/prometheus-metrics.ts';
 import type { LeaderElectionRecord } from '../../../src/leaderelection/resource-lock.ts';
 import { formatMicroTime } from '../../../src/leaderelection/resource-lock.ts';
 import { ApiStatusError } from '../../../src/upstream/api-error.ts';

@@ -1,9 +1,10 @@
 /**
  * The library's documentation builds, and says what is true: TypeDoc builds the API reference
- * from the three entry points with every warning an error (each exported function, type,
+ * from the four entry points with every warning an error (each exported function, type,
  * property and method documented; every link and path resolved; nothing referenced left out),
  * and each TypeScript example of the pages in docs/ type-checks against the library (its
- * imports of `kube-cache-proxy/...` resolved to the sources, as in this repository).
+ * imports of `@kube-cache-proxy/client/...` resolved to the sources by tsconfig's `paths`, as in
+ * this repository).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ const DOCS = join(ROOT, 'docs');
 const PAGES = ['informer.md', 'workqueue.md', 'leaderelection.md'];
 
 test(
-  'docs: TypeDoc builds the API reference of the three parts with no warning, each part with its page',
+  'docs: TypeDoc builds the API reference of the four entry points with no warning, each of the three parts with its page',
   { timeout: 120_000 },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'kcp-docs-'));
@@ -34,9 +35,10 @@ test(
     assert.doesNotMatch(`${built.stdout}${built.stderr}`, /warning|error/i);
     const modules = readdirSync(join(out, 'modules')).sort();
     assert.deepEqual(modules, [
-      'kube-cache-proxy_informer.html',
-      'kube-cache-proxy_leaderelection.html',
-      'kube-cache-proxy_workqueue.html',
+      '_kube-cache-proxy_client_informer.html',
+      '_kube-cache-proxy_client_leaderelection.html',
+      '_kube-cache-proxy_client_prometheus.html',
+      '_kube-cache-proxy_client_workqueue.html',
     ]);
     const documents = readdirSync(join(out, 'documents')).sort();
     assert.equal(documents.length, 3, `a page per part: ${documents.join(', ')}`);
@@ -44,7 +46,7 @@ test(
 );
 
 test('docs: every TypeScript example of the pages type-checks against the library', { timeout: 120_000 }, async (t) => {
-  // Inside the repository, so that `kube-cache-proxy/...` resolves to this package (self-reference).
+  // Inside the repository, so that the library's imports resolve to its sources (tsconfig's paths and self-reference).
   const dir = mkdtempSync(join(ROOT, '.doc-examples-'));
   t.after(() => {
     rmSync(dir, { recursive: true, force: true });

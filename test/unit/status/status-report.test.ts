@@ -4,7 +4,7 @@ import { newProxyMetrics } from '../../../src/server/http/metrics.ts';
 import type { CacheStatus } from '../../../src/cache/cache-source.ts';
 import { HISTORY_SAMPLES, SAMPLE_INTERVAL_MS, newStatusReporter } from '../../../src/status/status-report.ts';
 import type { StatusSources } from '../../../src/status/status-report.ts';
-import { newPrometheusInformerMetricsProvider } from '../../../src/informer/metrics.ts';
+import { newPrometheusInformerMetricsProvider } from '../../../src/informer/prometheus-metrics.ts';
 import { FakeClock } from '../../helpers/fake-clock.ts';
 
 const MEMORY: NodeJS.MemoryUsage = { rss: 300, heapTotal: 200, heapUsed: 100, external: 50, arrayBuffers: 20 };
@@ -62,7 +62,7 @@ test("status: the figures are the metrics registry's: reads by where they were a
   const pods = metrics.delegator('pods').cacher;
   pods.watchers(1);
   pods.events(4);
-  const informer = informers.forResource('pods');
+  const informer = informers.forResource('pods', { group: '', version: 'v1', resource: 'pods' });
   informer.objects(7, 9_100);
   const { reflector } = informer;
   reflector.relist('watch-expired');

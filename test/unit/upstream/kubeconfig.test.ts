@@ -6,7 +6,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { SERVICE_ACCOUNT_ROOT, locateKubeconfig, needsClientNode, readKubeconfig } from '../../../src/upstream/kubeconfig.ts';
-import type { User } from '@kubernetes/client-node/dist/config_types.js';
+import type { User } from '@kubernetes/client-node';
 
 const run = promisify(execFile);
 

@@ -10,13 +10,21 @@ import type { DeletedFinalStateUnknown, KubeObject } from './object.ts';
 export type Notification =
   | { readonly type: 'add'; readonly obj: KubeObject; readonly isInInitialList: boolean }
   | { readonly type: 'update'; readonly oldObj: KubeObject; readonly newObj: KubeObject }
-  | { readonly type: 'delete'; readonly obj: KubeObject | DeletedFinalStateUnknown };
+  | { readonly type: 'delete'; readonly obj: KubeObject | DeletedFinalStateUnknown }
+  | { readonly type: 'bookmark'; readonly resourceVersion: string };
 
 /** client-go ResourceEventHandler. A handler may return a promise: the next notification waits for it. */
 export interface ResourceEventHandler {
   onAdd?(obj: KubeObject, isInInitialList: boolean): void | Promise<void>;
   onUpdate?(oldObj: KubeObject, newObj: KubeObject): void | Promise<void>;
   onDelete?(obj: KubeObject | DeletedFinalStateUnknown): void | Promise<void>;
+  /**
+   * The informer's Indexer holds every change up to `resourceVersion` and none after it, reached
+   * by a bookmark (a watch's BOOKMARK, or the end of a list): client-go's Store.Bookmark
+   * (controller.go processDeltas, a Bookmark delta), told to the handler after every notification
+   * before it. Not a client-go handler function: client-go tells the store only.
+   */
+  onBookmark?(resourceVersion: string): void | Promise<void>;
 }
 
 export type HandlerErrorLog = (error: unknown) => void;
@@ -102,6 +110,8 @@ export class ProcessorListener {
         return this.handler.onUpdate?.(n.oldObj, n.newObj);
       case 'delete':
         return this.handler.onDelete?.(n.obj);
+      case 'bookmark':
+        return this.handler.onBookmark?.(n.resourceVersion);
     }
   }
 }

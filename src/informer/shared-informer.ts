@@ -141,6 +141,10 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
   #bytes = 0;
   readonly #storeObservers = new Set<ReflectorStore>();
   #transform: ObjectTransform | undefined;
+  /** FIFO mode: a bookmark or a list came since the handlers were last told one (onBookmark). */
+  #bookmarked = false;
+  /** The RV the handlers were last told by onBookmark. */
+  #toldBookmark = '';
   readonly #errorListeners = new Set<(error: unknown) => void>();
 
   constructor(options: SharedIndexInformerOptions) {
@@ -217,6 +221,8 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           sink.delete(obj);
         },
         replace: (given, rv) => {
+          // delta_fifo.go Replace emits a Bookmark delta too (EmitDeltaTypeBookmark).
+          this.#bookmarked = true;
           const transform = this.#transform;
           const list = transform === undefined ? given : given.map(transform);
           this.#observe((observer) => {
@@ -225,6 +231,7 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
           sink.replace(list, rv);
         },
         observeBookmark: (object) => {
+          this.#bookmarked = true;
           this.#observe((observer) => observer.observeBookmark?.(object));
           store?.observeBookmark?.(object);
         },
@@ -448,7 +455,15 @@ class SharedIndexInformerImpl implements SharedIndexInformer {
     const fifo = this.#fifo;
     if (fifo === undefined || this.#indexer === undefined || !fifo.hasSynced() || fifo.len() > 0) return;
     const rv = this.#reflector.lastSyncResourceVersion();
-    if (rv !== '') this.#indexer.updateResourceVersion?.(rv);
+    if (rv === '') return;
+    this.#indexer.updateResourceVersion?.(rv);
+    // A bookmark (or a list) since the last one told: the handlers hear the RV the Indexer reached,
+    // after every notification of the changes before it.
+    if (this.#bookmarked && rv !== this.#toldBookmark) {
+      this.#bookmarked = false;
+      this.#toldBookmark = rv;
+      this.#processor.distribute({ type: 'bookmark', resourceVersion: rv }, false);
+    }
   }
 
   /** Calls each store observer, guarded: an observer's failure must not end the reflector's watch. */

@@ -35,6 +35,15 @@ export interface ResourceEventHandler<T> {
   onUpdate?(oldObj: T, newObj: T): void | Promise<void>;
   /** The object is gone: its last state, or DeletedFinalStateUnknown when the informer missed the final one. */
   onDelete?(obj: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+  /**
+   * The Indexer now holds every change up to `resourceVersion` and none after it, reached by a
+   * bookmark: a watch's BOOKMARK, or the end of the initial list or a relist (client-go 1.37's
+   * Store.Bookmark, KEP-5647; client-go tells the store, this library the handlers too). Called
+   * in order, after the calls for every change before it: a controller that wrote an object at
+   * RV w may act once `compareResourceVersion(resourceVersion, w) >= 0`. Events move
+   * `getIndexer().lastStoreSyncResourceVersion()` as well; this call comes on bookmarks only.
+   */
+  onBookmark?(resourceVersion: string): void | Promise<void>;
 }
 
 /** Options of addEventHandler. */
@@ -228,6 +237,7 @@ class TypedInformerImpl<T extends KubernetesObject> implements TypedInformer<T> 
       const onDelete = handler.onDelete.bind(handler);
       cached.onDelete = (obj) => onDelete(this.#deleted(obj));
     }
+    if (handler.onBookmark !== undefined) cached.onBookmark = handler.onBookmark.bind(handler);
     return cached;
   }
 

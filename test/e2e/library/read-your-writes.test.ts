@@ -13,17 +13,22 @@ import { kube } from '../../helpers/kube.ts';
 
 const shared = useSharedAdmin();
 
-test("read your writes: when lastStoreSyncResourceVersion reaches a write's resourceVersion, the Indexer holds the write", async (t) => {
+test("read your writes: onBookmark tells the handler the initial list's RV; when lastStoreSyncResourceVersion reaches a write's resourceVersion, the Indexer holds the write", async (t) => {
   const namespace = await testNamespace(t, shared.admin);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(shared.cp.kubeconfig);
   const factory = newSharedInformerFactory({ kubeConfig });
   t.after(() => factory.shutdown());
   const informer = factory.informerFor({ ...configMaps, namespace });
+  const bookmarks: string[] = [];
+  informer.addEventHandler({ onBookmark: (rv) => void bookmarks.push(rv) });
   factory.start();
   await factory.waitForCacheSync();
   const indexer = informer.getIndexer();
   assert.notEqual(indexer.lastStoreSyncResourceVersion(), '', "synced: the list's resourceVersion");
+  // The end of the initial list (a WatchList's bookmark) is told to the handler, at the Indexer's RV.
+  await eventually('onBookmark at the end of the initial list', () => bookmarks.length > 0);
+  assert.equal(bookmarks[0], indexer.lastStoreSyncResourceVersion());
 
   const path = `/api/v1/namespaces/${namespace}/configmaps`;
   for (let i = 0; i < 5; i++) {

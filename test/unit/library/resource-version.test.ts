@@ -103,3 +103,58 @@ test('Indexer.lastStoreSyncResourceVersion: empty before the list, then the RV e
   watch.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '40' } } })}\n`);
   await flushUntil('the bookmark to move it', () => indexer.lastStoreSyncResourceVersion() === '40');
 });
+
+test('onBookmark: each handler hears the RV a list or a bookmark brought the Indexer to, after every change before it, and never for an event alone', async (t) => {
+  const up = newFakeUpstream({
+    respond: () =>
+      jsonResponse(200, {
+        kind: 'PodList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '10' },
+        items: [{ metadata: { name: 'p0', namespace: 'a', resourceVersion: '9' } }],
+      }),
+  });
+  const factory = newTypedInformerFactory(up.client, { useWatchList: false, clock: new FakeClock() });
+  t.after(() => factory.shutdown());
+  const pods = factory.informerFor<V1Pod>({ version: 'v1', resource: 'pods' });
+  const heard: string[] = [];
+  pods.addEventHandler({
+    onAdd: (pod) => {
+      heard.push(`add ${pod.metadata?.name ?? ''}`);
+    },
+    onBookmark: (rv) => {
+      heard.push(`bookmark ${rv}`);
+    },
+  });
+  // A second handler with no onBookmark: nothing breaks, it hears the adds.
+  const adds: string[] = [];
+  pods.addEventHandler({ onAdd: (pod) => void adds.push(pod.metadata?.name ?? '') });
+  factory.start();
+  await settles(factory.waitForCacheSync(), 'waitForCacheSync()');
+  await flushUntil('the watch', () => up.watches.length > 0);
+  const watch = up.watches[0];
+  assert.ok(watch !== undefined);
+  await flushUntil('the list told', () => heard.length === 2);
+  assert.deepEqual(heard, ['add p0', 'bookmark 10'], 'the list, then its RV');
+
+  const pod = (name: string, rv: string): string =>
+    `${JSON.stringify({ type: 'ADDED', object: { kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'a', resourceVersion: rv } } })}\n`;
+  const bookmark = (rv: string): string =>
+    `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: rv } } })}\n`;
+  watch.write(pod('p1', '11'));
+  watch.write(pod('p2', '12'));
+  watch.write(bookmark('40'));
+  await flushUntil('the bookmark told', () => heard.length === 5);
+  watch.write(pod('p3', '41'));
+  watch.write(bookmark('41'));
+  watch.write(bookmark('50'));
+  await flushUntil('the last bookmark told', () => heard.at(-1) === 'bookmark 50');
+  assert.deepEqual(heard, ['add p0', 'bookmark 10', 'add p1', 'add p2', 'bookmark 40', 'add p3', ...heard.slice(6)]);
+  // Bookmarks read by the reflector in one turn may be told as one, at the last RV reached.
+  assert.ok(
+    heard.slice(6).every((line) => line === 'bookmark 41' || line === 'bookmark 50'),
+    heard.join(', '),
+  );
+  assert.equal(pods.getIndexer().lastStoreSyncResourceVersion(), '50');
+  assert.deepEqual(adds, ['p0', 'p1', 'p2', 'p3']);
+});

@@ -372,7 +372,7 @@ try {
   console.log(
     `\n${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(pods)} pods (${int(jsonPerPod)} B of JSON each, ${int(managedFieldsPerPod)} B of it managedFields), Kubernetes ${kubernetes}, Node ${process.version}\n`,
   );
-  console.log('| | client-node `makeInformer` | `kube-cache-proxy/informer` |');
+  console.log('| | client-node `makeInformer` | `@kube-cache-proxy/client/informer` |');
   console.log('| --- | --- | --- |');
   for (const row of rows) console.log(`| ${row.label} | ${row.cells['client-node'] ?? '–'} | ${row.cells.library ?? '–'} |`);
   console.log(

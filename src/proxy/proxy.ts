@@ -221,6 +221,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     access,
     fairness,
     faults,
+    compressLoopback: options.compressLoopback,
   });
   try {
     if (options.unixSocket === undefined) {

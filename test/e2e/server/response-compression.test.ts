@@ -193,3 +193,17 @@ test('gzip: a shared LIST body is compressed once for all its gzip readers; loop
   assert.ok(loopback.contentLength !== '', 'sent with its Content-Length');
   assert.equal(plain.reads.compressions.bodies, 0);
 });
+
+test("gzip: a read passed through gets the apiserver's gzip, headers and bytes untouched", async (t) => {
+  const { ns, proxy } = await withConfigMaps(t);
+  // YAML is the apiserver's to answer (the cache encodes JSON, protobuf, Tables and metadata).
+  const path = `/api/v1/namespaces/${ns}/configmaps`;
+  const headers = { accept: 'application/yaml', 'accept-encoding': 'gzip' };
+  const proxied = await fromProxy(proxy, path, headers);
+  assert.ok(proxy.forwarded.includes(path), 'passed through');
+  assert.equal(proxied.status, 200);
+  assert.equal(proxied.contentEncoding, 'gzip', "the apiserver's Content-Encoding");
+  assert.equal(proxied.vary, 'Accept-Encoding');
+  assert.equal(proxied.contentLength, '');
+  assert.ok(proxied.body.toString('utf8').startsWith('apiVersion: v1\nitems:\n'), 'gunzips to the YAML list');
+});

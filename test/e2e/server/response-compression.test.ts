@@ -3,7 +3,9 @@
  * the apiserver and to the proxy (gzipping loopback clients too, as the apiserver does) with the
  * same headers; both must gzip the same answers (Content-Encoding, Vary, no Content-Length),
  * their decompressed bodies must be the same bytes (the list's RV normalised where each side
- * answers at its own cache's), and the compressed lengths within 5 %.
+ * answers at its own cache's), and the proxy's compressed length no more than 5 % above the
+ * apiserver's (zlib's level 1 compresses Kubernetes objects better than Go's: 1-3 % here, where
+ * each object carries a distinct annotation, 20-30 % on a LIST of realistic pods).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -107,7 +109,7 @@ async function withConfigMaps(t: TestContext): Promise<{ ns: string; proxy: Cach
   return { ns, proxy };
 }
 
-test('gzip: LISTs past 128 KiB gzipped by both in JSON, protobuf, Table and metadata; same bytes within 5 %', async (t) => {
+test('gzip: LISTs past 128 KiB gzipped by both in JSON, protobuf, Table and metadata; same bytes, no more than 5 % larger', async (t) => {
   const { ns, proxy } = await withConfigMaps(t);
   const path = `/api/v1/namespaces/${ns}/configmaps`;
   const problems: string[] = [];
@@ -132,8 +134,10 @@ test('gzip: LISTs past 128 KiB gzipped by both in JSON, protobuf, Table and meta
       if (answer.contentLength !== '') problems.push(`${accept}: ${side} sent Content-Length ${answer.contentLength}`);
     }
     if (proxied.vary !== apiserver.vary) problems.push(`${accept}: Vary ${proxied.vary} against the apiserver's ${apiserver.vary}`);
+    // zlib's level 1 finds more matches than Go's (compress/flate deflatefast.go): never more
+    // bytes on the wire than the apiserver's, by more than 5 %; fewer is the network's gain.
     const ratio = proxied.raw.length / apiserver.raw.length;
-    if (Math.abs(ratio - 1) > 0.05) problems.push(`${accept}: ${last}: ${ratio.toFixed(3)} of the apiserver's bytes`);
+    if (ratio > 1.05) problems.push(`${accept}: ${last}: ${ratio.toFixed(3)} of the apiserver's bytes`);
   }
   assert.deepEqual(problems, []);
   assert.deepEqual(

@@ -105,13 +105,17 @@ function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseL
 }
 
 /**
- * Whether the client is on a loopback address (127.0.0.0/8, ::1, or 127/8 mapped into IPv6): a
+ * Whether a client's address is loopback (127.0.0.0/8, ::1, or 127/8 mapped into IPv6): a
  * sidecar's pod, or the host itself, where gzip would cost CPU and save nothing that matters.
  */
-function onLoopback(req: IncomingMessage): boolean {
-  const address = req.socket.remoteAddress ?? '';
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
   const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
   return v4.startsWith('127.') || address === '::1';
+}
+
+function onLoopback(req: IncomingMessage): boolean {
+  return isLoopbackAddress(req.socket.remoteAddress);
 }
 
 export function newRequestHandler(options: RequestHandlerOptions, idleConnections: IdleConnections | undefined): RequestHandler {

@@ -21,6 +21,7 @@ export const SCENARIOS = [
   'list-metadata',
   'list-metadata-json',
   'list-protobuf',
+  'list-gzip',
   'kubectl',
   'slow-watchers',
   'footprint',

@@ -36,6 +36,8 @@ import { BENCH_USAGE, parseBenchOptions } from './options.ts';
 import { summarizeProfile } from './profile.ts';
 import type { BenchResults, LoadRow, PollRow, ProfileSummary, WatchRow } from './results.ts';
 import { runPoll } from './poll.ts';
+import { formatListGzip, runListGzip } from './list-gzip.ts';
+import type { ListGzipResult } from './list-gzip.ts';
 import { runScale } from './scale.ts';
 import type { ScaleRow } from './scale.ts';
 import { startPodWriter } from './pod-writer.ts';
@@ -185,6 +187,9 @@ function loadScenarios(o: BenchOptions): LoadScenario[] {
  * seconds, and a 5 s run would end with a handful of answers (or none).
  */
 const MIN_REQUESTS_PER_CONNECTION = 4;
+
+/** Requests per target and encoding of the gzip scenario: enough for a p99 of a few seconds' LISTs. */
+const LIST_GZIP_REQUESTS = 40;
 
 /** The mixed scenario's LIST clients. */
 const MIXED_LIST_CLIENTS = 8;
@@ -420,6 +425,27 @@ async function main(): Promise<number> {
       });
     }
 
+    const listGzip: (readonly [ListGzipResult, ListGzipResult])[] = [];
+    const listGzipTitle = `LIST ${o.pods.toLocaleString('en-US')} pods in JSON, RV=0, with and without Accept-Encoding: gzip, 2 clients`;
+    if (wants('list-gzip')) {
+      await attempt('list-gzip', async () => {
+        // Its own proxy: the bench's clients are on loopback, which the proxy gzips only when told.
+        const proxy = await startCacheProxy(state, { name: 'kube-cache-proxy', resources: 'pods', args: ['--compress-loopback'] });
+        try {
+          const spec = { path: '/api/v1/pods?resourceVersion=0', accept: 'application/json', requests: LIST_GZIP_REQUESTS, connections: 2 };
+          for (const target of [apiserver, proxy]) {
+            const step = progress.step(`[${elapsed()}] list-gzip · ${target.name}`);
+            const rows = await runListGzip(target, spec);
+            step.done(`${(rows[1].wireBytes / 1e6).toFixed(2)} MB gzipped against ${(rows[0].wireBytes / 1e6).toFixed(2)} MB`);
+            if (rows[1].contentEncoding !== 'gzip') warn(`list-gzip · ${target.name}: answered without gzip`);
+            listGzip.push(rows);
+          }
+        } finally {
+          await proxy.stop();
+        }
+      });
+    }
+
     /** One fan-out run, its progress line and its row; a failure is warned about and skipped. */
     const fanout = async (target: Target, spec: WatchSpec, name: string): Promise<void> => {
       const label = `[${elapsed()}] ${name} · ${spec.watchers.toLocaleString('en-US')} watchers · ${target.name}`;
@@ -645,6 +671,7 @@ async function main(): Promise<number> {
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
     if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);
     if (fleet !== undefined) console.log(`\n${formatFleet(fleet)}`);
+    if (listGzip.length > 0) console.log(`\n${formatListGzip(listGzip, listGzipTitle)}`);
     const written = writeResults(o.out, results);
     process.stderr.write(`\nwrote ${written.join(', ')} (run took ${elapsed()})\n`);
     return 0;

@@ -169,6 +169,15 @@ export const PROXY_FLAGS = [
     ],
   },
   {
+    name: 'compress-loopback',
+    type: 'boolean',
+    help: [
+      'gzip cached answers to clients on a loopback address too, as the apiserver gzips every',
+      "client's (over 128 KiB, when asked); by default only clients across a network are gzipped:",
+      'on loopback it costs CPU and saves nothing that matters',
+    ],
+  },
+  {
     name: 'write-kubeconfig',
     type: 'string',
     arg: 'PATH',

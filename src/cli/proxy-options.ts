@@ -215,6 +215,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     pool: parsePool(setting),
     tls,
     tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
+    compressLoopback: parseCompressLoopback(flagOrEnv('compress-loopback')),
     tlsMinVersion: parseTlsMinVersion(setting('tls-min-version')),
     tlsCiphers: parseTlsCipherSuites(setting('tls-cipher-suites')),
     writeKubeconfig: writeKubeconfig?.value,
@@ -539,6 +540,11 @@ function parseTlsCipherSuites(s: Setting | undefined): string | undefined {
     `${s.from}: ${ciphers.message}`,
     `Use Go's names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; all: ${TLS_CIPHER_SUITE_NAMES.join(', ')}.`,
   );
+}
+
+/** --compress-loopback: off by default. */
+function parseCompressLoopback(s: Setting | undefined): boolean {
+  return s === undefined ? false : parseBool(s);
 }
 
 /** --fallback-to-apiserver: on by default with --server, meaningless without it. */

@@ -81,6 +81,11 @@ export interface ProxyOptions {
   readonly tlsCiphers?: string | undefined;
   /** --tls-handshakes-per-second: new TLS connections handed to the handshake a second (server/http/tls-handshakes.ts); 0: no pacing; undefined: the default. */
   readonly tlsHandshakesPerSecond?: number | undefined;
+  /**
+   * --compress-loopback: gzip cached answers to loopback clients too (server/serving/response-compression.ts);
+   * default false: only clients across a network.
+   */
+  readonly compressLoopback?: boolean | undefined;
   /** Where to write a kubeconfig for apps (HTTPS only); undefined: none. */
   readonly writeKubeconfig: string | undefined;
   /** Shared mode (many clients, each with its own identity); undefined: sidecar mode. */

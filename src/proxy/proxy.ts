@@ -170,6 +170,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     },
   });
   const cachedReads = await resolveCaches(options, client, factory, metrics, { memory, pool, faults, log, proxyVersion: PACKAGE_VERSION });
+  metrics.compressions(() => cachedReads.reads.compressions);
   const status = newStatusReporter({
     registry: metrics.registry,
     caches: () => cachedReads.reads.checks(),
@@ -221,6 +222,7 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
     access,
     fairness,
     faults,
+    compressLoopback: options.compressLoopback,
   });
   try {
     if (options.unixSocket === undefined) {

@@ -50,6 +50,8 @@ export type CachingProxyOptions = Pick<
    * apiserver; the test stops it after this one.
    */
   readonly over?: CachingProxy;
+  /** Gzip cached answers to this test's loopback clients too (`--compress-loopback`); default: never on loopback. */
+  readonly compressLoopback?: boolean;
 };
 
 /** The suite runs through a chain of two proxies (test/e2e/chain/). */
@@ -87,7 +89,7 @@ export async function startCachingProxy(
       return upstream.forward(req);
     },
   };
-  const { specs, scoped, informerUpstream, ...rest } = options;
+  const { specs, scoped, informerUpstream, compressLoopback, ...rest } = options;
   const consistency = { ...rest, chained: undefined, over: undefined };
   const informerClient = informerUpstream === undefined ? client : newUpstreamClient(informerUpstream);
   const factory = newSharedInformerFactory({ client: informerClient });
@@ -101,7 +103,7 @@ export async function startCachingProxy(
   });
   const metrics = newProxyMetrics();
   const reads = newCachingReads({ ...consistency, client: upstream, factory, discovery, specs, scoped, metrics });
-  const app = newProxyServer({ client, cachedReads: reads, metrics });
+  const app = newProxyServer({ client, cachedReads: reads, metrics, compressLoopback });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   reads.start();
   t.after(async () => {

@@ -64,6 +64,11 @@ export interface ProxyServerOptions {
   readonly memoryState?: (() => string) | undefined;
   /** Where the read-your-writes observer's failures are reported (cache/faults.ts); default: stderr, once each. */
   readonly faults?: Faults | undefined;
+  /**
+   * Gzip cached answers to clients on a loopback address too (`--compress-loopback`), as the
+   * apiserver gzips every client's; default: only to clients across a network.
+   */
+  readonly compressLoopback?: boolean | undefined;
 }
 
 /** What Fastify's `request.query` holds: nothing of the proxy reads it. */

@@ -63,7 +63,9 @@ export async function writeBody(res: ServerResponse, cached: CachedResponse, tur
     if (res.destroyed) return;
     res.cork();
   }
-  // end() uncorks.
+  // Uncorked before end(): a chunked body's corked writes are held by the response itself
+  // (kChunkedBuffer), and Node 24's end() writes the last chunk before it flushes them.
+  res.uncork();
   res.end();
 }
 

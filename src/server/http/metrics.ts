@@ -6,6 +6,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Compressions } from '../serving/gzipped-response.ts';
 import type { CacherMetrics } from '../../cache/cacher.ts';
 import type { MemoryBudget } from '../../memory/memory-budget.ts';
 import type { CollectionValve } from '../../memory/collection-valve.ts';
@@ -57,6 +58,8 @@ export interface ProxyMetrics {
   memory(budget: MemoryBudget, valve?: CollectionValve, pool?: PiecePool): void;
   /** Which types get a `resource` label of their own (KnownTypes); until told, every type is counted as `other`. */
   knowTypes(known: KnownTypes): void;
+  /** What gzipping cached answers has cost and saved (serving/gzipped-response.ts), read at each scrape. */
+  compressions(read: () => Readonly<Compressions>): void;
 }
 
 /**
@@ -358,6 +361,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     knowTypes(types) {
       known = types;
     },
+    compressions: (read) => {
+      compressionMetrics(registry, read);
+    },
     consistencyCheck(resource, result) {
       checks.inc({ resource, result });
     },
@@ -601,6 +607,50 @@ function idleConnectionMetrics(registry: Registry, idle: IdleConnections): void 
   });
 }
 
+/** Counters that follow a total read at each scrape. */
+function followingCounter(registry: Registry, name: string, help: string, total: () => number): void {
+  let counted = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
+}
+
+function compressionMetrics(registry: Registry, read: () => Readonly<Compressions>): void {
+  followingCounter(
+    registry,
+    'kube_cache_proxy_gzip_answers_total',
+    'Answers from the cache sent gzipped (Accept-Encoding: gzip, over 128 KiB, as the apiserver).',
+    () => read().answers,
+  );
+  followingCounter(
+    registry,
+    'kube_cache_proxy_gzip_bodies_total',
+    'Bodies the proxy compressed: a shared LIST body once for all its gzip readers.',
+    () => read().bodies,
+  );
+  followingCounter(
+    registry,
+    'kube_cache_proxy_gzip_shared_bodies_total',
+    'Of kube_cache_proxy_gzip_bodies_total, whole LISTs shared by their readers.',
+    () => read().sharedBodies,
+  );
+  followingCounter(registry, 'kube_cache_proxy_gzip_input_bytes_total', 'Bytes the proxy compressed.', () => read().inputBytes);
+  followingCounter(registry, 'kube_cache_proxy_gzip_output_bytes_total', 'What the compressed bytes became.', () => read().outputBytes);
+  followingCounter(
+    registry,
+    'kube_cache_proxy_gzip_seconds_total',
+    'Wall time from the first piece into the compressor to the last piece out, summed (the work runs on the threadpool).',
+    () => read().seconds,
+  );
+}
+
 /** No metrics (tests and embedders that do not scrape). */
 export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   served: () => undefined,
@@ -613,6 +663,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   upstreamFallback: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,
+  compressions: () => undefined,
   delegator: () => noopDelegatorMetrics,
   consistencyCheck: () => undefined,
   stateSaved: () => undefined,

@@ -32,6 +32,7 @@ import { ANSWER_HEAD_BYTES } from '../serving/answer-head.ts';
 import { onlyIfCachedRefusal } from '../serving/cached-reads.ts';
 import type { CachedReads, CachedResponse } from '../serving/cached-reads.ts';
 import { writeNegotiatedStatus } from '../serving/negotiated-status.ts';
+import { firstAcceptEncoding } from '../serving/response-compression.ts';
 import { MAX_WRITE_ANSWER_BYTES } from '../serving/written-resource-version.ts';
 import { writeBody } from './body-writer.ts';
 import type { IdleConnections } from './idle-connections.ts';
@@ -50,6 +51,11 @@ export interface RequestHandlerOptions {
   readonly fairness?: Fairness | undefined;
   /** Where the read-your-writes observers' failures are reported; default: stderr, once each. */
   readonly faults?: Faults | undefined;
+  /**
+   * Gzip cached answers to clients on a loopback address too, as the apiserver gzips every
+   * client's (serving/response-compression.ts); default: only to clients across a network.
+   */
+  readonly compressLoopback?: boolean | undefined;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger) => Promise<void>;
@@ -98,9 +104,24 @@ function logRequest(req: IncomingMessage, res: ServerResponse, log: FastifyBaseL
   });
 }
 
+/**
+ * Whether a client's address is loopback (127.0.0.0/8, ::1, or 127/8 mapped into IPv6): a
+ * sidecar's pod, or the host itself, where gzip would cost CPU and save nothing that matters.
+ */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4.startsWith('127.') || address === '::1';
+}
+
+function onLoopback(req: IncomingMessage): boolean {
+  return isLoopbackAddress(req.socket.remoteAddress);
+}
+
 export function newRequestHandler(options: RequestHandlerOptions, idleConnections: IdleConnections | undefined): RequestHandler {
   const { cachedReads: reads, metrics, access, fairness } = options;
   const faults = options.faults ?? stderrFaults;
+  const compressLoopback = options.compressLoopback ?? false;
   // The loop's time this server's writers of large bodies share (write-turns.ts).
   const turns = newWriteTurns();
   const countServed = (request: ParsedRequest, from: ServedFrom): void => {
@@ -206,7 +227,12 @@ export function newRequestHandler(options: RequestHandlerOptions, idleConnection
       } else {
         cached = await reads.tryServe(
           request,
-          { accept: firstAccept(req.rawHeaders), 'user-agent': req.headers['user-agent'], 'cache-control': req.headers['cache-control'] },
+          {
+            accept: firstAccept(req.rawHeaders),
+            'user-agent': req.headers['user-agent'],
+            'cache-control': req.headers['cache-control'],
+            'accept-encoding': compressLoopback || !onLoopback(req) ? firstAcceptEncoding(req.rawHeaders) : undefined,
+          },
           gone.signal,
         );
       }
@@ -228,7 +254,7 @@ export function newRequestHandler(options: RequestHandlerOptions, idleConnection
     countServed(request, 'cache');
     metrics?.answeredIn(request.typeName, cached.headers['content-type'] ?? '');
     log.debug({ servedFrom: 'cache' }, 'served from cache');
-    res.writeHead(cached.statusCode, { ...cached.headers, 'content-length': cached.length });
+    res.writeHead(cached.statusCode, cached.chunked === true ? cached.headers : { ...cached.headers, 'content-length': cached.length });
     await writeBody(res, cached, turns);
   };
 }

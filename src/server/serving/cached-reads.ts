@@ -10,6 +10,8 @@
  * size from the proxy's budget of response bodies (memory-budget.ts) before it is made, and gives
  * it back once written. A read that finds no room waits for it (BODY_WAIT_MS, first come first
  * served), then is passed through: the apiserver's answer streams through a few chunks at a time.
+ * A GET's or LIST's answer is gzipped when the apiserver would gzip it (response-compression.ts,
+ * gzipped-response.ts), its compressed bytes counted in the same budget.
  *
  * A read that asks for cached answers only (`Cache-Control: only-if-cached`, a pool follower's:
  * protocol/pool-protocol.ts) is answered from a cache whose upstream watch is open, without
@@ -40,6 +42,9 @@ import type { ParsedRequest } from '../../request/parsed-request.ts';
 import type { RequestInfo } from '../../request/request-info.ts';
 import type { CachedResponse, NoRoom } from './cached-response.ts';
 import { BodyRoom, indented, isNoRoom } from './cached-response.ts';
+import { gzipped, newCompressions } from './gzipped-response.ts';
+import type { Compressions } from './gzipped-response.ts';
+import { gzipsAnswer } from './response-compression.ts';
 import { serveWatch } from './cached-watch.ts';
 import { chooseEncoding } from './encodings.ts';
 import { serveRead } from './read-encoding.ts';
@@ -85,6 +90,8 @@ export interface CachedReads {
    * probe's would (a doubted read is its own probe). Else undefined.
    */
   observeRead(request: ParsedRequest): ReadObserver | undefined;
+  /** What gzipping answers has cost and saved (gzipped-response.ts), for the metrics. */
+  readonly compressions: Readonly<Compressions>;
 }
 
 /** Told a passed-through read's answer: its status, Content-Type, Content-Encoding and first bytes. */
@@ -118,6 +125,11 @@ export const COLD_WATCH_WAIT_MS = 60_000;
 export interface ReadHeaders {
   readonly accept?: string | undefined;
   readonly 'user-agent'?: string | undefined;
+  /**
+   * The first Accept-Encoding header (response-compression.ts firstAcceptEncoding), when the
+   * proxy may gzip this client's answers; undefined: never gzipped.
+   */
+  readonly 'accept-encoding'?: string | undefined;
   readonly 'cache-control'?: string | undefined;
 }
 
@@ -149,6 +161,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   const clock = options.clock ?? realClock;
   const bodies = memory?.bodies ?? newByteBudget(Number.POSITIVE_INFINITY);
   const pool = options.pool ?? newPiecePool(memory?.sizes.piecePoolBytes);
+  const compressions = newCompressions();
   const sharedLists = newSharedLists({
     bodies,
     pool,
@@ -235,6 +248,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
   };
 
   return {
+    compressions,
     start() {
       source.start();
     },
@@ -382,7 +396,8 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
           if (typeof outcome === 'string') return outcome;
           // The age of the state just read (same turn), for a proxy in front (protocol/proof-age.ts).
           const aged = withProofAge(outcome, delegator.proofAgeMs());
-          return pretty ? indented(aged, bodies) : aged;
+          const answer = pretty ? indented(aged, bodies) : aged;
+          return gzipsAnswer(headers['accept-encoding'], answer.length) ? gzipped(answer, bodies, compressions) : answer;
         }
         // No room for the body now: wait for it once, then read the state again (it may have moved on).
         if (waited || !(await bodies.take(outcome.bytes, BODY_WAIT_MS, signal))) {

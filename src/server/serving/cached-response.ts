@@ -13,8 +13,13 @@ import type { SharedBody } from './shared-lists.ts';
 export interface CachedResponse {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string>>;
-  /** The body's length in bytes (Content-Length). */
+  /** The body's length in bytes (Content-Length, unless chunked). */
   readonly length: number;
+  /**
+   * Sent without Content-Length (chunked over HTTP/1.1), as the apiserver sends a gzipped answer
+   * (gzipped-response.ts).
+   */
+  readonly chunked?: boolean;
   /**
    * The body's pieces in order, made as they are taken: a large LIST is copied piece by piece
    * from an immutable snapshot, so its writer may yield between pieces.

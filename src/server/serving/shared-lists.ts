@@ -41,6 +41,15 @@ export const SHARED_LIST_ANY_RV_AGE_MS = 1_000;
 /** Pieces a reader takes between two signs of use (512 KiB: a reader slower than that a second is a stalled one). */
 const TOUCH_EVERY_PIECES = 8;
 
+/** A body gzipped (gzipped-response.ts): its compressed pieces and their length. */
+export interface GzippedBody {
+  readonly pieces: readonly Buffer[];
+  readonly length: number;
+}
+
+/** Makes a body's gzip from its `pieces`, each compressed piece told to `counted` as it is made. */
+export type Compress = (pieces: Iterable<Buffer>, counted: (bytes: number) => void) => Promise<GzippedBody>;
+
 /** A body made lazily once, read in full by each of its readers. */
 export class SharedBody implements Iterable<Buffer> {
   readonly resourceVersion: bigint;
@@ -60,6 +69,13 @@ export class SharedBody implements Iterable<Buffer> {
   readonly #pool: PiecePool;
   /** Called once, when dropped and written by all: the body's memory is the GC's or the pool's again. */
   #freed: (() => void) | undefined;
+  /** The body gzipped, made once for every reader that asks for gzip. */
+  #gzipped: Promise<GzippedBody> | undefined;
+  /** Its compressed bytes made so far, counted in #bodies until the body is freed. */
+  #gzippedBytes = 0;
+  #released = false;
+  /** The proxy's budget of response bodies, which the compressed bytes count in; none: counted nowhere. */
+  readonly #bodies: ByteBudget | undefined;
 
   constructor(
     resourceVersion: bigint,
@@ -69,8 +85,10 @@ export class SharedBody implements Iterable<Buffer> {
     pool: PiecePool,
     touch: () => void = () => undefined,
     freed?: () => void,
+    bodies?: ByteBudget,
   ) {
     this.#pool = pool;
+    this.#bodies = bodies;
     this.resourceVersion = resourceVersion;
     this.length = length;
     this.madeAt = madeAt;
@@ -104,6 +122,22 @@ export class SharedBody implements Iterable<Buffer> {
     };
   }
 
+  /**
+   * The body gzipped by `compress`, once: the first reader that asks makes it, the others wait
+   * for the same bytes. Its compressed bytes count in the bodies' budget as they are made, and
+   * are given back when the body is freed (dropped and written by all). Only a reader that has
+   * acquired the body may ask.
+   */
+  gzipped(compress: Compress): Promise<GzippedBody> {
+    this.#gzipped ??= compress(this, (bytes) => {
+      // Freed while compressing (its last reader gone): the bytes are no one's to hold.
+      if (this.#released) return;
+      this.#bodies?.force(bytes);
+      this.#gzippedBytes += bytes;
+    });
+    return this.#gzipped;
+  }
+
   /** No longer kept: no new reader will find it. */
   drop(): void {
     this.#dropped = true;
@@ -111,8 +145,11 @@ export class SharedBody implements Iterable<Buffer> {
   }
 
   #release(): void {
-    if (!this.#dropped || this.#writers > 0) return;
+    if (!this.#dropped || this.#writers > 0 || this.#released) return;
+    this.#released = true;
     this.#source = undefined;
+    this.#bodies?.give(this.#gzippedBytes);
+    this.#gzippedBytes = 0;
     const freed = this.#freed;
     this.#freed = undefined;
     freed?.();
@@ -223,6 +260,7 @@ export function newSharedLists(options: SharedListsOptions = {}): SharedLists {
           : () => {
               budget.give(length);
             },
+        budget,
       );
       bodies.set(key, body);
       return body;

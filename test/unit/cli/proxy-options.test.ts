@@ -413,3 +413,11 @@ test('proxy options: --state-dir and --state-save-period (flags or KCP_ variable
   assert.throws(() => parseProxyOptions(['--state-save-period', 'soon'], {}), /--state-save-period "?soon"?: not a duration/);
   assert.throws(() => parseProxyOptions(['--state-dir', ''], {}), CliError);
 });
+
+test('proxy options: --compress-loopback (KCP_COMPRESS_LOOPBACK) gzips loopback clients too; off by default', () => {
+  assert.equal(parseProxyOptions([], {}).compressLoopback, false);
+  assert.equal(parseProxyOptions(['--compress-loopback'], {}).compressLoopback, true);
+  assert.equal(parseProxyOptions(['--compress-loopback=false'], { KCP_COMPRESS_LOOPBACK: 'true' }).compressLoopback, false);
+  assert.equal(parseProxyOptions([], { KCP_COMPRESS_LOOPBACK: 'true' }).compressLoopback, true);
+  assert.throws(() => parseProxyOptions([], { KCP_COMPRESS_LOOPBACK: 'yes' }), CliError);
+});

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { newProxyServer } from '../../../../src/server/http/app.ts';
 import type { CacheCheck, CacheStatus } from '../../../../src/cache/cache-source.ts';
 import type { CachedReads } from '../../../../src/server/serving/cached-reads.ts';
+import { newCompressions } from '../../../../src/server/serving/gzipped-response.ts';
 import { newFakeUpstream } from '../../../helpers/fake-upstream-client.ts';
 
 /** A check as a status: the health answers read only the check's fields. */
@@ -18,6 +19,7 @@ function readsChecking(checks: () => CacheCheck[]): CachedReads {
     checks: () => checks().map(asStatus),
     stop: () => Promise.resolve(),
     tryServe: () => Promise.resolve('uncached'),
+    compressions: newCompressions(),
     tryWatch: () => Promise.resolve('uncached'),
     observeWrite: () => undefined,
     observeRead: () => undefined,

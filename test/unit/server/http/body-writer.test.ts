@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
@@ -66,4 +67,31 @@ test('body writer: over TLS a client that stops reading holds about one piece of
   assert.equal(await done.promise, true, 'the write completed');
   assert.ok(Buffer.concat(received).equals(expected), 'the body arrived whole, byte for byte');
   assert.ok(mostUnsent <= 2 * PIECE, `never more than two pieces unsent (${String(mostUnsent)} bytes)`);
+});
+
+test('body writer: a chunked body (no Content-Length, a gzipped answer) arrives whole, its last chunk after every piece', async (t) => {
+  const pieces = [Buffer.from('first'), ...Array.from({ length: 40 }, (_, i) => Buffer.alloc(1000 + i, i))];
+  const expected = Buffer.concat(pieces);
+  const server = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    void writeBody(res, { ...whole(200, pieces), chunked: true }, newWriteTurns());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  const req = httpRequest({ host: '127.0.0.1', port, path: '/' });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  assert.equal(res.headers['transfer-encoding'], 'chunked');
+  const received: Buffer[] = [];
+  res.on('data', (chunk: Buffer) => received.push(chunk));
+  await once(res, 'end');
+  assert.ok(
+    Buffer.concat(received).equals(expected),
+    `the body arrived whole (${String(Buffer.concat(received).length)} of ${String(expected.length)} bytes)`,
+  );
 });

@@ -27,13 +27,26 @@ test("a consistent read moves its own type's watch cache to the current RV, and 
       (await kube<{ metadata: { resourceVersion: string } }>(admin, 'GET', `${collection(crd)}?resourceVersion=0`)).metadata
         .resourceVersion,
     );
-  const before = await cacherRv(b);
-  // A write elsewhere moves the cluster's RV past both types' caches.
-  const written = await kube(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'elsewhere' } });
-  const writtenRv = BigInt(written.metadata.resourceVersion);
-  assert.ok(writtenRv > before);
-  const consistent = BigInt((await kube<{ metadata: { resourceVersion: string } }>(admin, 'GET', collection(a))).metadata.resourceVersion);
-  assert.ok(consistent >= writtenRv, 'a consistent read is at the current RV');
-  assert.ok((await cacherRv(a)) >= consistent, "the read type's cache was moved there");
-  assert.equal(await cacherRv(b), before, "the other type's cache was not");
+  // The other type's cache may move now and then of its own accord while the machine is busy
+  // (as 2 RVs once in CI); what the design relies on is that the read does not move it. Up to
+  // three rounds: one in which it stays behind the write settles it; moved in all three, it fails.
+  const rounds: string[] = [];
+  let stayedBehind = false;
+  for (let round = 0; round < 3 && !stayedBehind; round++) {
+    const before = await cacherRv(b);
+    // A write elsewhere moves the cluster's RV past both types' caches.
+    const written = await kube(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `elsewhere-${String(round)}` } });
+    const writtenRv = BigInt(written.metadata.resourceVersion);
+    assert.ok(writtenRv > before);
+    const consistent = BigInt(
+      (await kube<{ metadata: { resourceVersion: string } }>(admin, 'GET', collection(a))).metadata.resourceVersion,
+    );
+    assert.ok(consistent >= writtenRv, 'a consistent read is at the current RV');
+    assert.ok((await cacherRv(a)) >= consistent, "the read type's cache was moved there");
+    const after = await cacherRv(b);
+    rounds.push(`${String(before)} -> ${String(after)}, the write at ${String(writtenRv)}`);
+    stayedBehind = after < writtenRv;
+  }
+  t.diagnostic(`the other type's cache: ${rounds.join('; ')}`);
+  assert.ok(stayedBehind, `the other type's cache was not moved by the read: ${rounds.join('; ')}`);
 });

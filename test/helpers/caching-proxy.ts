@@ -7,6 +7,9 @@
  * With `chained` (or KCP_TEST_CHAIN=1 for a whole suite, test/e2e/chain/), the proxy's upstream is
  * another such proxy in front of the apiserver: its informers, probes and pass-throughs all go
  * through the first (a sidecar in front of a node proxy), and the suite's assertions hold of the chain.
+ *
+ * With KCP_TEST_HTTP2=1 (test/e2e/http2/), the proxy serves HTTPS, its url is https, and the test
+ * process's requests to it go over HTTP/2 (test/helpers/http2.ts).
  */
 import type { CachedResourceSpec, ScopedResourceSpec } from '../../src/cache/cached-resources.ts';
 import type { CachingReadsOptions } from '../../src/proxy/caching-reads.ts';
@@ -23,6 +26,7 @@ import { newDiscovery } from '../../src/upstream/discovery.ts';
 import type { ControlPlaneState } from '../../src/cli/dev-cluster/control-plane.ts';
 import { upstreamConfigFor } from './control-plane.ts';
 import { eventually } from './eventually.ts';
+import { listenForSuite, suiteServingTls } from './http2.ts';
 
 export interface CachingProxy {
   readonly url: string;
@@ -103,8 +107,9 @@ export async function startCachingProxy(
   });
   const metrics = newProxyMetrics();
   const reads = newCachingReads({ ...consistency, client: upstream, factory, discovery, specs, scoped, metrics });
-  const app = newProxyServer({ client, cachedReads: reads, metrics, compressLoopback });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const tls = suiteServingTls(cp);
+  const app = newProxyServer({ client, cachedReads: reads, metrics, compressLoopback, tls });
+  const url = await listenForSuite(app, tls);
   reads.start();
   t.after(async () => {
     await app.close();

@@ -9,8 +9,7 @@ import { encodeObject } from '../../../src/protobuf/encode-object.ts';
 import { envelope } from '../../../src/protowire/envelope.ts';
 import { goTypeOf } from '../../../src/protobuf/schema.ts';
 import { request } from 'undici';
-import { startProxy } from '../../../src/proxy/proxy.ts';
-import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
+import { startSuiteProxy } from '../../helpers/http2.ts';
 import { proxyCounter } from '../../helpers/caching-proxy.ts';
 import { listOf, unenvelope } from '../../helpers/protobuf-reader.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
@@ -60,7 +59,7 @@ test(
       paths.push({ spec, path: `${spec.collection}/${created.metadata.name}` });
       removeIfClusterScoped(t, `${spec.collection}/${created.metadata.name}`);
     }
-    const proxy = await startProxy(parseProxyOptions(['--port', '0', '--log-level', 'warn']), await upstreamConfigFor(shared.cp));
+    const proxy = await startSuiteProxy(shared.cp, ['--port', '0', '--log-level', 'warn'], await upstreamConfigFor(shared.cp));
     t.after(() => proxy.stop(0));
     const url = proxy.url ?? '';
     const viaProxy = async (path: string): Promise<{ status: number; body: Buffer }> => {

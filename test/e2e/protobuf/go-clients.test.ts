@@ -32,7 +32,8 @@ interface Report {
 async function run(proxy: CachingProxy, ns: string, mode: string, events: number, changes: () => Promise<void>): Promise<Report> {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-goclient-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url));
+  // Over TLS (test/e2e/http2/), the control plane's CA signed the proxy's certificate.
+  writeFileSync(kubeconfig, anonymousKubeconfig(proxy.url, proxy.url.startsWith('https:') ? shared.cp.caFile : undefined));
   const child = spawn(
     await buildGoClient(),
     [`--kubeconfig=${kubeconfig}`, `--namespace=${ns}`, `--mode=${mode}`, `--events=${String(events)}`, '--duration=30s'],

@@ -16,12 +16,14 @@ import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { runCommand } from '../../helpers/cli.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { kubectlTrust, listenForSuite, suiteServingTls } from '../../helpers/http2.ts';
 
 const shared = useSharedAdmin();
 
 async function startProxy(t: { after(fn: () => Promise<void>): void }, client: UpstreamClient): Promise<string> {
-  const app: FastifyInstance = newProxyServer({ client });
-  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const tls = suiteServingTls(shared.cp);
+  const app: FastifyInstance = newProxyServer({ client, tls });
+  const address = await listenForSuite(app, tls);
   t.after(async () => {
     await app.close();
   });
@@ -103,7 +105,16 @@ test('pass-through: kubectl works against the proxy', { timeout: 60_000 }, async
   const ns = await testNamespace(t, shared.admin);
   const cache = mkdtempSync(join(tmpdir(), 'kcp-kubectl-'));
   const kubectl = (...args: string[]): ReturnType<typeof runCommand> =>
-    runCommand(shared.cp.binaries.kubectl, ['--kubeconfig', '/dev/null', '--server', proxy, '--cache-dir', cache, ...args]);
+    runCommand(shared.cp.binaries.kubectl, [
+      '--kubeconfig',
+      '/dev/null',
+      '--server',
+      proxy,
+      ...kubectlTrust(shared.cp, proxy),
+      '--cache-dir',
+      cache,
+      ...args,
+    ]);
   const created = await kubectl('create', 'configmap', 'via-kubectl', '-n', ns, '--from-literal=k=v');
   assert.equal(created.code, 0, created.stderr);
   const got = await kubectl('get', 'configmap', 'via-kubectl', '-n', ns, '-o', 'jsonpath={.data.k}');

@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { startProxy } from '../../../src/proxy/proxy.ts';
-import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { proxyCounter, startCachingProxy } from '../../helpers/caching-proxy.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { startSuiteProxy } from '../../helpers/http2.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { kube } from '../../helpers/kube.ts';
 import { readWatchEvents } from '../../helpers/watch-lines.ts';
@@ -193,15 +192,15 @@ test(
       for (const name of classes)
         await kube(shared.admin, 'DELETE', `/apis/storage.k8s.io/v1/storageclasses/${name}`, undefined, [200, 404]);
     });
-    const options = parseProxyOptions([
+    const args = [
       '--port',
       '0',
       '--resources',
       'storageclasses.storage.k8s.io,flowschemas.flowcontrol.apiserver.k8s.io',
       '--log-level',
       'warn',
-    ]);
-    const proxy = await startProxy(options, await upstreamConfigFor(shared.cp));
+    ];
+    const proxy = await startSuiteProxy(shared.cp, args, await upstreamConfigFor(shared.cp));
     t.after(() => proxy.stop(0));
     const url = proxy.url ?? assert.fail('the proxy serves on TCP');
     await eventually('the caches to sync', async () => (await request(`${url}/readyz`)).statusCode === 200);
@@ -262,7 +261,7 @@ test(
       status: { conditions: [{ type: 'Ready', status: 'True' }] },
     });
     await kube(shared.admin, 'POST', base, { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'b' }, spec: {} });
-    const proxy = await startProxy(parseProxyOptions(['--port', '0', '--log-level', 'warn']), await upstreamConfigFor(shared.cp));
+    const proxy = await startSuiteProxy(shared.cp, ['--port', '0', '--log-level', 'warn'], await upstreamConfigFor(shared.cp));
     t.after(() => proxy.stop(0));
     const url = proxy.url ?? assert.fail('the proxy serves on TCP');
     const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';

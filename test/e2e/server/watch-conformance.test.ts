@@ -25,14 +25,13 @@ import { after, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
-import { startProxy } from '../../../src/proxy/proxy.ts';
 import type { RunningProxy } from '../../../src/proxy/proxy.ts';
-import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { splitLines } from '../../../src/informer/lister-watcher.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { CHAIN_ENV, proxyUpstreamConfig } from '../../helpers/caching-proxy.ts';
+import { kubectlTrust, startSuiteProxy } from '../../helpers/http2.ts';
 
 const shared = useSharedAdmin();
 
@@ -87,7 +86,7 @@ async function startWatchProxy(kind: ProxyKind, chained = process.env[CHAIN_ENV]
   const args = ['--port', '0', '--resources', 'configmaps,pods', '--log-level', 'warn'];
   if (kind === 'bounded') args.push('--read-consistency', 'bounded');
   const upstream = inner === undefined ? await upstreamConfigFor(shared.cp) : proxyUpstreamConfig(inner.url);
-  const running = await startProxy(parseProxyOptions(args), upstream);
+  const running = await startSuiteProxy(shared.cp, args, upstream);
   const url = running.url;
   assert.ok(url !== undefined, 'the proxy serves on TCP');
   await eventually('the caches to sync (/readyz 200)', async () => {
@@ -511,8 +510,8 @@ test('watch conformance: from a too-old RV, 200 and one ERROR event: 410 Expired
 
 /** A proxy caching one custom resource only (its CRD is in discovery already), stopped after the test. */
 async function startCustomProxy(t: TestContext, resource: string): Promise<Proxy> {
-  const options = parseProxyOptions(['--port', '0', '--resources', resource, '--read-consistency', 'bounded', '--log-level', 'warn']);
-  const running = await startProxy(options, await upstreamConfigFor(shared.cp));
+  const args = ['--port', '0', '--resources', resource, '--read-consistency', 'bounded', '--log-level', 'warn'];
+  const running = await startSuiteProxy(shared.cp, args, await upstreamConfigFor(shared.cp));
   t.after(() => running.stop(0));
   const url = running.url;
   assert.ok(url !== undefined);
@@ -822,7 +821,9 @@ test('watch conformance: kubectl get cm -w -o json through the proxy sees a late
   writeFileSync(emptyKubeconfig, '');
   const before = await watchesFromCache(proxy, 'configmaps');
   const args = ['get', 'configmaps', '-n', ns, '-w', '-o', 'json'];
-  const viaProxy = startKubectl(t, ['--kubeconfig', emptyKubeconfig, '--server', proxy.url, '--cache-dir', join(dir, 'c1'), ...args]);
+  // Over TLS (test/e2e/http2/), kubectl trusts the control plane's CA, which signed the proxy's certificate.
+  const server = ['--server', proxy.url, ...kubectlTrust(shared.cp, proxy.url)];
+  const viaProxy = startKubectl(t, ['--kubeconfig', emptyKubeconfig, ...server, '--cache-dir', join(dir, 'c1'), ...args]);
   const direct = startKubectl(t, ['--kubeconfig', shared.cp.kubeconfig, '--cache-dir', join(dir, 'c2'), ...args]);
   await Promise.all([viaProxy.printed('"name": "a"'), direct.printed('"name": "a"')]);
   await createConfigMap(ns, 'b');

@@ -1,0 +1,10 @@
+/**
+ * Over HTTP/2: the WATCH conformance suite (events, selectors, 410s, WatchList, bookmarks, kubectl get -w) runs again with the proxy serving HTTPS and the
+ * suite's clients speaking h2 to it (test/helpers/http2.ts); its last test fails unless every
+ * connection to the proxies negotiated h2.
+ */
+import { HTTP2_ENV, expectEveryConnectionHttp2 } from '../../helpers/http2.ts';
+
+process.env[HTTP2_ENV] = '1';
+await import('../server/watch-conformance.test.ts');
+expectEveryConnectionHttp2();

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { connect } from 'node:http2';
 import type { Server } from 'node:net';
 import { test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
@@ -37,6 +38,8 @@ const count = (map: Map<string, number>, key: string): void => {
 };
 
 let serving: SignedCertificate | undefined;
+/** The CA the clients trust (the control plane's), once `http2Serving` made the certificate. */
+let trustedCa: string | undefined;
 
 /**
  * The serving certificate of every proxy of an h2 suite (127.0.0.1 and localhost, signed by the
@@ -50,7 +53,8 @@ export function http2Serving(cp: ControlPlaneState): SignedCertificate {
     for (const remove of files) remove();
   });
   serving = signedCertificate({ after: (fn) => files.push(fn) }, cp, { cn: 'kube-cache-proxy', serving: true });
-  setGlobalDispatcher(new Agent({ allowH2: true, connect: { ca: readFileSync(cp.caFile, 'utf8') } }));
+  trustedCa = readFileSync(cp.caFile, 'utf8');
+  setGlobalDispatcher(new Agent({ allowH2: true, connect: { ca: trustedCa } }));
   return serving;
 }
 
@@ -116,4 +120,43 @@ export async function listenForSuite(app: FastifyInstance, tls: SignedCertificat
 /** kubectl's flags to trust a proxy at `url`: the control plane's CA when it serves HTTPS (`http2Serving`). */
 export function kubectlTrust(cp: ControlPlaneState, url: string): string[] {
   return url.startsWith('https:') ? ['--certificate-authority', cp.caFile] : [];
+}
+
+/** A GET's answer, its body whole. */
+export interface WholeAnswer {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** Header blocks node:http2 may send: 2 MiB, past the apiserver's 1 MiB limit (Node's default is 64 KiB). */
+const MAX_SEND_HEADER_BLOCK = 2 << 20;
+
+/**
+ * A GET over HTTP/2 by node:http2 itself, on a connection of its own, its header fields sent as
+ * given: a repeated field as as many fields (undici's h2 client joins them into one) and header
+ * blocks past 64 KiB (where undici's, on Node's default, fails the stream). Trusts the CA of
+ * `http2Serving`.
+ */
+export async function http2Get(url: string, headers: Readonly<Record<string, string | readonly string[]>>): Promise<WholeAnswer> {
+  const { origin, pathname, search } = new URL(url);
+  const session = connect(origin, { ca: trustedCa, maxSendHeaderBlockLength: MAX_SEND_HEADER_BLOCK });
+  try {
+    return await new Promise<WholeAnswer>((resolve, reject) => {
+      session.on('error', reject);
+      const stream = session.request({ ':method': 'GET', ':path': `${pathname}${search}`, ...headers });
+      const chunks: Buffer[] = [];
+      stream.on('response', (head) => {
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          const { ':status': status, ...rest } = head;
+          resolve({ statusCode: Number(status), headers: rest, body: Buffer.concat(chunks).toString() });
+        });
+      });
+      stream.on('error', reject);
+      stream.end();
+    });
+  } finally {
+    session.close();
+  }
 }

@@ -117,9 +117,13 @@ export async function listenForSuite(app: FastifyInstance, tls: SignedCertificat
   return tls === undefined ? url : url.replace(/^http:/, 'https:');
 }
 
-/** kubectl's flags to trust a proxy at `url`: the control plane's CA when it serves HTTPS (`http2Serving`). */
-export function kubectlTrust(cp: ControlPlaneState, url: string): string[] {
-  return url.startsWith('https:') ? ['--certificate-authority', cp.caFile] : [];
+/**
+ * kubectl's flags for a sidecar proxy at `url` over HTTPS (`http2Serving`): trust the control
+ * plane's CA, and send a token, which the sidecar replaces with its own identity (with no
+ * credential at all, kubectl asks its stdin for a basic-auth username over HTTPS). None over HTTP.
+ */
+export function sidecarKubectlFlags(cp: ControlPlaneState, url: string): string[] {
+  return url.startsWith('https:') ? ['--certificate-authority', cp.caFile, '--token', 'replaced-by-the-sidecar'] : [];
 }
 
 /** A GET's answer, its body whole. */

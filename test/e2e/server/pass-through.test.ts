@@ -16,7 +16,7 @@ import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { runCommand } from '../../helpers/cli.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
-import { kubectlTrust, listenForSuite, suiteServingTls } from '../../helpers/http2.ts';
+import { sidecarKubectlFlags, listenForSuite, suiteServingTls } from '../../helpers/http2.ts';
 
 const shared = useSharedAdmin();
 
@@ -110,7 +110,7 @@ test('pass-through: kubectl works against the proxy', { timeout: 60_000 }, async
       '/dev/null',
       '--server',
       proxy,
-      ...kubectlTrust(shared.cp, proxy),
+      ...sidecarKubectlFlags(shared.cp, proxy),
       '--cache-dir',
       cache,
       ...args,

@@ -31,7 +31,7 @@ import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/
 import { eventually } from '../../helpers/eventually.ts';
 import { kube, testCrd } from '../../helpers/kube.ts';
 import { CHAIN_ENV, proxyUpstreamConfig } from '../../helpers/caching-proxy.ts';
-import { kubectlTrust, startSuiteProxy } from '../../helpers/http2.ts';
+import { sidecarKubectlFlags, startSuiteProxy } from '../../helpers/http2.ts';
 
 const shared = useSharedAdmin();
 
@@ -822,7 +822,7 @@ test('watch conformance: kubectl get cm -w -o json through the proxy sees a late
   const before = await watchesFromCache(proxy, 'configmaps');
   const args = ['get', 'configmaps', '-n', ns, '-w', '-o', 'json'];
   // Over TLS (test/e2e/http2/), kubectl trusts the control plane's CA, which signed the proxy's certificate.
-  const server = ['--server', proxy.url, ...kubectlTrust(shared.cp, proxy.url)];
+  const server = ['--server', proxy.url, ...sidecarKubectlFlags(shared.cp, proxy.url)];
   const viaProxy = startKubectl(t, ['--kubeconfig', emptyKubeconfig, ...server, '--cache-dir', join(dir, 'c1'), ...args]);
   const direct = startKubectl(t, ['--kubeconfig', shared.cp.kubeconfig, '--cache-dir', join(dir, 'c2'), ...args]);
   await Promise.all([viaProxy.printed('"name": "a"'), direct.printed('"name": "a"')]);

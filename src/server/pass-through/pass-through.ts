@@ -210,9 +210,11 @@ export async function passThrough(
   as?: ForwardIdentity,
 ): Promise<void> {
   const abort = new AbortController();
-  // The client went away before the answer ended: stop the upstream request too.
+  // The client went away before the answer ended: stop the upstream request too. `writableEnded`
+  // (end() called), not `writableFinished`: an h2 answer whose stream the client reset reads as
+  // finished (node:http2 compat), and its upstream watch would run on to its timeout.
   res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
+    if (!res.writableEnded) abort.abort();
   });
   let upstream: Dispatcher.ResponseData;
   try {
@@ -248,11 +250,11 @@ export async function passThrough(
     function broken(): void {
       cleanup();
       body.destroy();
-      if (!res.writableFinished) res.destroy();
+      if (!res.writableEnded) res.destroy();
       resolve();
     }
     function closed(): void {
-      if (!res.writableFinished) {
+      if (!res.writableEnded) {
         broken();
         return;
       }

@@ -16,6 +16,7 @@ import { newUpstreamClient } from '../../../src/upstream/client.ts';
 import type { UpstreamClient } from '../../../src/upstream/client.ts';
 import { runCommand } from '../../helpers/cli.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { sidecarKubectlFlags, listenForSuite, suiteServingTls } from '../../helpers/http2.ts';
 
 const shared = useSharedAdmin();
@@ -98,6 +99,30 @@ test('pass-through: a watch streams each event as it happens', { timeout: 30_000
   abort.abort();
   assert.equal(event.type, 'ADDED');
   assert.equal(event.object.metadata.name, 'watched');
+});
+
+test('pass-through: a watch its client leaves is ended upstream too', { timeout: 30_000 }, async (t) => {
+  const upstream = newUpstreamClient(await upstreamConfigFor(shared.cp));
+  const signals: AbortSignal[] = [];
+  const client: UpstreamClient = {
+    ...upstream,
+    forward(req) {
+      if (req.signal !== undefined) signals.push(req.signal);
+      return upstream.forward(req);
+    },
+  };
+  const proxy = await startProxy(t, client);
+  t.after(() => upstream.close());
+  const ns = await testNamespace(t, shared.admin);
+  const abort = new AbortController();
+  const watch = await request(`${proxy}/api/v1/namespaces/${ns}/configmaps?watch=1`, { signal: abort.signal });
+  assert.equal(watch.statusCode, 200);
+  watch.body.on('error', () => undefined);
+  assert.equal(signals.length, 1, 'one request upstream');
+  assert.equal(signals[0]?.aborted, false, 'open while its client reads');
+  // Over HTTP/1.1 the client closes its connection; over h2 it resets the stream (CANCEL).
+  abort.abort();
+  await eventually('the upstream watch to be aborted', () => signals[0]?.aborted === true);
 });
 
 test('pass-through: kubectl works against the proxy', { timeout: 60_000 }, async (t) => {

@@ -17,7 +17,7 @@ import type { SharedAccess } from '../../auth/shared-access.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
-import { connectionOf } from '../../request/http2-streams.ts';
+import { closeConnectionAfter, connectionOf, isHttp2 } from '../../request/http2-streams.ts';
 import { isOnlyIfCached } from '../../protocol/pool-protocol.ts';
 import { firstAccept } from '../../request/negotiation.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
@@ -163,6 +163,16 @@ export function newRequestHandler(options: RequestHandlerOptions, idleConnection
     let as: ForwardIdentity | undefined;
     if (access !== undefined) {
       const admission = await admit(access, req, request, fairness);
+      // Over h2 the apiserver closes the connection of a client it answered as anonymous or
+      // refused with a 401, once the answer is written (k8s.io/apiserver pkg/endpoints/filters/
+      // authentication.go, UnauthenticatedHTTP2DOSMitigation): an unauthenticated client keeps no
+      // h2 connection open, and neither does it here.
+      if (isHttp2(req)) {
+        const anonymous = 'as' in admission && admission.as.kind === 'anonymous';
+        res.once('finish', () => {
+          if (anonymous || res.statusCode === 401) closeConnectionAfter(res);
+        });
+      }
       if (admission.kind === 'refused') {
         // The apiserver's 401 or 403 in the encoding it would write it (a kubelet's in protobuf).
         writeNegotiatedStatus(res, admission.error, firstAccept(req.rawHeaders), request.query(), req.headers['user-agent']);

@@ -163,15 +163,19 @@ export function newRequestHandler(options: RequestHandlerOptions, idleConnection
     let as: ForwardIdentity | undefined;
     if (access !== undefined) {
       const admission = await admit(access, req, request, fairness);
-      // Over h2 the apiserver closes the connection of a client it answered as anonymous or
-      // refused with a 401, once the answer is written (k8s.io/apiserver pkg/endpoints/filters/
-      // authentication.go, UnauthenticatedHTTP2DOSMitigation): an unauthenticated client keeps no
-      // h2 connection open, and neither does it here.
+      // Over h2 the apiserver closes the connection of a client it answers as anonymous or
+      // refuses with a 401, its GOAWAY sent with the answer's head (k8s.io/apiserver
+      // pkg/endpoints/filters/authentication.go, UnauthenticatedHTTP2DOSMitigation): an
+      // unauthenticated client keeps no h2 connection open, and neither does it here. Known now:
+      // the GOAWAY goes at once, this stream still answered; a 401 from upstream (a token not
+      // reviewed): once it is written.
       if (isHttp2(req)) {
         const anonymous = 'as' in admission && admission.as.kind === 'anonymous';
-        res.once('finish', () => {
-          if (anonymous || res.statusCode === 401) closeConnectionAfter(res);
-        });
+        if (anonymous || (admission.kind === 'refused' && admission.error.code === 401)) closeConnectionAfter(res);
+        else
+          res.once('finish', () => {
+            if (res.statusCode === 401) closeConnectionAfter(res);
+          });
       }
       if (admission.kind === 'refused') {
         // The apiserver's 401 or 403 in the encoding it would write it (a kubelet's in protobuf).

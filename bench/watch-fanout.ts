@@ -14,7 +14,7 @@
  * The clients measure themselves, so that their lag is not reported as the server's:
  * - Sizing: before a target's first run over a protocol, one client process holds
  *   CALIBRATION_WATCHERS watches for CALIBRATION_SECONDS of writes, and the CPU it spent per event
- *   received is this machine's cost of an event to a client. A run gets as many processes as its
+ *   received (less its CPU at rest) is this machine's cost of an event to a client. A run gets as many processes as its
  *   deliveries/s need at CLIENT_CORE_SHARE of a core each, at least one and at most one per core
  *   (more processes than cores only take the cores from the servers they measure).
  * - Each client process samples its event-loop delay and CPU while the writes run. A run whose
@@ -51,6 +51,8 @@ const CLIENT_CORE_SHARE = 0.5;
 /** The calibration: one process, this many watches (fewer if the run has fewer), this long a write at the run's rate. */
 const CALIBRATION_WATCHERS = 1_000;
 const CALIBRATION_SECONDS = 3;
+/** Before the writes, the calibration's process at rest this long: its CPU without events, subtracted. */
+const CALIBRATION_IDLE_SECONDS = 2;
 /** The clients were the bottleneck: a process's loop-delay p99 ≥ this share of the delivery p99 (and ≥ the floor)... */
 const CLIENT_LAG_SHARE = 0.25;
 /** ...the floor being a few timer resolutions (1 ms each), below which a loop's delay says nothing. */
@@ -310,12 +312,21 @@ async function clientCostPerEvent(
     });
     const { opened } = await ready;
     if (opened === 0) throw new Error(`calibration: no watch opened at ${target.name} over ${spec.protocol}`);
-    send(child, { type: 'mark' });
-    await writeAtRate(writer, spec, CALIBRATION_SECONDS);
-    await sleep(500);
-    const sample = nextMessage<ClientSample>(child, 'sample');
-    send(child, { type: 'sample' });
-    const { cpuSeconds: cpu, events } = await sample;
+    const measure = async (during: () => Promise<unknown>): Promise<ClientSample> => {
+      send(child, { type: 'mark' });
+      await during();
+      const sample = nextMessage<ClientSample>(child, 'sample');
+      send(child, { type: 'sample' });
+      return sample;
+    };
+    // The process's own CPU at rest (its timers, the loop monitor), then with the writes' events: the difference is theirs.
+    const idle = await measure(() => sleep(CALIBRATION_IDLE_SECONDS * 1000));
+    const busy = await measure(async () => {
+      await writeAtRate(writer, spec, CALIBRATION_SECONDS);
+      await sleep(500);
+    });
+    const events = busy.events;
+    const cpu = Math.max(0, busy.cpuSeconds - (idle.cpuSeconds / idle.seconds) * busy.seconds);
     const cost = events === 0 ? NaN : cpu / events;
     if (!Number.isFinite(cost)) throw new Error(`calibration: no event reached the ${String(opened)} watches at ${target.name}`);
     note(

@@ -81,7 +81,7 @@ export function formatTables(results: BenchResults): string {
       const clients =
         c === undefined
           ? '– | – | – | –'
-          : `${c.connections.map(int).join(' + ')} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${String(c.processes)} (${fixed(c.microsPerEvent)}) | ${fixed(c.loopP99Ms)} / ${fixed(c.loopMaxMs)} | ${fixed(c.cores, 2)}, ${fixed(c.maxProcessShare, 2)}`;
+          : `${c.connections.map(int).join(' + ')}${row.proxyConnections === undefined ? '' : ` (proxy counted ${int(row.proxyConnections)})`} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${String(c.processes)} (${fixed(c.microsPerEvent)}) | ${fixed(c.loopP99Ms)} / ${fixed(c.loopMaxMs)} | ${fixed(c.cores, 2)}, ${fixed(c.maxProcessShare, 2)}`;
       const shares =
         sh === undefined ? '–' : `${fixed(sh.target, 2)} / ${fixed(sh.apiserver, 2)} / ${fixed(sh.clients, 2)} (of ${String(sh.cores)})`;
       const prefix =

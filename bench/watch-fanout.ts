@@ -143,6 +143,8 @@ export interface WatchResult {
   readonly lists?: { readonly connections: number; readonly rps: number; readonly p99: number; readonly failures: number };
   /** kube-cache-proxy only (its /metrics), over the writes and the drain: event-loop delay p99 and max, GC pause time. */
   readonly loop?: LoopFigures;
+  /** kube-cache-proxy only: the clients' connections it counted open once the watches were (its metrics scrape's own included). */
+  readonly proxyConnections?: number;
   readonly clients: ClientFigures;
   readonly shares: MachineShares;
 }
@@ -158,7 +160,9 @@ export interface LoopFigures {
  * The proxy's event-loop figures since the last call: prom-client's event-loop delay histogram
  * is reset at every scrape, its GC histogram only grows (so a difference of sums).
  */
-async function loopFigures(target: Target): Promise<{ lagP99Ms: number; lagMaxMs: number; gcS: number; gcMajorS: number }> {
+async function loopFigures(
+  target: Target,
+): Promise<{ lagP99Ms: number; lagMaxMs: number; gcS: number; gcMajorS: number; connections: number }> {
   const dispatcher = target.ca === undefined ? undefined : new Agent({ connect: { ca: target.ca } });
   const res = await request(`${target.url}/metrics`, dispatcher === undefined ? {} : { dispatcher });
   await dispatcher?.close();
@@ -169,7 +173,9 @@ async function loopFigures(target: Target): Promise<{ lagP99Ms: number; lagMaxMs
   const lagMax = gauge('nodejs_eventloop_lag_max_seconds');
   const gc = metricSum(text, 'nodejs_gc_duration_seconds_sum');
   const gcMajor = metricSum(text, 'nodejs_gc_duration_seconds_sum', { kind: 'major' });
-  return { lagP99Ms: lagP99 * 1000, lagMaxMs: lagMax * 1000, gcS: gc, gcMajorS: gcMajor };
+  // The clients' connections open, every protocol (NaN from a proxy that does not count them).
+  const connections = text.includes('kube_cache_proxy_client_connections{') ? metricSum(text, 'kube_cache_proxy_client_connections') : NaN;
+  return { lagP99Ms: lagP99 * 1000, lagMaxMs: lagMax * 1000, gcS: gc, gcMajorS: gcMajor, connections };
 }
 
 interface Write {
@@ -511,6 +517,7 @@ export async function runWatchFanout(
       ...(upstreamLatencies.length === 0
         ? {}
         : { upstream: { p50: quantile(upstreamLatencies, 0.5), p99: quantile(upstreamLatencies, 0.99) } }),
+      ...(loop0 === undefined || Number.isNaN(loop0.connections) ? {} : { proxyConnections: loop0.connections }),
       ...(loop0 === undefined || loop1 === undefined
         ? {}
         : {

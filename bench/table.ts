@@ -62,7 +62,7 @@ export function formatTables(results: BenchResults): string {
       '',
     );
     lines.push(
-      "| watchers | target | protocol | opened | connections per client process | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s | watchers' CPU s | clients: processes (µs / event) | clients' loop delay p99 / max ms | clients: cores, busiest process's share | cores used: target / apiserver / clients (of N) | upstream p50 / p99 ms | proxy loop delay p99 / max ms | proxy GC ms (major) | LISTs beside: /s, p99 ms |",
+      "| watchers | target | protocol | opened | connections per client process | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s | watchers' CPU s | clients: processes (µs / event) | clients' loop delay p99 / max ms | clients: cores: each process's share of a core | cores used: target / apiserver / clients (of N) | upstream p50 / p99 ms | proxy loop delay p99 / max ms | proxy GC ms (major) | LISTs beside: /s, p99 ms |",
     );
     lines.push(
       '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -81,7 +81,7 @@ export function formatTables(results: BenchResults): string {
       const clients =
         c === undefined
           ? '– | – | – | –'
-          : `${c.connections.map(int).join(' + ')}${row.proxyConnections === undefined ? '' : ` (proxy counted ${int(row.proxyConnections)})`} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${String(c.processes)} (${fixed(c.microsPerEvent)}) | ${fixed(c.loopP99Ms)} / ${fixed(c.loopMaxMs)} | ${fixed(c.cores, 2)}, ${fixed(c.maxProcessShare, 2)}`;
+          : `${c.connections.map(int).join(' + ')}${row.proxyConnections === undefined ? '' : ` (proxy counted ${int(row.proxyConnections)})`} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${String(c.processes)} (${fixed(c.microsPerEvent)}) | ${fixed(c.loopP99Ms)} / ${fixed(c.loopMaxMs)} | ${fixed(c.cores, 2)}: ${(c.processShares as readonly number[] | undefined)?.map((x) => fixed(x, 2)).join(' + ') ?? fixed(c.maxProcessShare, 2)}`;
       const shares =
         sh === undefined ? '–' : `${fixed(sh.target, 2)} / ${fixed(sh.apiserver, 2)} / ${fixed(sh.clients, 2)} (of ${String(sh.cores)})`;
       const prefix =

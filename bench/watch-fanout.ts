@@ -99,8 +99,9 @@ export interface ClientFigures {
   /** The worst process's loop-delay p99 and max, ms. */
   readonly loopP99Ms: number;
   readonly loopMaxMs: number;
-  /** Cores the processes used together, and the busiest process's share of a core. */
+  /** Cores the processes used together, each process's share of a core, and the busiest's. */
   readonly cores: number;
+  readonly processShares: readonly number[];
   readonly maxProcessShare: number;
   /** The clients were the bottleneck (the rule at the top of this file). */
   readonly bound: boolean;
@@ -482,7 +483,8 @@ export async function runWatchFanout(
     });
     const p99 = quantile(latencies, 0.99);
     const loopP99Ms = Math.max(...samples.map((x) => x.loopP99Ms));
-    const maxProcessShare = Math.max(...samples.map((x) => x.cpuSeconds / x.seconds));
+    const processShares = samples.map((x) => x.cpuSeconds / x.seconds);
+    const maxProcessShare = Math.max(...processShares);
     const clients: ClientFigures = {
       processes,
       connections,
@@ -491,6 +493,7 @@ export async function runWatchFanout(
       loopP99Ms,
       loopMaxMs: Math.max(...samples.map((x) => x.loopMaxMs)),
       cores: samples.reduce((sum, x) => sum + x.cpuSeconds / x.seconds, 0),
+      processShares,
       maxProcessShare,
       bound: clientsWereBottleneck(samples, p99),
     };

@@ -28,6 +28,7 @@ import { connect as connectHttp2, constants as http2Constants } from 'node:http2
 import type { ClientHttp2Session, ClientHttp2Stream, Settings } from 'node:http2';
 import { connect as connectTcp } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Histogram } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import type { ChildProcess } from 'node:child_process';
@@ -59,6 +60,12 @@ export interface ClientSample {
   readonly seconds: number;
   /** Events recorded in the window. */
   readonly events: number;
+  /**
+   * The loop's delays as [ms, how many] (from the histogram's percentiles): what a time-weighted
+   * reading needs, since one long stall is one sample of the histogram but holds every event
+   * that arrives during it.
+   */
+  readonly delays: readonly (readonly [number, number])[];
 }
 
 export interface WatchClientReady {
@@ -400,6 +407,18 @@ async function run(start: WatchClientStart, finished: Promise<void>): Promise<vo
   });
 }
 
+/** The histogram's delays as [ms, samples]: each percentile's value, with the samples between it and the one before. */
+function delaysOf(histogram: Histogram): [number, number][] {
+  const delays: [number, number][] = [];
+  let before = 0;
+  for (const [percentile, ns] of histogram.percentiles) {
+    const samples = ((percentile - before) / 100) * histogram.count;
+    before = percentile;
+    if (samples > 0) delays.push([ns / 1e6, samples]);
+  }
+  return delays;
+}
+
 if (process.send !== undefined) {
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
@@ -420,6 +439,7 @@ if (process.send !== undefined) {
         cpuSeconds: (cpu.user + cpu.system) / 1e6,
         seconds: (monotonicMs() - mark.time) / 1000,
         events: recorded() - mark.events,
+        delays: delaysOf(loop),
       };
       process.send?.({ type: 'sample', ...sample });
     } else finish();

@@ -18,9 +18,11 @@
  *   deliveries/s need at CLIENT_CORE_SHARE of a core each, at least one and at most one per core
  *   (more processes than cores only take the cores from the servers they measure).
  * - Each client process samples its event-loop delay and CPU while the writes run. A run whose
- *   clients were the bottleneck is marked (clientBound): a process's loop-delay p99 reached
- *   CLIENT_LAG_SHARE of the measured delivery p99 (and CLIENT_LAG_FLOOR_MS), or a process used
- *   CLIENT_BUSY_SHARE of a core or more.
+ *   clients were the bottleneck is marked (ClientFigures.bound): a process's loop was late by
+ *   CLIENT_LAG_SHARE of the measured delivery p99 or more (and CLIENT_LAG_FLOOR_MS) for
+ *   CLIENT_LATE_TIME_SHARE of the writes' time or more (time-weighted: one long stall is one
+ *   sample of the loop's histogram, so its p99 misses it, but it holds every event arriving
+ *   during it), or a process used CLIENT_BUSY_SHARE of a core or more.
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -53,10 +55,20 @@ const CALIBRATION_WATCHERS = 1_000;
 const CALIBRATION_SECONDS = 3;
 /** Before the writes, the calibration's process at rest this long: its CPU without events, subtracted. */
 const CALIBRATION_IDLE_SECONDS = 2;
-/** The clients were the bottleneck: a process's loop-delay p99 ≥ this share of the delivery p99 (and ≥ the floor)... */
+/**
+ * The clients were the bottleneck: a process's loop was late by this share of the delivery p99
+ * or more (and by the floor or more)...
+ */
 const CLIENT_LAG_SHARE = 0.25;
-/** ...the floor being a few timer resolutions (1 ms each), below which a loop's delay says nothing. */
+/** ...the floor being a few timer resolutions (1 ms each), below which a loop's delay says nothing... */
 const CLIENT_LAG_FLOOR_MS = 5;
+/**
+ * ...for this share of the writes' time or more: an event arriving then waited that long on the
+ * client alone, so at least about this share of the events did (the p99's 1 %).
+ */
+const CLIENT_LATE_TIME_SHARE = 0.01;
+/** The loop monitor's resolution: a delay sample of it is a loop on time. */
+const LOOP_RESOLUTION_MS = 1;
 /** ...or a process used this share of a core or more. */
 const CLIENT_BUSY_SHARE = 0.8;
 /**
@@ -105,6 +117,8 @@ export interface ClientFigures {
   /** The worst process's loop-delay p99 and max, ms. */
   readonly loopP99Ms: number;
   readonly loopMaxMs: number;
+  /** The worst process's share of the writes' time its loop was late by ≥ ¼ of the delivery p99 (CLIENT_LAG_SHARE). */
+  readonly lateShare: number;
   /** Cores the processes used together, each process's share of a core, and the busiest's. */
   readonly cores: number;
   readonly processShares: readonly number[];
@@ -209,16 +223,24 @@ export function clientProcessesNeeded(deliveriesPerSecond: number, secondsPerEve
 }
 
 /**
- * Whether the clients, not the server, were behind: a process's loop-delay p99 reached
- * CLIENT_LAG_SHARE of the delivery p99 (and CLIENT_LAG_FLOOR_MS), or a process used
- * CLIENT_BUSY_SHARE of a core or more, while the writes ran.
+ * Whether the clients, not the server, were behind while the writes ran: a process's loop was
+ * late by CLIENT_LAG_SHARE of the delivery p99 for CLIENT_LATE_TIME_SHARE of the time or more
+ * (lateShare), or a process used CLIENT_BUSY_SHARE of a core or more.
  */
 export function clientsWereBottleneck(samples: readonly ClientSample[], deliveryP99Ms: number): boolean {
-  return samples.some(
-    (x) =>
-      (x.loopP99Ms >= CLIENT_LAG_FLOOR_MS && x.loopP99Ms >= CLIENT_LAG_SHARE * deliveryP99Ms) ||
-      x.cpuSeconds / x.seconds >= CLIENT_BUSY_SHARE,
-  );
+  return samples.some((x) => lateShare(x, deliveryP99Ms) >= CLIENT_LATE_TIME_SHARE || x.cpuSeconds / x.seconds >= CLIENT_BUSY_SHARE);
+}
+
+/**
+ * The share of a process's window in which its loop was late by max(CLIENT_LAG_SHARE × the
+ * delivery p99, CLIENT_LAG_FLOOR_MS) or more: a delay of d holds what arrives in its first
+ * d - that bound that long or longer.
+ */
+export function lateShare(sample: ClientSample, deliveryP99Ms: number): number {
+  const bound = Math.max(CLIENT_LAG_SHARE * deliveryP99Ms, CLIENT_LAG_FLOOR_MS);
+  let late = 0;
+  for (const [ms, count] of sample.delays) late += count * Math.max(0, ms - LOOP_RESOLUTION_MS - bound);
+  return late / (sample.seconds * 1000);
 }
 
 /**
@@ -500,6 +522,7 @@ export async function runWatchFanout(
       deliveriesPerSecond: deliveries,
       loopP99Ms,
       loopMaxMs: Math.max(...samples.map((x) => x.loopMaxMs)),
+      lateShare: Math.max(...samples.map((x) => lateShare(x, p99))),
       cores: samples.reduce((sum, x) => sum + x.cpuSeconds / x.seconds, 0),
       processShares,
       maxProcessShare,

@@ -14,9 +14,10 @@
  * The clients measure themselves, so that their lag is not reported as the server's:
  * - Sizing: before a target's first run over a protocol, one client process holds
  *   CALIBRATION_WATCHERS watches for CALIBRATION_SECONDS of writes, and the CPU it spent per event
- *   received (less its CPU at rest) is this machine's cost of an event to a client. A run gets as many processes as its
- *   deliveries/s need at CLIENT_CORE_SHARE of a core each, at least one and at most one per core
- *   (more processes than cores only take the cores from the servers they measure).
+ *   received (less its CPU at rest) is this machine's cost of an event to a client. A run gets as
+ *   many processes as its deliveries/s need at CLIENT_CORE_SHARE of a core each, at least one and
+ *   at most one per core (more processes than cores only take the cores from the servers they
+ *   measure).
  * - Each client process samples its event-loop delay and CPU while the writes run. A run whose
  *   clients were the bottleneck is marked (ClientFigures.bound): a process's loop was late by
  *   CLIENT_LAG_SHARE of the measured delivery p99 or more (and CLIENT_LAG_FLOOR_MS) for
@@ -67,10 +68,10 @@ const CLIENT_LAG_FLOOR_MS = 5;
  * client alone, so at least about this share of the events did (the p99's 1 %).
  */
 const CLIENT_LATE_TIME_SHARE = 0.01;
-/** The loop monitor's resolution: a delay sample of it is a loop on time. */
-const LOOP_RESOLUTION_MS = 1;
 /** ...or a process used this share of a core or more. */
 const CLIENT_BUSY_SHARE = 0.8;
+/** The loop monitor's resolution: a delay sample of it is a loop on time. */
+const LOOP_RESOLUTION_MS = 1;
 /**
  * Streams per h2 connection assumed when checking the open-files limit before opening (the
  * apiserver's default is 100 here; the proxy's 1000).

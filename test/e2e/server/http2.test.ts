@@ -6,7 +6,7 @@
  * apiserver over h2 takes it.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:http2';
+import { connect, constants } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -23,7 +23,9 @@ import { metricSum } from '../../helpers/metrics-text.ts';
 const shared = useSharedAdmin();
 
 /** A TLS proxy of configmaps (its CA generated), and an h2 session to it. */
-async function startH2Proxy(t: TestContext): Promise<{ url: string; session: ClientHttp2Session; metrics: () => Promise<string> }> {
+async function startH2Proxy(
+  t: TestContext,
+): Promise<{ url: string; ca: string; session: ClientHttp2Session; metrics: () => Promise<string> }> {
   const options = parseProxyOptions(['--port', '0', '--resources', 'configmaps', '--log-level', 'warn', '--tls-generate']);
   const proxy = await startProxy(options, await upstreamConfigFor(shared.cp));
   t.after(() => proxy.stop(1_000));
@@ -42,7 +44,7 @@ async function startH2Proxy(t: TestContext): Promise<{ url: string; session: Cli
   assert.equal(session.alpnProtocol, 'h2');
   const metrics = async (): Promise<string> => (await get(session, '/metrics')).body;
   await eventually('the caches to sync', async () => (await get(session, '/readyz')).status === 200);
-  return { url, session, metrics };
+  return { url, ca: proxy.ca, session, metrics };
 }
 
 /** A whole answer over `session`. */
@@ -160,4 +162,60 @@ test('h2: a request body of unknown length (no Content-Length) is passed through
   assert.equal(proxied.status, apiserver.status, proxied.body);
   const stored = await kube<{ data?: Record<string, string> }>(shared.admin, 'GET', `/api/v1/namespaces/${ns}/configmaps/proxied`);
   assert.deepEqual(stored.data, { a: 'b' });
+});
+
+test('h2: a client that opens and resets streams as fast as it can (rapid reset) has its connection closed; another client reads on', async (t) => {
+  const ns = await testNamespace(t, shared.admin);
+  const { url, ca, session: good, metrics } = await startH2Proxy(t);
+  const openH2 = async (): Promise<number> => metricSum(await metrics(), 'kube_cache_proxy_client_connections', { protocol: 'h2' });
+  const attacker = connect(url, { ca });
+  t.after(() => {
+    attacker.destroy();
+  });
+  attacker.on('error', () => undefined);
+  await new Promise<void>((resolve) => {
+    attacker.once('connect', () => {
+      resolve();
+    });
+  });
+  assert.equal(await openH2(), 2);
+  // The good client reads all along, on a connection of its own.
+  let reads = 0;
+  let failures = 0;
+  const attack = { on: true };
+  const reader = (async () => {
+    while (attack.on) {
+      const answer = await get(good, `/api/v1/namespaces/${ns}/configmaps`).catch(() => ({ status: 0, body: '' }));
+      if (answer.status === 200) reads++;
+      else failures++;
+    }
+  })();
+  let opened = 0;
+  try {
+    // Resets sent until the proxy has closed the attacker's connection (its socket gone on the
+    // proxy's side; this client may not notice at once), at most 50,000.
+    for (let i = 0; i < 50_000; i++) {
+      if (i % 200 === 0) {
+        // Lets the session write what it queued, and the good client's reads go on in this process.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (attacker.destroyed || (await openH2()) < 2) break;
+      }
+      const stream = attacker.request({ ':path': `/api/v1/namespaces/${ns}/configmaps` });
+      stream.on('error', () => undefined);
+      stream.close(constants.NGHTTP2_CANCEL);
+      opened++;
+    }
+    await eventually('the attacker cut off', async () => (await openH2()) === 1, 30_000);
+  } finally {
+    attack.on = false;
+    await reader;
+  }
+  t.diagnostic(
+    `${String(opened)} streams opened and reset before the connection was closed; the good client read ${String(reads)} times meanwhile`,
+  );
+  assert.ok(opened < 50_000, 'the attacker was cut off before it was done');
+  assert.equal(failures, 0, 'every read of the good client answered');
+  assert.ok(reads > 0);
+  const after = await get(good, `/api/v1/namespaces/${ns}/configmaps`);
+  assert.equal(after.status, 200, 'the proxy serves on');
 });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LayoutName } from './fleet-layouts.ts';
+import type { WatchProtocol } from './watch-client.ts';
 import { DEFAULT_POOL_SIZE, LAYOUTS } from './fleet-layouts.ts';
 
 export const SCENARIOS = [
@@ -42,6 +43,7 @@ export const SCENARIOS = [
 ] as const;
 /** Scenarios left out of a run that names none: too long for every run, or a build of their own (kcm). */
 const WATCH_TARGETS: readonly string[] = ['apiserver', 'kubectl proxy', 'kube-cache-proxy'];
+const WATCH_PROTOCOLS: readonly WatchProtocol[] = ['h1', 'h2'];
 const ON_REQUEST: readonly ScenarioName[] = ['scale', 'quiet', 'consistency-check', 'restart', 'kcm', 'fleet'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -62,6 +64,11 @@ export interface BenchOptions {
   readonly mixedWatchers: number;
   /** The watch fan-out's targets, by name ('apiserver', 'kubectl proxy', 'kube-cache-proxy'). */
   readonly watchTargets: readonly string[];
+  /**
+   * The fan-out's protocols, each run at each target that speaks it: h1 (a connection per watch),
+   * h2 (streams multiplexed over TLS sessions). With h2, the proxy serves TLS (h1 runs too).
+   */
+  readonly watchProtocols: readonly WatchProtocol[];
   /** Writer's updates per second: the watch fan-out's, and list-busy's load on the type. */
   readonly watchRate: number;
   /** The polling scenario: clients, each an RV-unset LIST and GET per second, for pollSeconds. */
@@ -130,6 +137,8 @@ Options (each also KCP_BENCH_<NAME>, e.g. KCP_BENCH_PODS=2000):
   --watchers LIST     watcher counts of the fan-out (default 1000,5000,10000)
   --mixed-watchers N  watch-lists: watchers of the fan-out run with and without 8 LIST clients (default 10000)
   --watch-targets LIST  the fan-out's targets (default apiserver,kubectl proxy,kube-cache-proxy)
+  --watch-protocols LIST  the fan-out's protocols: h1 (a connection per watch), h2 (watches multiplexed over
+                      TLS sessions; the apiserver, and the proxy then serving TLS) (default h1)
   --watch-rate N      writer's pod updates per second, in watch and list-busy (default 200)
   --identities N      shared: distinct identities (service accounts) reading through one shared proxy (default 1000)
   --poll-clients N    pollers in the poll scenario, each an RV-unset LIST and GET per second (default 200)
@@ -169,6 +178,7 @@ const FLAGS = {
   watchers: { type: 'string' },
   'watch-rate': { type: 'string' },
   'watch-targets': { type: 'string' },
+  'watch-protocols': { type: 'string' },
   'mixed-watchers': { type: 'string' },
   'poll-clients': { type: 'string' },
   identities: { type: 'string' },
@@ -203,6 +213,10 @@ function isLayout(name: string): name is LayoutName {
   return (LAYOUTS as readonly string[]).includes(name);
 }
 
+function isWatchProtocol(name: string): name is WatchProtocol {
+  return (WATCH_PROTOCOLS as readonly string[]).includes(name);
+}
+
 function isScenario(name: string): name is ScenarioName {
   return (SCENARIOS as readonly string[]).includes(name);
 }
@@ -229,6 +243,10 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   if (watchers.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--watchers must list positive integers`);
   const unknownTarget = (setting('watch-targets') ?? '').split(',').filter((t) => t.trim() !== '' && !WATCH_TARGETS.includes(t.trim()));
   if (unknownTarget.length > 0) throw new Error(`--watch-targets: unknown ${unknownTarget.join(', ')}; known: ${WATCH_TARGETS.join(', ')}`);
+  const watchProtocols = (setting('watch-protocols') ?? 'h1').split(',').map((p) => p.trim());
+  const unknownProtocol = watchProtocols.filter((p) => !isWatchProtocol(p));
+  if (unknownProtocol.length > 0)
+    throw new Error(`--watch-protocols: unknown ${unknownProtocol.join(', ')}; known: ${WATCH_PROTOCOLS.join(', ')}`);
   const scaleSizes = (setting('scale-sizes') ?? '1000,10000,100000').split(',').map(Number);
   if (scaleSizes.some((w) => !Number.isInteger(w) || w <= 0)) throw new Error(`--scale-sizes must list positive integers`);
   const fleetLayouts = (setting('fleet-layouts') ?? LAYOUTS.join(',')).split(',').map((l) => l.trim());
@@ -249,6 +267,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     watchRate: num('watch-rate', 200),
     mixedWatchers: Math.round(num('mixed-watchers', 10_000)),
     watchTargets: (setting('watch-targets') ?? WATCH_TARGETS.join(',')).split(',').map((t) => t.trim()),
+    watchProtocols: watchProtocols.filter(isWatchProtocol),
     pollClients: Math.round(num('poll-clients', 200)),
     identities: Math.round(num('identities', 1000)),
     pollSeconds: num('poll-seconds', 30),

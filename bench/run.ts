@@ -47,7 +47,8 @@ import type { SyncResult } from './sync.ts';
 import { runSync } from './sync.ts';
 import { formatTables } from './table.ts';
 import type { Target, TargetName } from './targets.ts';
-import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy } from './targets.ts';
+import { apiserverTarget, proxyCounter, startCacheProxy, startKubectlProxy, startTlsProxy } from './targets.ts';
+import type { WatchProtocol } from './watch-client.ts';
 import { runWatchFanout } from './watch-fanout.ts';
 import type { WatchSpec } from './watch-fanout.ts';
 import { runKubectlWallTimes } from './kubectl.ts';
@@ -448,7 +449,7 @@ async function main(): Promise<number> {
 
     /** One fan-out run, its progress line and its row; a failure is warned about and skipped. */
     const fanout = async (target: Target, spec: WatchSpec, name: string): Promise<void> => {
-      const label = `[${elapsed()}] ${name} · ${spec.watchers.toLocaleString('en-US')} watchers · ${target.name}`;
+      const label = `[${elapsed()}] ${name} · ${spec.watchers.toLocaleString('en-US')} watchers over ${spec.protocol} · ${target.name}`;
       const step = progress.step(label);
       let result: Awaited<ReturnType<typeof runWatchFanout>>;
       try {
@@ -461,13 +462,18 @@ async function main(): Promise<number> {
         return;
       }
       step.done(
-        `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${String(result.delivered)} delivered, ${String(result.lost)} lost`,
+        `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${String(result.delivered)} delivered, ${String(result.lost)} lost; ` +
+          `clients: ${String(result.clients.processes)} process(es), loop p99 ${result.clients.loopP99Ms.toFixed(1)} ms, ` +
+          `${result.clients.maxProcessShare.toFixed(2)} of a core at most${result.clients.bound ? ' ⚠ the clients were the bottleneck' : ''}`,
       );
+      if (result.clients.bound)
+        warn(`${name} · ${String(spec.watchers)} watchers over ${spec.protocol} · ${target.name}: the clients were the bottleneck`);
       if (result.lost > 0) warn(`${name} · ${String(spec.watchers)} watchers · ${target.name}: ${String(result.lost)} events lost`);
       watch.push({ ...result, target: target.name });
     };
-    const watchSpec = (watchers: number): WatchSpec => ({
+    const watchSpec = (watchers: number, protocol: WatchProtocol = 'h1'): WatchSpec => ({
       watchers,
+      protocol,
       rate: o.watchRate,
       seconds: o.watchSeconds,
       pods: o.pods,
@@ -476,11 +482,22 @@ async function main(): Promise<number> {
 
     if (wants('watch')) {
       await attempt('watch', async () => {
-        const proxy = await proxyFor('watch');
-        const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy].filter(
-          (t): t is Target => t !== undefined && o.watchTargets.includes(t.name),
-        );
-        for (const watchers of o.watchers) for (const target of order) await fanout(target, watchSpec(watchers), 'watch');
+        // Over h2 the proxy serves TLS (a certificate of the control plane's CA), as a shared proxy does.
+        const tls = o.watchProtocols.includes('h2');
+        const proxy = tls ? await startTlsProxy(state) : await proxyFor('watch');
+        try {
+          const order = [apiserver, targets.find((t) => t.name === 'kubectl proxy'), proxy].filter(
+            (t): t is Target => t !== undefined && o.watchTargets.includes(t.name),
+          );
+          for (const watchers of o.watchers) {
+            for (const target of order) {
+              const protocols = o.watchProtocols.filter((p) => p === 'h1' || target.url.startsWith('https:'));
+              for (const protocol of protocols) await fanout(target, watchSpec(watchers, protocol), 'watch');
+            }
+          }
+        } finally {
+          if (tls) await proxy.stop();
+        }
         await collectProfile('watch');
       });
     }

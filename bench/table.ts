@@ -58,13 +58,15 @@ export function formatTables(results: BenchResults): string {
   if (results.watch.length > 0) {
     const s = results.sizes;
     lines.push(
-      `Watch fan-out: each watcher watches one namespace's pods (${String(s.namespaces)} namespaces: ${fixed(s.watchRate / s.namespaces)} events/s per watcher); a writer patches ${String(s.watchRate)} pods/s for ${String(s.watchSeconds)} s at the apiserver; latency from the write's response to a watcher's receipt; CPU of the process the watchers talk to.`,
+      `Watch fan-out: each watcher watches one namespace's pods (${String(s.namespaces)} namespaces: ${fixed(s.watchRate / s.namespaces)} events/s per watcher); a writer patches ${String(s.watchRate)} pods/s for ${String(s.watchSeconds)} s at the apiserver; latency from the write's response to a watcher's receipt; CPU of the process the watchers talk to. Over h1 a connection per watch, over h2 the watches of a client process multiplexed over TLS sessions up to the server's SETTINGS_MAX_CONCURRENT_STREAMS each. Clients: processes sized by a calibration (client CPU µs per event received) to use ≤ 0.5 of a core each, at most one per core; their event-loop delay and CPU while the writes ran; ⚠ = the clients were the bottleneck (a process's loop late by ≥ ¼ of the delivery p99 and ≥ 5 ms for ≥ 1 % of the time, time-weighted, or a process using ≥ 0.8 of a core). Cores used while the writes ran: the target, the apiserver, the clients (of the machine's cores).`,
       '',
     );
     lines.push(
-      "| watchers | target | opened | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s | watchers' CPU s | upstream p50 / p99 ms | proxy loop delay p99 / max ms | proxy GC ms (major) | LISTs beside: /s, p99 ms |",
+      "| watchers | target | protocol | opened | connections per client process | p50 ms | p99 ms | delivered | lost | closed | target CPU s / 1k events | apiserver CPU s | watchers' CPU s | clients: processes (µs / event) | clients' loop delay p99 / max ms, time late ≥ ¼ p99 | clients: cores: each process's share of a core | cores used: target / apiserver / clients (of N) | upstream p50 / p99 ms | proxy loop delay p99 / max ms | proxy GC ms (major) | LISTs beside: /s, p99 ms |",
     );
-    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    );
     for (const row of results.watch) {
       const loop = row.loop === undefined ? '–' : `${fixed(row.loop.lagP99Ms)} / ${fixed(row.loop.lagMaxMs)}`;
       const upstream = row.upstream === undefined ? '–' : `${fixed(row.upstream.p50)} / ${fixed(row.upstream.p99)}`;
@@ -73,8 +75,21 @@ export function formatTables(results: BenchResults): string {
           ? '–'
           : `${String(row.lists.connections)} clients: ${fixed(row.lists.rps)}/s, ${fixed(row.lists.p99)}${row.lists.failures > 0 ? ` (${String(row.lists.failures)} failed)` : ''}`;
       const gc = row.loop === undefined ? '–' : `${fixed(row.loop.gcMs, 0)} (${fixed(row.loop.gcMajorMs, 0)})`;
+      // Rows of results written before the clients measured themselves have none of these.
+      const c = row.clients as typeof row.clients | undefined;
+      const sh = row.shares as typeof row.shares | undefined;
+      const clients =
+        c === undefined
+          ? '– | – | – | –'
+          : `${c.connections.map(int).join(' + ')}${row.proxyConnections === undefined ? '' : ` (proxy counted ${int(row.proxyConnections)})`} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${String(c.processes)} (${fixed(c.microsPerEvent)}) | ${fixed(c.loopP99Ms)} / ${fixed(c.loopMaxMs)}${(c.lateShare as number | undefined) === undefined ? '' : `, ${fixed(100 * c.lateShare, 1)} %`} | ${fixed(c.cores, 2)}: ${(c.processShares as readonly number[] | undefined)?.map((x) => fixed(x, 2)).join(' + ') ?? fixed(c.maxProcessShare, 2)}`;
+      const shares =
+        sh === undefined ? '–' : `${fixed(sh.target, 2)} / ${fixed(sh.apiserver, 2)} / ${fixed(sh.clients, 2)} (of ${String(sh.cores)})`;
+      const prefix =
+        c === undefined
+          ? `– | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | – | – | –`
+          : clients;
       lines.push(
-        `| ${int(row.watchers)} | ${row.target} | ${int(row.opened)} | ${fixed(row.p50)} | ${fixed(row.p99)} | ${int(row.delivered)} | ${int(row.lost)} | ${int(row.closed)} | ${fixed(row.cpuPer1k, 3)} | ${fixed(row.apiserverCpu)} | ${fixed(row.clientCpu)} | ${upstream} | ${loop} | ${gc} | ${lists} |`,
+        `| ${int(row.watchers)} | ${row.target}${c?.bound === true ? ' ⚠' : ''} | ${(row.protocol as string | undefined) ?? 'h1'} | ${int(row.opened)} | ${prefix} | ${shares} | ${upstream} | ${loop} | ${gc} | ${lists} |`,
       );
     }
     lines.push('');

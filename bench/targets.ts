@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { ControlPlaneState } from '../src/cli/dev-cluster/control-plane.ts';
 import type { MemoryCgroup } from '../test/helpers/memory-cgroup.ts';
+import { signedCertificate } from '../test/helpers/certificates.ts';
 import { metricSum } from '../test/helpers/metrics-text.ts';
 
 export type TargetName = 'apiserver' | 'kubectl proxy' | 'kube-cache-proxy' | 'kube-cache-proxy (strong)';
@@ -168,6 +169,39 @@ export async function startCacheProxy(state: ControlPlaneState, options: CachePr
     ca: options.ca,
     servingAt,
     stop,
+  };
+}
+
+/**
+ * The proxy serving TLS (HTTP/2 and HTTP/1.1 by ALPN) with a certificate for 127.0.0.1 signed by
+ * the control plane's CA, caching pods: the fan-out's target over h2, with no bound on the
+ * watches of a flow (a connection: over h2 a client process's thousand watches share one). Its
+ * certificate's folder goes when it stops.
+ */
+export async function startTlsProxy(state: ControlPlaneState): Promise<Target> {
+  const cleanups: (() => void)[] = [];
+  const cert = signedCertificate({ after: (fn) => cleanups.push(fn) }, state, { cn: 'kube-cache-proxy', serving: true });
+  const clean = (): void => {
+    for (const fn of cleanups) fn();
+  };
+  let proxy: Target;
+  try {
+    proxy = await startCacheProxy(state, {
+      resources: 'pods',
+      // The fan-out's thousands of watches per connection are one synthetic client's, not a flow to bound.
+      args: [`--tls-cert-file=${cert.certFile}`, `--tls-private-key-file=${cert.keyFile}`, '--max-watches-per-flow=0'],
+      ca: readFileSync(state.caFile),
+    });
+  } catch (error) {
+    clean();
+    throw error;
+  }
+  return {
+    ...proxy,
+    stop: async () => {
+      await proxy.stop();
+      clean();
+    },
   };
 }
 

@@ -15,7 +15,9 @@
  * The rest of the proxy reads a request and writes its answer through the members node:http's
  * IncomingMessage and ServerResponse share with the compatibility API (headers, url, method,
  * socket.remoteAddress and the TLS socket's peer certificate, writeHead, write, end, cork,
- * writableLength, 'drain', 'close', destroy: RST_STREAM where HTTP/1.1 closes the connection).
+ * writableLength, 'drain', 'close', destroy: RST_STREAM where HTTP/1.1 closes the connection), and
+ * `closed` and `destroyed`, which the compatibility API lacks and are given here from its stream
+ * (a stream reset or ended can take nothing more, as a closed HTTP/1.1 answer).
  * What is the connection's own is not the stream's, and is asked of this file: which connection
  * a request came on (one for all streams of a session), and what closes it after an answer (a
  * GOAWAY where HTTP/1.1 says `Connection: close`, as Go's h2 server does when a handler sets it).
@@ -52,6 +54,9 @@ export function adaptHttp2Stream(req: Http2ServerRequest, res: Http2ServerRespon
   }
   Object.defineProperty(req, 'headers', { value: headers, enumerable: true });
   Object.defineProperty(req, 'rawHeaders', { value: rawHeaders, enumerable: true });
+  const { stream } = res;
+  Object.defineProperty(res, 'closed', { get: () => stream.closed, enumerable: true });
+  Object.defineProperty(res, 'destroyed', { get: () => stream.destroyed || stream.closed, enumerable: true });
   const { session } = req.stream;
   if (session !== undefined) {
     sessions.set(req, session);

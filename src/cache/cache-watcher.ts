@@ -94,8 +94,10 @@ export interface CacheWatcherOptions {
    * and each watcher costs one write per event. The watcher ends the stream with `encoding.end`.
    */
   readonly encoding?: WatchEncoding;
-  /** The proxy-wide bound on unsent bytes; none: each watcher's own cap only. */
+  /** The proxy-wide bound on unsent bytes, and each connection's; none: each watcher's own cap only. */
   readonly budget?: UnsentBudget;
+  /** The connection `sink` writes to, when other watchers may share it (HTTP/2 streams); none: its own. */
+  readonly connection?: object;
   /** Objects rendered otherwise than as stored (Tables); none: the stored JSON, framed once per event. */
   readonly representation?: WatchRepresentation;
   /** The turn this watcher's live events are written in: its cacher's, shared by its watchers. */
@@ -129,11 +131,13 @@ export class CacheWatcher implements UnsentHolder, TurnMember {
   #sentSinceHeartbeat = false;
   /** What the budget was last told this watcher holds. */
   #reported = 0;
+  readonly connection: object | undefined;
 
   constructor(options: CacheWatcherOptions) {
     this.filter = options.filter;
     this.sink = options.sink;
     this.#options = options;
+    this.connection = options.connection;
     this.#resourceVersion = options.initial.resourceVersion;
     this.#encoding = options.encoding ?? IDENTITY_ENCODING;
     this.sink.on('close', () => {

@@ -81,6 +81,8 @@ function filterBytes(key: string): number {
 
 export interface WatchRequest {
   readonly sink: Writable;
+  /** The connection `sink` writes to (CacheWatcherOptions.connection). */
+  readonly connection?: object;
   readonly filter: WatcherFilter;
   /** As sent: '' (most recent, already made fresh by the caller), '0' (any) or N. */
   readonly resourceVersion: string;
@@ -324,6 +326,7 @@ export function newCacher(cache: WatchCache, options: CacherOptions = {}): Cache
         clock,
         ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(request.connection === undefined ? {} : { connection: request.connection }),
         ...(request.representation === undefined ? {} : { representation: request.representation }),
         onClose: (closing, reason) => {
           endingWithUpstream.delete(closing);

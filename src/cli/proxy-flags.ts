@@ -5,6 +5,7 @@
  * flag (`--accept-hosts` ↔ `KCP_ACCEPT_HOSTS`) and the flags that only shared mode takes.
  * Values are read and checked by proxy-options.ts.
  */
+import { DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION } from '../server/http/http2-sessions.ts';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from '../leaderelection/leader-elector.ts';
 import {
   DEFAULT_CONSISTENCY_CHECK_PERIOD_MS,
@@ -175,6 +176,17 @@ export const PROXY_FLAGS = [
       'new TLS connections handed to the handshake a second, at most, in turn by source address',
       "(each holds the event loop ~2 ms: a burst of them would hold every client's reads);",
       `0: no pacing (default: ${String(DEFAULT_TLS_HANDSHAKES_PER_SECOND)})`,
+    ],
+  },
+  {
+    name: 'http2-max-streams-per-connection',
+    type: 'string',
+    arg: 'N',
+    help: [
+      "the apiserver's flag: the streams (requests and watches in flight) a client may open at once",
+      'on one HTTP/2 connection; past it Go clients open another connection. 0: the default',
+      `(${String(DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION)}, the generic apiserver's recommended value: one connection for a`,
+      "controller manager's every watch)",
     ],
   },
   {

@@ -5,6 +5,7 @@
  * with an error that says where it came from, and so are the combinations kubectl and the
  * apiserver refuse.
  */
+import { DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION } from '../server/http/http2-sessions.ts';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import {
@@ -121,7 +122,8 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
 
   const tls = parseTls(setting('tls-cert-file'), setting('tls-private-key-file'), flagOrEnv('tls-generate'));
   const handshakes = setting('tls-handshakes-per-second');
-  const httpsOnly = [handshakes, setting('tls-min-version'), setting('tls-cipher-suites')].find((s) => s !== undefined);
+  const http2Streams = setting('http2-max-streams-per-connection');
+  const httpsOnly = [handshakes, setting('tls-min-version'), setting('tls-cipher-suites'), http2Streams].find((s) => s !== undefined);
   if (httpsOnly !== undefined && tls === undefined)
     throw new CliError(
       `${httpsOnly.from}: only for HTTPS serving`,
@@ -216,6 +218,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     pool: parsePool(setting),
     tls,
     tlsHandshakesPerSecond: parseQps(handshakes, DEFAULT_TLS_HANDSHAKES_PER_SECOND),
+    http2MaxStreamsPerConnection: parseStreams(http2Streams),
     compressLoopback: parseCompressLoopback(flagOrEnv('compress-loopback')),
     tlsMinVersion: parseTlsMinVersion(setting('tls-min-version')),
     tlsCiphers: parseTlsCipherSuites(setting('tls-cipher-suites')),
@@ -327,6 +330,15 @@ function parseCount(s: Setting | undefined, fallback: number): number {
   const n = /^\d{1,9}$/.test(s.value) ? Number(s.value) : NaN;
   if (!Number.isSafeInteger(n)) throw new CliError(`${s.from}: not a whole number`, 'Give 0 or more (0: no limit).');
   return n;
+}
+
+/** --http2-max-streams-per-connection: 0 (the default's value) or a stream count h2 can advertise (SETTINGS_MAX_CONCURRENT_STREAMS, 31 bits). */
+function parseStreams(s: Setting | undefined): number {
+  if (s === undefined) return DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION;
+  const n = /^\d{1,10}$/.test(s.value) ? Number(s.value) : NaN;
+  if (!(n <= 2 ** 31 - 1))
+    throw new CliError(`${s.from}: not a stream count`, 'Give 0 (the default) or a whole number of streams, e.g. 1000.');
+  return n === 0 ? DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION : n;
 }
 
 /** A rate flag (tokens a second): a number, 0 or more (0: no limit), as Go's float32 QPS flags take it. */

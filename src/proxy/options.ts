@@ -83,6 +83,8 @@ export interface ProxyOptions {
   readonly tlsCiphers?: string | undefined;
   /** --tls-handshakes-per-second: new TLS connections handed to the handshake a second (server/http/tls-handshakes.ts); 0: no pacing; undefined: the default. */
   readonly tlsHandshakesPerSecond?: number | undefined;
+  /** --http2-max-streams-per-connection (server/http/http2-sessions.ts); undefined: the default. */
+  readonly http2MaxStreamsPerConnection?: number | undefined;
   /**
    * --compress-loopback: gzip cached answers to loopback clients too (server/serving/response-compression.ts);
    * default false: only clients across a network.

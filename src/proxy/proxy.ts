@@ -208,7 +208,13 @@ export async function startProxy(options: ProxyOptions, upstream: UpstreamConfig
   const servingTls: ServingTls | undefined =
     tls === undefined
       ? undefined
-      : { ...tls, handshakesPerSecond: options.tlsHandshakesPerSecond, minVersion: options.tlsMinVersion, ciphers: options.tlsCiphers };
+      : {
+          ...tls,
+          handshakesPerSecond: options.tlsHandshakesPerSecond,
+          minVersion: options.tlsMinVersion,
+          ciphers: options.tlsCiphers,
+          http2MaxStreamsPerConnection: options.http2MaxStreamsPerConnection,
+        };
   const app = newProxyServer({
     tls: servingTls,
     healthChecks,

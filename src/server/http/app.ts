@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SharedAccess } from '../../auth/shared-access.ts';
 import type { Faults } from '../../cache/faults.ts';
 import { MAX_HEADER_BYTES, goClientErrorHandler } from '../../request/client-errors.ts';
+import { closeConnectionAfter } from '../../request/http2-streams.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
 import { filterRequest, installRequestFilter, logFilterDecision } from '../../request/request-filter.ts';
 import type { RequestFilterOptions } from '../../request/request-filter.ts';
@@ -56,7 +57,7 @@ export interface ProxyServerOptions {
    * None: no limits.
    */
   readonly fairness?: Fairness | undefined;
-  /** True once the proxy shuts down: every answer then closes its connection (`Connection: close`). */
+  /** True once the proxy shuts down: every answer then closes its connection (`Connection: close`; a GOAWAY over h2). */
   readonly draining?: (() => boolean) | undefined;
   /** The checks of /livez, /readyz and /healthz (health.ts proxyHealthChecks); none: made from memoryState and the caches. */
   readonly healthChecks?: ((endpoint: string) => readonly HealthCheck[]) | undefined;
@@ -95,7 +96,13 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     // Go's header limit and refusals, large heads charged, TLS paced (node-server.ts).
     serverFactory: (handler) =>
-      newNodeServer(handler, { tls: options.tls, fairness: options.fairness, metrics: options.metrics, idleConnections }),
+      newNodeServer(handler, {
+        tls: options.tls,
+        fairness: options.fairness,
+        metrics: options.metrics,
+        idleConnections,
+        connections: (connections) => options.metrics?.clientConnections(connections),
+      }),
     clientErrorHandler: goClientErrorHandler,
     // A path the router cannot decode (FST_ERR_BAD_URL: %ff is not UTF-8) is still the
     // apiserver's to answer, as is anything else the framework would refuse on its own.
@@ -116,7 +123,7 @@ export function newProxyServer(options: ProxyServerOptions): FastifyInstance {
   const { draining } = options;
   if (draining !== undefined) {
     app.addHook('onRequest', (request, reply, done) => {
-      if (draining()) reply.raw.setHeader('connection', 'close');
+      if (draining()) closeConnectionAfter(reply.raw);
       done();
     });
   }

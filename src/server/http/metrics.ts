@@ -20,6 +20,7 @@ import type { StateLoadResult } from '../../cache/state-dir.ts';
 import type { Fairness } from '../pass-through/shared-gate.ts';
 import { rejectedByReason } from '../pass-through/shared-gate.ts';
 import type { HandshakePacing } from './tls-handshakes.ts';
+import type { ClientConnections } from './http2-sessions.ts';
 import type { IdleConnections } from './idle-connections.ts';
 import { EXCESS_IDLE_MS, MAX_IDLE_CONNECTIONS_PER_FLOW } from './idle-connections.ts';
 
@@ -52,6 +53,8 @@ export interface ProxyMetrics {
   handshakes(pacing: HandshakePacing): void;
   /** Serves the idle keep-alive connections and those let go past their address's bound (idle-connections.ts). */
   idleConnections(idle: IdleConnections): void;
+  /** Serves the clients' connections by protocol, open and accepted (http2-sessions.ts). */
+  clientConnections(connections: ClientConnections): void;
   /** Serves a chained proxy's fallback: whether its requests go to the apiserver now, and how often they did (fallback-client.ts). */
   upstreamFallback(state: () => { readonly target: 'upstream' | 'apiserver'; readonly fallbacks: number }): void;
   /** Serves the memory budget's sizes and use, the piece pool's, and the collection valve's collections (read at each scrape). */
@@ -331,6 +334,9 @@ export function newProxyMetrics(registry: Registry = new Registry()): ProxyMetri
     idleConnections: (idle) => {
       idleConnectionMetrics(registry, idle);
     },
+    clientConnections: (connections) => {
+      clientConnectionMetrics(registry, connections);
+    },
     upstreamFallback: (state) => {
       new Gauge({
         name: 'kube_cache_proxy_upstream_fallback',
@@ -585,6 +591,31 @@ function handshakeMetrics(registry: Registry, pacing: HandshakePacing): void {
   });
 }
 
+function clientConnectionMetrics(registry: Registry, connections: ClientConnections): void {
+  new Gauge({
+    name: 'kube_cache_proxy_client_connections',
+    help: "Clients' connections open now, by the protocol they speak (h2 or http/1.1, as ALPN chose; a plain listener's are all http/1.1).",
+    labelNames: ['protocol'],
+    registers: [registry],
+    collect() {
+      for (const [protocol, count] of Object.entries(connections.open())) this.set({ protocol }, count);
+    },
+  });
+  const counted: Record<string, number> = {};
+  new Counter({
+    name: 'kube_cache_proxy_client_connections_total',
+    help: "Clients' connections accepted since start, by the protocol they speak.",
+    labelNames: ['protocol'],
+    registers: [registry],
+    collect() {
+      for (const [protocol, count] of Object.entries(connections.accepted())) {
+        this.inc({ protocol }, count - (counted[protocol] ?? 0));
+        counted[protocol] = count;
+      }
+    },
+  });
+}
+
 function idleConnectionMetrics(registry: Registry, idle: IdleConnections): void {
   new Gauge({
     name: 'kube_cache_proxy_idle_connections',
@@ -660,6 +691,7 @@ export const noopProxyMetrics: Omit<ProxyMetrics, 'registry'> = {
   fairness: () => undefined,
   handshakes: () => undefined,
   idleConnections: () => undefined,
+  clientConnections: () => undefined,
   upstreamFallback: () => undefined,
   memory: () => undefined,
   knowTypes: () => undefined,

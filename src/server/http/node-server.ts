@@ -8,15 +8,20 @@
  *   answer ends (pass-through/request-head-limits.ts);
  * - shared mode's idle keep-alive connections bounded per flow (idle-connections.ts);
  * - over TLS: a client certificate asked for, never required; new connections handed to the
- *   handshake at a paced rate (tls-handshakes.ts).
+ *   handshake at a paced rate (tls-handshakes.ts);
+ * - over TLS, HTTP/2 and HTTP/1.1 offered by ALPN, as the apiserver offers them (h2 first): a
+ *   client's every request and watch on one connection (http2-sessions.ts), each stream read and
+ *   answered as Go's h2 server hands it to a handler (http2-streams.ts).
  *
- * HTTP/1.1 only over TLS, as the ALPN default: exec and port-forward need its Upgrade, and a
- * client that offers h2 gets 1.1. node:https is node:http on TLS sockets: the same events
- * (upgrade, checkContinue, clientError) and limits either way.
+ * A TLS server allowing HTTP/1.1 serves it with node:http's own connection handling: the same
+ * events (upgrade for exec, attach and port-forward, which h2 has no Upgrade for; checkContinue;
+ * clientError) and limits as a plain server's. Its type is node:http's Server here: Fastify and
+ * the proxy use only what both share (listen, close, address, those events, setSecureContext).
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer } from 'node:http2';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { SecureContextOptions } from 'node:tls';
 import { MAX_HEADER_BYTES, goRequestRefusal, writeGoRefusal } from '../../request/client-errors.ts';
 import { parseEveryHttpVersion } from '../../request/http-versions.ts';
@@ -27,6 +32,9 @@ import type { Fairness } from '../pass-through/shared-gate.ts';
 import { sourceAddress } from '../pass-through/shared-gate.ts';
 import { writeTooManyRequests } from '../pass-through/too-many-requests.ts';
 import type { NodeTlsVersion } from '../tls/tls-settings.ts';
+import { DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION, http2ServerOptions, trackClientConnections } from './http2-sessions.ts';
+import type { ClientConnections } from './http2-sessions.ts';
+import { adaptHttp2Stream } from '../../request/http2-streams.ts';
 import type { IdleConnections } from './idle-connections.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import { DEFAULT_TLS_HANDSHAKES_PER_SECOND, paceTlsHandshakes, pacingForRate } from './tls-handshakes.ts';
@@ -43,6 +51,8 @@ export interface ServingTls {
   readonly minVersion?: NodeTlsVersion | undefined;
   /** --tls-cipher-suites as Node's `ciphers` string; undefined: Node's defaults. */
   readonly ciphers?: string | undefined;
+  /** --http2-max-streams-per-connection; undefined or 0: the default (http2-sessions.ts). */
+  readonly http2MaxStreamsPerConnection?: number | undefined;
 }
 
 /**
@@ -78,6 +88,8 @@ export interface NodeServerOptions {
   readonly metrics?: ProxyMetrics | undefined;
   /** Shared mode's idle connections per flow; none: Node's keep-alive timeout for all. */
   readonly idleConnections?: IdleConnections | undefined;
+  /** Told the server's count of clients' connections by protocol, once made. */
+  readonly connections?: ((connections: ClientConnections) => void) | undefined;
 }
 
 /** The server Fastify runs on (its serverFactory): `handler` gets each request that passed the checks above. */
@@ -98,15 +110,48 @@ export function newNodeServer(handler: (req: IncomingMessage, res: ServerRespons
     idleConnections?.track(req, res, sourceAddress(req));
     handler(req, res);
   };
+  // An h2 stream: its request as Go's h2 server gives it (http2-streams.ts). nghttp2 has refused
+  // what is malformed on the wire (stream errors), and the session is the connection: no
+  // refusal closes it, no idle keep-alive is tracked, no read is stopped for one stream.
+  const streamListener = (h2req: Http2ServerRequest, h2res: Http2ServerResponse): void => {
+    const { req, res } = adaptHttp2Stream(h2req, h2res);
+    const seat = fairness?.requestHeads?.take(sourceAddress(req), requestHeadBytes(req.url ?? '', req.rawHeaders));
+    if (typeof seat === 'number') {
+      writeTooManyRequests(res, seat, 'close');
+      return;
+    }
+    if (seat !== undefined) holdUntilClosed(res, seat);
+    handler(req, res);
+  };
   // A missing Host is refused by goRequestRefusal, in Go's words, not by Node.
   const http = { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false };
-  if (options.tls === undefined) return parseEveryHttpVersion(createServer(http, listener));
+  if (options.tls === undefined) {
+    const server = createServer(http, listener);
+    options.connections?.(trackClientConnections(server, { tls: false }));
+    return parseEveryHttpVersion(server);
+  }
   // A client certificate is asked for, never required: a client may present a token instead
   // (or nothing), and one that does not verify is refused by the gate, as the apiserver's x509
   // authenticator refuses it, not by the handshake.
   const clientCertificates = options.tls.clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false };
-  const server = createHttpsServer({ ...http, ...secureContextOptions(options.tls), ...clientCertificates }, listener);
+  const streams = options.tls.http2MaxStreamsPerConnection || DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION;
+  const server = createSecureServer(
+    { ...http, ...http2ServerOptions(streams, MAX_HEADER_BYTES), ...secureContextOptions(options.tls), ...clientCertificates },
+    (req, res) => {
+      if (req.httpVersionMajor === 2) streamListener(req, res);
+      else listener(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    },
+  );
+  const connections = trackClientConnections(server, { tls: true });
+  options.connections?.(connections);
+  // node:http's closeAllConnections, which Node's h2 server lacks: the end of a shutdown's grace
+  // period (proxy.ts) ends every connection, h2 sessions and HTTP/1.1 sockets alike.
+  Object.defineProperty(server, 'closeAllConnections', {
+    value: () => {
+      connections.destroyAll();
+    },
+  });
   const pacing = pacingForRate(options.tls.handshakesPerSecond ?? DEFAULT_TLS_HANDSHAKES_PER_SECOND);
   if (pacing !== undefined) options.metrics?.handshakes(paceTlsHandshakes(server, pacing));
-  return parseEveryHttpVersion(server);
+  return parseEveryHttpVersion(server as unknown as Server);
 }

@@ -17,6 +17,7 @@ import type { SharedAccess } from '../../auth/shared-access.ts';
 import { stderrFaults } from '../../cache/faults.ts';
 import type { Faults } from '../../cache/faults.ts';
 import type { PassReason } from '../../cache/pass-reason.ts';
+import { connectionOf } from '../../request/http2-streams.ts';
 import { isOnlyIfCached } from '../../protocol/pool-protocol.ts';
 import { firstAccept } from '../../request/negotiation.ts';
 import { parseRequest } from '../../request/parsed-request.ts';
@@ -187,8 +188,8 @@ export function newRequestHandler(options: RequestHandlerOptions, idleConnection
     } else if (fairness !== undefined) {
       // Sidecar mode: every client is the pod itself, one identity upstream; what sets one of its
       // processes apart from the others is its connection (one per request or watch over HTTP/1.1,
-      // more only when pipelined), so the connection is the flow.
-      const seat = fairness.flows.take(req.socket, seatKind(request));
+      // more only when pipelined; all of a process's over h2), so the connection is the flow.
+      const seat = fairness.flows.take(connectionOf(req), seatKind(request));
       if (typeof seat === 'string') {
         log.debug({ reason: seat }, 'too many requests');
         writeTooManyRequests(res, FLOW_RETRY_AFTER_SECONDS, 'close');

@@ -13,6 +13,7 @@
  * apiserver's X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID headers name its own objects:
  * the proxy has none to name; its Audit-Id names an audit event the proxy does not write.)
  */
+import { answersHttp2 } from '../../request/http2-streams.ts';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -52,8 +53,11 @@ export function writeTooManyRequests(res: ServerResponse, retryAfterSeconds: num
     res.destroy();
     return;
   }
-  const socket = res.socket;
-  if (after === 'close') res.shouldKeepAlive = false;
+  // Over h2 the connection is every stream's: neither closed nor read-stopped for one answer
+  // (Go's h2 server keeps it; the per-flow limits have refused the stream, not the connection).
+  const h2 = answersHttp2(res);
+  const socket = h2 ? null : res.socket;
+  if (after === 'close' && !h2) res.shouldKeepAlive = false;
   res.writeHead(429, tooManyRequestsHeaders(retryAfterSeconds));
   res.end(TOO_MANY_REQUESTS_BODY);
   if (after === 'hold-unread' && socket !== null) holdUnread(socket, retryAfterSeconds * 1000, res);

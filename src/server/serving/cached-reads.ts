@@ -17,6 +17,7 @@
  * protocol/pool-protocol.ts) is answered from a cache whose upstream watch is open, without
  * waiting for a cold one; what would be passed through is refused instead (onlyIfCachedRefusal).
  */
+import { connectionOf } from '../../request/http2-streams.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReadYourWrites } from '../../cache/read-your-writes.ts';
 import { lessonOf, objectAnswered } from '../../cache/read-your-writes.ts';
@@ -240,6 +241,7 @@ export function newCachedReads(options: CachedReadsOptions): CachedReads {
       namespace: info.namespace,
       options,
       res,
+      connection: connectionOf(req),
       signal: gone,
       onlyIfCached,
       proofAges: asksProofAges(req.headers[PROOF_AGES_REQUEST_HEADER]),

@@ -43,6 +43,8 @@ export interface WatchContext {
   readonly namespace: string;
   readonly options: ListOptions;
   readonly res: ServerResponse;
+  /** The connection `res` is written to (request/http2-streams.ts connectionOf): its streams share one bound. */
+  readonly connection?: object;
   /** Aborted when the client goes away while the watch waits to start. */
   readonly signal?: AbortSignal;
   readonly random?: () => number;
@@ -88,6 +90,7 @@ export async function serveWatch(ctx: WatchContext): Promise<Decision> {
   // From here on synchronous: the initial state or replay is read and the watcher registered in one turn.
   const start = delegator.cacher().watch({
     sink: res,
+    ...(ctx.connection === undefined ? {} : { connection: ctx.connection }),
     filter,
     resourceVersion: options.resourceVersion,
     sendInitialEvents: options.sendInitialEvents,

@@ -4,8 +4,14 @@ import type { UnsentHolder } from '../../../src/memory/unsent-budget.ts';
 import { newUnsentBudget } from '../../../src/memory/unsent-budget.ts';
 
 /** A holder whose unsent figure the test sets; closing it releases its share, as a watcher does. */
-function holder(budget: ReturnType<typeof newUnsentBudget>, name: string, closed: string[]): UnsentHolder & { bytes: number } {
+function holder(
+  budget: ReturnType<typeof newUnsentBudget>,
+  name: string,
+  closed: string[],
+  connection?: object,
+): UnsentHolder & { bytes: number } {
   const h = {
+    connection,
     bytes: 0,
     unsentBytes: () => h.bytes,
     closeForSlowness: () => {
@@ -53,6 +59,40 @@ test('UnsentBudget: figures are measured again before anyone is closed (a connec
   budget.report(drained, (drained.bytes = 90));
   drained.bytes = 0; // sent since, without a report
   budget.report(busy, (busy.bytes = 50));
+  assert.deepEqual(closed, []);
+  assert.equal(budget.total(), 50);
+});
+
+test('UnsentBudget: the streams of one connection are bounded together; the largest closes, the others and other connections go on', () => {
+  const budget = newUnsentBudget(1_000, 100);
+  const closed: string[] = [];
+  const session = {};
+  const other = {};
+  const slow = holder(budget, 'slow', closed, session);
+  const quick = holder(budget, 'quick', closed, session);
+  const elsewhere = holder(budget, 'elsewhere', closed, other);
+  const alone = holder(budget, 'alone', closed);
+  budget.report(elsewhere, (elsewhere.bytes = 90));
+  budget.report(alone, (alone.bytes = 150));
+  budget.report(quick, (quick.bytes = 30));
+  budget.report(slow, (slow.bytes = 60));
+  assert.deepEqual(closed, [], 'each connection within its bound; a holder of no shared connection is not bounded by it');
+  budget.report(slow, (slow.bytes = 80));
+  assert.deepEqual(closed, ['slow'], "past the connection's bound its largest stream is closed, and only it");
+  assert.equal(budget.total(), 90 + 150 + 30);
+  budget.report(quick, (quick.bytes = 99));
+  assert.deepEqual(closed, ['slow'], 'the connection fits again with its one stream left');
+});
+
+test("UnsentBudget: a connection's figures are measured again before any of its streams is closed", () => {
+  const budget = newUnsentBudget(1_000, 100);
+  const closed: string[] = [];
+  const session = {};
+  const a = holder(budget, 'a', closed, session);
+  const b = holder(budget, 'b', closed, session);
+  budget.report(a, (a.bytes = 60));
+  a.bytes = 0; // drained since its report
+  budget.report(b, (b.bytes = 50));
   assert.deepEqual(closed, []);
   assert.equal(budget.total(), 50);
 });

@@ -1,7 +1,7 @@
 /**
  * The kcm scenario's wire rows: kube-controller-manager v1.37.2 through a shared proxy serving
  * TLS (each client as itself: KCM with the admin's token), as a controller manager reaches a node
- * or cluster proxy across a network. client-go negotiates h2 by ALPN; GODEBUG=http2client=0 makes
+ * or cluster proxy across a network. client-go negotiates h2 by ALPN; DISABLE_HTTP2 (apimachinery's util/net/http.go) makes
  * it speak HTTP/1.1 (one connection per watch or request in flight), since the proxy offers both.
  * The proxy's own upstream is HTTP/2 or, with --upstream-http2=false, HTTP/1.1.
  *
@@ -50,7 +50,7 @@ export interface KcmWireRow {
 
 interface WireRun {
   readonly run: string;
-  /** KCM's HTTP/2 client: off makes it speak HTTP/1.1 (GODEBUG=http2client=0). */
+  /** KCM's HTTP/2 client: off makes it speak HTTP/1.1 (DISABLE_HTTP2: client-go configures h2 itself, so GODEBUG=http2client=0 does not). */
   readonly kcmHttp2: boolean;
   /** The proxy's upstream over HTTP/2; undefined: no proxy, KCM straight at the apiserver. */
   readonly upstreamHttp2: boolean | undefined;
@@ -128,7 +128,7 @@ export async function runKcmWire(
       state,
       kubeconfig,
       join(state.dir, 'logs', `kcm-wire-${String(rows.length)}.log`),
-      r.kcmHttp2 ? {} : { GODEBUG: 'http2client=0' },
+      r.kcmHttp2 ? {} : { DISABLE_HTTP2: 'true' },
     );
     try {
       report(`kcm wire · ${r.run}: started, waiting for its caches to sync`);
@@ -137,7 +137,7 @@ export async function runKcmWire(
       const startProxyCpu = proxyPid === undefined ? undefined : proxyCpuNow() - proxyCpu;
       const kcmSockets = establishedTo(kcm.pid, Number(new URL(server).port));
       const upstreamSockets = proxyPid === undefined ? undefined : establishedTo(proxyPid, apiserverPort);
-      const proxyClientConnections = proxy === undefined ? undefined : await clientConnections(proxy);
+      const proxyClientConnections = proxy === undefined ? undefined : await clientConnections(proxy, state.users.admin.token);
       const steadyApiserver = cpuSeconds(apiserverPid);
       const steadyProxy = proxyCpuNow();
       await sleep(spec.steadyMs);
@@ -165,10 +165,10 @@ export async function runKcmWire(
 }
 
 /** The proxy's gauge of client connections open now, by protocol (kube_cache_proxy_client_connections). */
-async function clientConnections(proxy: Target): Promise<Record<string, number>> {
-  const dispatcher = new Agent({ connect: { ca: proxy.ca } });
+async function clientConnections(proxy: Target, token: string): Promise<Record<string, number>> {
+  const dispatcher = new Agent({ connect: { ca: proxy.ca }, allowH2: false });
   try {
-    const res = await request(`${proxy.url}/metrics`, { dispatcher });
+    const res = await request(`${proxy.url}/metrics`, { dispatcher, headers: { authorization: `Bearer ${token}` } });
     const text = await res.body.text();
     const out: Record<string, number> = {};
     for (const protocol of ['h2', 'http/1.1']) out[protocol] = metricSum(text, 'kube_cache_proxy_client_connections', { protocol });
@@ -182,7 +182,7 @@ async function clientConnections(proxy: Target): Promise<Record<string, number>>
 
 export function formatKcmWire(rows: readonly KcmWireRow[], spec: KcmWireSpec): string {
   const lines = [
-    `kube-controller-manager v1.37.2 through a shared TLS proxy (KCM as the admin, by token; lazy caches, a fresh proxy per run), KCM's HTTP/2 client on or off (GODEBUG=http2client=0), the proxy's upstream over HTTP/2 or HTTP/1.1 (--upstream-http2); after each sync a steady window of ${String(spec.steadyMs / 1000)} s`,
+    `kube-controller-manager v1.37.2 through a shared TLS proxy (KCM as the admin, by token; lazy caches, a fresh proxy per run), KCM's HTTP/2 client on or off (DISABLE_HTTP2, apimachinery's util/net/http.go), the proxy's upstream over HTTP/2 or HTTP/1.1 (--upstream-http2); after each sync a steady window of ${String(spec.steadyMs / 1000)} s`,
     '',
     "| run | synced s | KCM's connections (its sockets) | proxy's gauge: h2, HTTP/1.1 | proxy → apiserver connections | start to synced: apiserver CPU s, proxy CPU s | steady: apiserver CPU s/min, proxy CPU s/min |",
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',

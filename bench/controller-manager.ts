@@ -197,13 +197,21 @@ export async function runKcm(
   }
 }
 
-interface Kcm {
+export interface Kcm {
+  readonly pid: number;
   /** Resolves with the time from start to synced, ms. */
   readonly synced: Promise<number>;
   stop(): Promise<void>;
 }
 
-function startKcm(binaries: ComponentBinaries, state: ControlPlaneState, kubeconfig: string, logFile: string): Kcm {
+/** Starts KCM on `kubeconfig`, its output kept for `logFile` (written at stop); `env` beside the bench's own. */
+export function startKcm(
+  binaries: ComponentBinaries,
+  state: ControlPlaneState,
+  kubeconfig: string,
+  logFile: string,
+  env: Readonly<Record<string, string>> = {},
+): Kcm {
   const pki = join(state.dir, 'pki');
   const child: ChildProcess = spawn(
     binaries.kubeControllerManager,
@@ -220,8 +228,10 @@ function startKcm(binaries: ComponentBinaries, state: ControlPlaneState, kubecon
       '--secure-port=0',
       '--v=1',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
+  if (child.pid === undefined) throw new Error('kube-controller-manager did not start');
+  const pid = child.pid;
   const started = performance.now();
   let log = '';
   let lastSyncedAt = 0;
@@ -254,6 +264,7 @@ function startKcm(binaries: ComponentBinaries, state: ControlPlaneState, kubecon
     }
   })();
   return {
+    pid,
     synced,
     async stop() {
       writeFileSync(logFile, log);

@@ -19,6 +19,7 @@ import type { SharedModeRow } from './shared-mode.ts';
 import type { QuietRow } from './quiet.ts';
 import type { ColdRow } from './cold.ts';
 import type { KcmRow } from './controller-manager.ts';
+import type { KcmWireRow } from './controller-manager-tls.ts';
 import type { GoClientRow } from './go-client.ts';
 import type { FleetResult } from './fleet.ts';
 import type { ScaleRow } from './scale.ts';
@@ -95,6 +96,8 @@ export interface BenchResults {
   /** --state-dir restarts beside a cold start (bench/restart.ts). */
   readonly restart?: { readonly rows: readonly RestartRow[]; readonly cost: StateCost | undefined };
   readonly kcm?: readonly KcmRow[];
+  /** The kcm scenario's wire rows: KCM through a shared TLS proxy, its HTTP/2 client on and off, the proxy's upstream h2 or HTTP/1.1. */
+  readonly kcmWire?: readonly KcmWireRow[];
   readonly goClient?: readonly GoClientRow[];
   /** The fleet simulation (`npm run bench -- fleet`). */
   readonly fleet?: FleetResult;

@@ -69,6 +69,8 @@ import { formatCold, runCold } from './cold.ts';
 import type { ColdRow } from './cold.ts';
 import { formatKcm, runKcm } from './controller-manager.ts';
 import type { KcmRow } from './controller-manager.ts';
+import type { KcmWireRow } from './controller-manager-tls.ts';
+import { formatKcmWire, runKcmWire } from './controller-manager-tls.ts';
 import { formatGoClient, runGoClient } from './go-client.ts';
 import type { GoClientRow } from './go-client.ts';
 import { ensureComponentBinaries } from '../src/cli/dev-cluster/build.ts';
@@ -620,12 +622,14 @@ async function main(): Promise<number> {
       });
     }
     let kcm: KcmRow[] = [];
+    let kcmWire: KcmWireRow[] = [];
     const kcmSpec = { deletions: o.kcmDeletions, objects: o.kcmObjects, repeats: o.repeats, steadyMs: o.kcmSteadySeconds * 1000 };
     if (wants('kcm')) {
       for (const target of targets.splice(0)) await target.stop();
       await attempt('kcm', async () => {
         const components = await ensureComponentBinaries(progress);
         kcm = await runKcm(state, client, components, kcmSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
+        kcmWire = await runKcmWire(state, components, kcmSpec, (detail) => process.stderr.write(`[${elapsed()}] ${detail}\n`));
       });
     }
 
@@ -670,6 +674,7 @@ async function main(): Promise<number> {
       ...(restart === undefined ? {} : { restart }),
       cold,
       kcm,
+      kcmWire,
       goClient,
       ...(fleet === undefined ? {} : { fleet }),
       sync,
@@ -686,6 +691,7 @@ async function main(): Promise<number> {
     if (restart !== undefined) console.log(`\n${formatRestart(restart, restartSpec)}`);
     if (cold.length > 0) console.log(`\n${formatCold(cold, coldSpec)}`);
     if (kcm.length > 0) console.log(`\n${formatKcm(kcm, kcmSpec)}`);
+    if (kcmWire.length > 0) console.log(`\n${formatKcmWire(kcmWire, kcmSpec)}`);
     if (goClient.length > 0) console.log(`\n${formatGoClient(goClient)}`);
     if (fleet !== undefined) console.log(`\n${formatFleet(fleet)}`);
     if (listGzip.length > 0) console.log(`\n${formatListGzip(listGzip, listGzipTitle)}`);

@@ -89,6 +89,15 @@ export const PROXY_FLAGS = [
     ],
   },
   {
+    name: 'upstream-http2',
+    type: 'boolean',
+    help: [
+      "the proxy's own requests to its upstream (its caches' lists and watches) over HTTP/2, a",
+      'connection or two for every watch as client-go holds; pass-through stays on HTTP/1.1;',
+      'on by default, =false for one HTTP/1.1 connection per watch',
+    ],
+  },
+  {
     name: 'address',
     type: 'string',
     arg: 'IP',

@@ -212,6 +212,7 @@ export function parseProxyOptions(argv: readonly string[], env: NodeJS.ProcessEn
     memoryLimitBytes: parseMemoryLimit(setting('memory-limit')),
     flowLimits: parseFlowLimits(setting),
     fallbackToApiserver: parseFallback(flagOrEnv('fallback-to-apiserver'), setting('server')),
+    upstreamHttp2: parseUpstreamHttp2(flagOrEnv('upstream-http2')),
     metricsBindAddress: parseBindAddress(setting('metrics-bind-address')),
     shutdownDelayMs: parseShutdownDelay(setting('shutdown-delay-duration')),
     pool: parsePool(setting),
@@ -552,6 +553,11 @@ function parseTlsCipherSuites(s: Setting | undefined): string | undefined {
     `${s.from}: ${ciphers.message}`,
     `Use Go's names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; all: ${TLS_CIPHER_SUITE_NAMES.join(', ')}.`,
   );
+}
+
+/** --upstream-http2: on by default (upstream/client.ts, UPSTREAM_HTTP2_DEFAULT). */
+function parseUpstreamHttp2(s: Setting | undefined): boolean | undefined {
+  return s === undefined ? undefined : parseBool(s);
 }
 
 /** --compress-loopback: off by default. */

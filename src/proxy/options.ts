@@ -38,6 +38,8 @@ export interface ProxyOptions {
   readonly certificateAuthority: string | undefined;
   /** With --server: while that upstream cannot be reached, use the kubeconfig's apiserver (--fallback-to-apiserver, default true). */
   readonly fallbackToApiserver?: boolean | undefined;
+  /** --upstream-http2: the proxy's own requests to its upstream over HTTP/2 (upstream/client.ts); undefined: the default, on. */
+  readonly upstreamHttp2?: boolean | undefined;
   readonly address: string;
   /** 0: the system picks a free port. */
   readonly port: number;

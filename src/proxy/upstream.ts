@@ -17,11 +17,12 @@ export const UPSTREAM_PROXY_CONNECT_TIMEOUT_MS = 3_000;
 /** Loads the upstream from the options' kubeconfig/context, with an error that says what to do. */
 export async function loadUpstream(
   options: Pick<ProxyOptions, 'kubeconfig' | 'context'> &
-    Partial<Pick<ProxyOptions, 'server' | 'certificateAuthority' | 'fallbackToApiserver'>>,
+    Partial<Pick<ProxyOptions, 'server' | 'certificateAuthority' | 'fallbackToApiserver' | 'upstreamHttp2'>>,
 ): Promise<UpstreamConfig> {
   let config: UpstreamConfig;
   try {
-    config = await loadUpstreamConfig({ kubeconfig: options.kubeconfig, context: options.context });
+    const loaded = await loadUpstreamConfig({ kubeconfig: options.kubeconfig, context: options.context });
+    config = options.upstreamHttp2 === undefined ? loaded : { ...loaded, http2: options.upstreamHttp2 };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new CliError(

@@ -127,6 +127,40 @@ export interface UpstreamClient {
  */
 export const UPSTREAM_IDLE_MS = 50_000;
 
+/**
+ * The proxy's own requests (the informers' lists and watches, discovery, reviews, probes) go over
+ * HTTP/2 unless --upstream-http2=false: one watch per cached type, held for the proxy's life,
+ * then shares a connection or two instead of holding one each, as client-go's do. undici runs at
+ * most 100 streams on a connection (its maxConcurrentStreams, lowered by the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS) and opens another when all are taken. Node's HTTP/2 gives the
+ * connection's flow-control window back as bytes arrive and holds back only the stream's own, so
+ * a stream that is not read stalls itself, not the others (bench/RESULTS.md, "Upstream over HTTP/2").
+ *
+ * Pass-through stays on HTTP/1.1, one connection per request in flight, as before: its paths and
+ * headers are the clients'. Node's HTTP/2 client refuses to send a header block past 64 KiB
+ * (maxSendHeaderBlockLength, which undici does not raise; the apiserver takes 1 MiB), so an own
+ * request whose head could pass that (a long `continue` token or selector given to the library)
+ * goes over HTTP/1.1 too.
+ */
+export const UPSTREAM_HTTP2_DEFAULT = true;
+
+/** Node's default maxSendHeaderBlockLength (lib/internal/http2/util.js), less a margin. */
+const MAX_H2_HEADER_BLOCK = 60 * 1024;
+
+/**
+ * An upper bound of a request's header block as nghttp2 measures it against
+ * maxSendHeaderBlockLength (nghttp2_hd_deflate_bound: 12 bytes, then 6 plus the name and the value
+ * of each field, the pseudo-headers included).
+ */
+function headerBlockBound(path: string, authority: string, headers: Readonly<Record<string, string | readonly string[]>>): number {
+  // :method (at most 7 bytes), :scheme https, :authority, :path.
+  let bound = 12 + (6 + 7 + 7) + (6 + 7 + 5) + (6 + 10 + authority.length) + (6 + 5 + path.length);
+  for (const [name, value] of Object.entries(headers)) {
+    for (const v of typeof value === 'string' ? [value] : value) bound += 6 + name.length + v.length;
+  }
+  return bound;
+}
+
 export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Options = {}): UpstreamClient {
   const options: Pool.Options = { keepAliveTimeout: UPSTREAM_IDLE_MS, keepAliveMaxTimeout: UPSTREAM_IDLE_MS, ...givenOptions };
   const connect = {
@@ -137,10 +171,10 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
     ...(config.tls.servername === undefined ? {} : { servername: config.tls.servername }),
     ...(config.connectTimeoutMs === undefined ? {} : { timeout: config.connectTimeoutMs }),
   };
-  // HTTP/1.1, one request per connection at a time: over HTTP/2 every request would share one
-  // connection's flow-control window, so a pass-through client that stops reading its watch or
-  // `logs -f` could stall the informers' watches and everyone else's requests with it.
-  const pool = new Pool(config.server.origin, { allowH2: false, ...options, connect });
+  // The proxy's own requests.
+  const pool = new Pool(config.server.origin, { allowH2: config.http2 ?? UPSTREAM_HTTP2_DEFAULT, ...options, connect });
+  // Pass-through as the proxy (made on first use: a proxy whose clients read only from its caches never opens one).
+  let forwardPool: Pool | undefined;
   // Upgrades need HTTP/1.1 (RFC 9113 §8.6 forbids Upgrade in HTTP/2), but undici offers h2 by
   // ALPN and the apiserver takes it, so they get connections of their own. Each one leaves this
   // pool at its 101, so the pool holds only connections that are opening or were refused.
@@ -150,10 +184,13 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
   const clientConnect = { ...connect, cert: undefined, key: undefined };
   let clientPool: Pool | undefined;
   let clientUpgradePool: Pool | undefined;
-  const poolFor = (as: ForwardIdentity | undefined, upgrade: boolean): Pool => {
-    if (as?.kind !== 'bearer' && as?.kind !== 'anonymous') return upgrade ? upgradePool : pool;
-    if (upgrade) return (clientUpgradePool ??= new Pool(config.server.origin, { ...options, connect: clientConnect, allowH2: false }));
-    return (clientPool ??= new Pool(config.server.origin, { allowH2: false, ...options, connect: clientConnect }));
+  const poolFor = (as: ForwardIdentity | undefined, use: 'own' | 'forward' | 'upgrade'): Pool => {
+    if (use === 'own') return pool;
+    if (as?.kind !== 'bearer' && as?.kind !== 'anonymous')
+      return use === 'upgrade' ? upgradePool : (forwardPool ??= new Pool(config.server.origin, { ...options, connect, allowH2: false }));
+    if (use === 'upgrade')
+      return (clientUpgradePool ??= new Pool(config.server.origin, { ...options, connect: clientConnect, allowH2: false }));
+    return (clientPool ??= new Pool(config.server.origin, { ...options, connect: clientConnect, allowH2: false }));
   };
   const basePath = config.server.pathname === '/' ? '' : config.server.pathname;
 
@@ -178,13 +215,16 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
     req: Pick<ForwardRequest, 'method' | 'path' | 'signal' | 'as'>,
     headers: Record<string, string | string[]>,
     body: Dispatcher.DispatchOptions['body'],
+    use: 'own' | 'forward',
     bodyTimeout?: number,
   ): Promise<Dispatcher.ResponseData> => {
     await authorize(headers, req.as);
-    return poolFor(req.as, false).request({
+    const path = `${basePath}${req.path}`;
+    const fits = use === 'forward' || headerBlockBound(path, config.server.host, headers) <= MAX_H2_HEADER_BLOCK;
+    return poolFor(req.as, fits ? use : 'forward').request({
       origin: config.server.origin,
       method: req.method,
-      path: `${basePath}${req.path}`,
+      path,
       headers,
       body,
       signal: req.signal,
@@ -195,7 +235,7 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
   const send = (req: UpstreamRequest): Promise<Dispatcher.ResponseData> => {
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     if (req.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-    return dispatch(req, headers, req.body);
+    return dispatch(req, headers, req.body, 'own');
   };
 
   return {
@@ -207,11 +247,11 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
     },
     stream: send,
     // A watch or `logs -f` may stay quiet for long: no body timeout on a pass-through.
-    forward: (req) => dispatch(req, { ...req.headers }, req.body as Dispatcher.DispatchOptions['body'], 0),
+    forward: (req) => dispatch(req, { ...req.headers }, req.body as Dispatcher.DispatchOptions['body'], 'forward', 0),
     async upgrade(req) {
       const headers = { ...req.headers };
       await authorize(headers, req.as);
-      const upgrades = poolFor(req.as, true);
+      const upgrades = poolFor(req.as, 'upgrade');
       return new Promise((resolve, reject) => {
         const options: Dispatcher.DispatchOptions = {
           origin: config.server.origin,
@@ -231,7 +271,7 @@ export function newUpstreamClient(config: UpstreamConfig, givenOptions: Pool.Opt
       });
     },
     close: async () => {
-      await Promise.all([pool.close(), upgradePool.close(), clientPool?.close(), clientUpgradePool?.close()]);
+      await Promise.all([pool.close(), forwardPool?.close(), upgradePool.close(), clientPool?.close(), clientUpgradePool?.close()]);
     },
   };
 }

@@ -44,6 +44,12 @@ export interface UpstreamConfig {
    */
   readonly connectTimeoutMs?: number | undefined;
   /**
+   * Offer HTTP/2 by ALPN (client.ts): every request and watch multiplexed on a few connections,
+   * as client-go does; false: HTTP/1.1, one connection per request or watch in flight.
+   * Undefined: client.ts's UPSTREAM_HTTP2_DEFAULT.
+   */
+  readonly http2?: boolean | undefined;
+  /**
    * Where to go while `server` cannot be reached (fallback-client.ts): the kubeconfig's own
    * apiserver when `server` is another proxy (kubectl's --server); undefined: nowhere.
    */

@@ -115,7 +115,7 @@ export async function ensureControlPlaneBinaries(progress: Progress): Promise<Co
   return binaries;
 }
 
-/** kube-controller-manager and kube-scheduler, built on demand (the bench's component runs), never by `npm test`. */
+/** kube-controller-manager and kube-scheduler, built on demand (the bench's component runs, and test/e2e/http2/controller-manager.test.ts). */
 export interface ComponentBinaries {
   readonly dir: string;
   readonly kubeControllerManager: string;

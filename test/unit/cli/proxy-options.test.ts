@@ -402,6 +402,17 @@ test('proxy options: --fallback-to-apiserver, on by default with --server, only 
   );
 });
 
+test('proxy options: --upstream-http2, the default (undefined) unless given, =false or KCP_UPSTREAM_HTTP2 to turn it off', () => {
+  assert.equal(parseProxyOptions([], {}).upstreamHttp2, undefined);
+  assert.equal(parseProxyOptions(['--upstream-http2'], {}).upstreamHttp2, true);
+  assert.equal(parseProxyOptions(['--upstream-http2=false'], {}).upstreamHttp2, false);
+  assert.equal(parseProxyOptions([], { KCP_UPSTREAM_HTTP2: 'false' }).upstreamHttp2, false);
+  assert.throws(
+    () => parseProxyOptions(['--upstream-http2=maybe'], {}),
+    (error: unknown) => error instanceof CliError && /--upstream-http2/.test(error.message),
+  );
+});
+
 test('proxy options: --state-dir and --state-save-period (flags or KCP_ variables; 0 saves only at shutdown)', () => {
   const none = parseProxyOptions([], {});
   assert.equal(none.stateDir, undefined);

@@ -253,6 +253,22 @@ test('proxy options: per-flow limits (any mode) and TokenReview limits (shared m
   fails(['--large-request-heads-per-address', '1Mi'], /only for shared mode/);
 });
 
+test('proxy options: --http2-max-streams-per-connection, HTTPS only, 1000 by default as 0 is', () => {
+  assert.equal(parseProxyOptions(['--tls-generate'], {}).http2MaxStreamsPerConnection, 1000);
+  assert.equal(parseProxyOptions(['--tls-generate', '--http2-max-streams-per-connection', '0'], {}).http2MaxStreamsPerConnection, 1000);
+  assert.equal(parseProxyOptions(['--tls-generate', '--http2-max-streams-per-connection', '250'], {}).http2MaxStreamsPerConnection, 250);
+  assert.equal(parseProxyOptions(['--tls-generate'], { KCP_HTTP2_MAX_STREAMS_PER_CONNECTION: '100' }).http2MaxStreamsPerConnection, 100);
+  const fails = (argv: string[], message: RegExp): void => {
+    assert.throws(
+      () => parseProxyOptions(argv, {}),
+      (error: unknown) => error instanceof CliError && message.test(error.message) && error.hint !== undefined,
+    );
+  };
+  fails(['--tls-generate', '--http2-max-streams-per-connection', 'lots'], /not a stream count/);
+  fails(['--tls-generate', '--http2-max-streams-per-connection', '4294967296'], /not a stream count/);
+  fails(['--http2-max-streams-per-connection', '100'], /only for HTTPS serving/);
+});
+
 test('proxy options: --tls-handshakes-per-second, HTTPS only, 200 by default; 0 is no pacing', () => {
   const tls = ['--tls-cert-file', 'c.pem', '--tls-private-key-file', 'k.pem'];
   assert.equal(parseProxyOptions(tls, {}).tlsHandshakesPerSecond, 200);

@@ -15,7 +15,10 @@
  * - Header list: Go's 1 MiB (MaxHeaderBytes), as over HTTP/1.1.
  * - Idle: a connection without a stream for 90 s is closed with a GOAWAY (Go's IdleTimeout, which
  *   counts from the last stream's end, never while a quiet watch is open). Node's own session
- *   timeout counts frames instead, and would cut quiet watches: it stays off.
+ *   timeout counts frames instead, and would cut quiet watches: it stays off. As over HTTP/1.1
+ *   (idle-connections.ts), an address's first MAX_IDLE_CONNECTIONS_PER_FLOW idle connections are
+ *   kept that long and each one past them EXCESS_IDLE_MS: an idle TLS connection costs ~80 KiB,
+ *   and a client that opens thousands and sends nothing on them is let go of them at once.
  * - Shutdown: closing the server sends every session a GOAWAY (Node's, as Go's Shutdown): streams
  *   in flight end as they would, none is taken after it.
  *
@@ -26,6 +29,7 @@
  */
 import type { Http2SecureServer, Http2Session, SecureServerOptions, ServerHttp2Stream } from 'node:http2';
 import type { Server as NetServer, Socket } from 'node:net';
+import { EXCESS_IDLE_MS, MAX_IDLE_CONNECTIONS_PER_FLOW } from './idle-connections.ts';
 
 /** The default of --http2-max-streams-per-connection (see above). */
 export const DEFAULT_HTTP2_MAX_STREAMS_PER_CONNECTION = 1000;
@@ -66,7 +70,7 @@ export interface ClientConnections {
  */
 export function trackClientConnections(
   server: Http2SecureServer | NetServer,
-  options: { readonly tls: boolean; readonly idleMs?: number },
+  options: { readonly tls: boolean; readonly idleMs?: number; readonly maxIdlePerAddress?: number; readonly excessIdleMs?: number },
 ): ClientConnections {
   const open: Record<ClientProtocol, number> = { h2: 0, 'http/1.1': 0 };
   const accepted: Record<ClientProtocol, number> = { h2: 0, 'http/1.1': 0 };
@@ -85,9 +89,14 @@ export function trackClientConnections(
     const alpn: unknown = Reflect.get(socket, 'alpnProtocol');
     count(socket, alpn === 'h2' ? 'h2' : 'http/1.1');
   });
-  const idleMs = options.idleMs ?? HTTP2_IDLE_TIMEOUT_MS;
+  const idle: IdleSettings = {
+    idleMs: options.idleMs ?? HTTP2_IDLE_TIMEOUT_MS,
+    maxPerAddress: options.maxIdlePerAddress ?? MAX_IDLE_CONNECTIONS_PER_FLOW,
+    excessIdleMs: options.excessIdleMs ?? EXCESS_IDLE_MS,
+    byAddress: new Map(),
+  };
   server.on('session', (session: Http2Session) => {
-    closeWhenIdle(session, idleMs);
+    closeWhenIdle(session, idle);
   });
   return {
     open: () => ({ ...open }),
@@ -98,27 +107,49 @@ export function trackClientConnections(
   };
 }
 
-/** Closes `session` (GOAWAY) once it has had no stream for `idleMs`; a stream that opens meanwhile keeps it. */
-function closeWhenIdle(session: Http2Session, idleMs: number): void {
+interface IdleSettings {
+  readonly idleMs: number;
+  readonly maxPerAddress: number;
+  readonly excessIdleMs: number;
+  /** Idle sessions now, by their client's address. */
+  readonly byAddress: Map<string, number>;
+}
+
+/**
+ * Closes `session` (GOAWAY) once it has had no stream for the idle timeout (EXCESS_IDLE_MS when
+ * its address has its bound of idle sessions already); a stream that opens meanwhile keeps it.
+ */
+function closeWhenIdle(session: Http2Session, idle: IdleSettings): void {
+  const address = session.socket.remoteAddress ?? '';
   let streams = 0;
   let timer: NodeJS.Timeout | undefined;
+  const busy = (): void => {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    timer = undefined;
+    const left = (idle.byAddress.get(address) ?? 1) - 1;
+    if (left > 0) idle.byAddress.set(address, left);
+    else idle.byAddress.delete(address);
+  };
   const arm = (): void => {
-    timer = setTimeout(() => {
-      if (streams === 0 && !session.closed && !session.destroyed) session.close();
-    }, idleMs);
+    const already = idle.byAddress.get(address) ?? 0;
+    idle.byAddress.set(address, already + 1);
+    timer = setTimeout(
+      () => {
+        if (streams === 0 && !session.closed && !session.destroyed) session.close();
+      },
+      already >= idle.maxPerAddress ? idle.excessIdleMs : idle.idleMs,
+    );
     timer.unref();
   };
   arm();
   session.on('stream', (stream: ServerHttp2Stream) => {
     streams++;
-    clearTimeout(timer);
-    timer = undefined;
+    busy();
     stream.once('close', () => {
       streams--;
       if (streams === 0 && !session.closed && !session.destroyed) arm();
     });
   });
-  session.once('close', () => {
-    clearTimeout(timer);
-  });
+  session.once('close', busy);
 }

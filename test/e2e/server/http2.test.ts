@@ -11,10 +11,12 @@ import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseProxyOptions } from '../../../src/cli/proxy-options.ts';
 import { startProxy } from '../../../src/proxy/proxy.ts';
 import { MAX_PENDING_BYTES } from '../../../src/cache/cache-watcher.ts';
 import { DEFAULT_MAX_UNSENT_BYTES_PER_CONNECTION } from '../../../src/memory/unsent-budget.ts';
+import { EXCESS_IDLE_MS, MAX_IDLE_CONNECTIONS_PER_FLOW } from '../../../src/server/http/idle-connections.ts';
 import { testNamespace, upstreamConfigFor, useSharedAdmin } from '../../helpers/control-plane.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { kube } from '../../helpers/kube.ts';
@@ -218,4 +220,34 @@ test('h2: a client that opens and resets streams as fast as it can (rapid reset)
   assert.ok(reads > 0);
   const after = await get(good, `/api/v1/namespaces/${ns}/configmaps`);
   assert.equal(after.status, 200, 'the proxy serves on');
+});
+
+test("h2: an address's idle connections past its bound are let go at once; its first ones keep the idle timeout", async (t) => {
+  const { url, ca } = await startH2Proxy(t);
+  // The test's own session (startH2Proxy's) has streams now and then; these never have one.
+  const sessions = await Promise.all(
+    Array.from(
+      { length: MAX_IDLE_CONNECTIONS_PER_FLOW + 6 },
+      () =>
+        new Promise<ClientHttp2Session>((resolve, reject) => {
+          const session = connect(url, { ca });
+          session.once('connect', () => {
+            resolve(session);
+          });
+          session.once('error', reject);
+        }),
+    ),
+  );
+  t.after(() => {
+    for (const session of sessions) session.destroy();
+  });
+  const closed = (): number => sessions.filter((s) => s.closed || s.destroyed).length;
+  for (const session of sessions)
+    session.on('goaway', () => {
+      session.close();
+    });
+  await eventually('the idle connections past the bound let go', () => closed() >= 6, 30_000);
+  // Three times as long again as those were kept: the others stay (they have 90 s).
+  await sleep(3 * EXCESS_IDLE_MS);
+  assert.ok(closed() <= 7, `the first ${String(MAX_IDLE_CONNECTIONS_PER_FLOW)} kept (${String(closed())} closed)`);
 });
